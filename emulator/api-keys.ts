@@ -1,5 +1,5 @@
 // /api_keys: create (the only answer that carries the token), get, list, update, delete.
-import { apiError, checkByteLimits, checkFields, Ctx, notFound, optionalText, page, Route } from "./server";
+import { apiError, checkByteLimits, checkFields, Ctx, notFound, optionalText, page, Route, shown } from "./server";
 import { hashToken, KeyRecord, newId, newToken } from "./store";
 
 function view(ctx: Ctx, key: KeyRecord, token: string | null = null) {
@@ -30,10 +30,10 @@ export const routes: Route[] = [
         const ownerId = (ctx.body.owner_id as string | undefined) ?? ctx.caller.id;
         if (ownerId !== ctx.caller.id) {
           if (!ctx.caller.admin) {
-            throw apiError(403, "ERR_FORBIDDEN", `only admins may create an API key owned by someone else (owner_id ${ownerId})`);
+            throw apiError(403, "ERR_FORBIDDEN", `only admins may create an API key owned by someone else (owner_id ${shown(ownerId)})`);
           }
           if (!ctx.store.principal(ctx.account, ownerId)) {
-            throw apiError(400, "ERR_UNKNOWN_OWNER", `owner_id does not name a user or bot of this account: ${ownerId}`);
+            throw apiError(400, "ERR_UNKNOWN_OWNER", `owner_id does not name a user or bot of this account: ${shown(ownerId)}`);
           }
         }
         const id = newId("ak_");

@@ -8,7 +8,8 @@ import { newId, RuleRecord } from "./store";
  * equal to the network address of its range. Returns the stored form (IPv6 compressed, lower case).
  */
 export function canonicalCidr(cidr: string): string {
-  const bad = (why: string) => apiError(400, "ERR_INVALID_CIDR", `cidr ${JSON.stringify(cidr)} ${why}`);
+  const echo = cidr.length <= 64 && /^[0-9a-fA-F:.\/%]*$/.test(cidr) ? JSON.stringify(cidr) : "(not echoed)";
+  const bad = (why: string) => apiError(400, "ERR_INVALID_CIDR", `cidr ${echo} ${why}`);
   const slash = cidr.indexOf("/");
   if (slash < 0) throw bad("has no prefix length; write it as address/prefix, e.g. 203.0.113.0/24");
   const address = cidr.slice(0, slash);

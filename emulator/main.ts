@@ -75,6 +75,13 @@ async function main(): Promise<void> {
     failRate: flags.failRate,
     log: (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`),
   });
+  const stop = (signal: string) => {
+    process.stderr.write(`emulator: ${signal}, shutting down\n`);
+    emulator.close().then(() => process.exit(0));
+    setTimeout(() => process.exit(0), 2000).unref();
+  };
+  process.once("SIGINT", () => stop("SIGINT"));
+  process.once("SIGTERM", () => stop("SIGTERM"));
   const url = await emulator.listen(flags.port, flags.host);
   const [main, other] = store.accounts;
   const startup = {
@@ -95,13 +102,6 @@ async function main(): Promise<void> {
   const rate = flags.rateLimit ? `${flags.rateLimit.requests}/${flags.rateLimit.seconds}s` : "off";
   process.stderr.write(`emulator listening on ${url} (rate limit ${rate}, data ${flags.data ?? "in memory"})\n`);
 
-  const stop = (signal: string) => {
-    process.stderr.write(`emulator: ${signal}, shutting down\n`);
-    emulator.close().then(() => process.exit(0));
-    setTimeout(() => process.exit(0), 2000).unref();
-  };
-  process.once("SIGINT", () => stop("SIGINT"));
-  process.once("SIGTERM", () => stop("SIGTERM"));
 }
 
 if (require.main === module) {

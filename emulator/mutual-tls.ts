@@ -1,5 +1,5 @@
 // /edges/tls/{id}/mutual_tls: replace (PUT), get, delete the mutual TLS module of a TLS edge.
-import { apiError, checkFields, Ctx, notFound, Route } from "./server";
+import { apiError, checkFields, Ctx, notFound, Route, shown } from "./server";
 import { ModuleRecord } from "./store";
 
 function edgeOf(ctx: Ctx): string {
@@ -29,9 +29,9 @@ export const routes: Route[] = [
         const seen = new Set<string>();
         for (const id of caIds) {
           if (!ctx.account.certificateAuthorities.includes(id)) {
-            throw apiError(400, "ERR_UNKNOWN_CERTIFICATE_AUTHORITY", `certificate_authority_ids: no such certificate authority: ${id}`);
+            throw apiError(400, "ERR_UNKNOWN_CERTIFICATE_AUTHORITY", `certificate_authority_ids: no such certificate authority: ${shown(id)}`);
           }
-          if (seen.has(id)) throw apiError(400, "ERR_DUPLICATE_CERTIFICATE_AUTHORITY", `certificate_authority_ids: ${id} is listed twice`);
+          if (seen.has(id)) throw apiError(400, "ERR_DUPLICATE_CERTIFICATE_AUTHORITY", `certificate_authority_ids: ${shown(id)} is listed twice`);
           seen.add(id);
         }
         const module: ModuleRecord = {

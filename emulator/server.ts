@@ -132,7 +132,7 @@ export function createEmulator(options: EmulatorOptions): Emulator {
     }
     stats.byStatus[reply.status] = (stats.byStatus[reply.status] ?? 0) + 1;
     send(res, operationId, reply, headers);
-    log(`${method} ${url.pathname} ${reply.status} ${operationId} ${Date.now() - started}ms`);
+    log(`${method} ${shownPath(url.pathname)} ${reply.status} ${operationId} ${Date.now() - started}ms`);
   }
 
   function dispatch(method: string, url: URL, headers: http.IncomingHttpHeaders, raw: Buffer): Reply {
@@ -160,10 +160,10 @@ export function createEmulator(options: EmulatorOptions): Emulator {
     }
 
     const route = routes.find((r) => r.pattern.test(url.pathname));
-    if (!route) throw apiError(404, "ERR_NOT_FOUND", `no such path: ${url.pathname}`);
+    if (!route) throw apiError(404, "ERR_NOT_FOUND", `no such path: ${shownPath(url.pathname)}`);
     const handler = route.methods[method];
     if (!handler) {
-      throw apiError(405, "ERR_METHOD_NOT_ALLOWED", `method ${method} is not allowed on ${url.pathname}`, {
+      throw apiError(405, "ERR_METHOD_NOT_ALLOWED", `method ${method} is not allowed on ${shownPath(url.pathname)}`, {
         allow: Object.keys(route.methods).join(", "),
       });
     }
@@ -296,8 +296,24 @@ export function checkByteLimits(body: Record<string, unknown>): void {
   }
 }
 
+// Values from the request are echoed in messages and logs only when they have the shape of an id,
+// so that a token pasted into the wrong place is never written back or logged.
+const ID_SHAPE = /^(ak|ipr|ipp|ca|usr|bot|edgtls)_[A-Za-z0-9]{1,64}$/;
+const PATH_WORDS = new Set(["", "api_keys", "ip_policy_rules", "edges", "tls", "mutual_tls", "_emulator", "stats"]);
+
+export function shown(id: string): string {
+  return ID_SHAPE.test(id) ? id : "(a value that is not an id)";
+}
+
+function shownPath(pathname: string): string {
+  return pathname
+    .split("/")
+    .map((segment) => (PATH_WORDS.has(segment) || ID_SHAPE.test(segment) ? segment : "…"))
+    .join("/");
+}
+
 export function notFound(what: string, id: string): ApiError {
-  return apiError(404, "ERR_NOT_FOUND", `${what} not found: ${id}`);
+  return apiError(404, "ERR_NOT_FOUND", `${what} not found: ${shown(id)}`);
 }
 
 /** Newest-first paging with `limit` and `before_id`; `next_page_uri` fetches the next page. */
@@ -315,7 +331,7 @@ export function page<T extends { id: string; seq: number }>(ctx: Ctx, path: stri
   let start = 0;
   if (beforeId !== null) {
     const index = sorted.findIndex((item) => item.id === beforeId);
-    if (index < 0) throw apiError(400, "ERR_INVALID_QUERY", `before_id does not name an object of this list: ${beforeId}`);
+    if (index < 0) throw apiError(400, "ERR_INVALID_QUERY", `before_id does not name an object of this list: ${shown(beforeId)}`);
     start = index + 1;
   }
   const slice = sorted.slice(start, start + limit);

@@ -1,0 +1,128 @@
+// Starts the real emulator (the compiled dist/emulator/main.js) as a child process on a free
+// port and talks to it over HTTP, as every user and the providers do.
+import { ChildProcess, spawn } from "node:child_process";
+import * as path from "node:path";
+import * as readline from "node:readline";
+
+export const REPO = path.resolve(__dirname, "../..");
+
+export interface Startup {
+  url: string;
+  adminToken: string;
+  memberToken: string;
+  otherAccountToken: string;
+  fixtures: {
+    users: { id: string; admin: boolean }[];
+    bots: string[];
+    ipPolicies: string[];
+    certificateAuthorities: string[];
+    tlsEdges: string[];
+  };
+  otherAccountFixtures: { users: { id: string; admin: boolean }[]; ipPolicies: string[]; certificateAuthorities: string[]; tlsEdges: string[] };
+}
+
+export interface RunningEmulator extends Startup {
+  process: ChildProcess;
+  stderr: () => string;
+  /** SIGTERM, and wait for the exit code. */
+  stop(): Promise<number | null>;
+  /** SIGKILL: no chance to clean up. */
+  kill(): Promise<void>;
+  stats(): Promise<{ requests: number; byStatus: Record<string, number> }>;
+}
+
+export async function startEmulator(flags: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<RunningEmulator> {
+  const child = spawn(process.execPath, [path.join(REPO, "dist/emulator/main.js"), "--port", "0", ...flags], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const firstLine = await new Promise<string>((resolve, reject) => {
+    const lines = readline.createInterface({ input: child.stdout! });
+    lines.once("line", (line) => resolve(line));
+    child.once("exit", (code) => reject(new Error(`emulator exited with ${code}: ${stderr}`)));
+  });
+  const startup = JSON.parse(firstLine) as Startup;
+  return {
+    ...startup,
+    process: child,
+    stderr: () => stderr,
+    async stop() {
+      child.kill("SIGTERM");
+      return exited;
+    },
+    async kill() {
+      child.kill("SIGKILL");
+      await exited;
+    },
+    async stats() {
+      const res = await fetch(`${startup.url}/_emulator/stats`);
+      return (await res.json()) as { requests: number; byStatus: Record<string, number> };
+    },
+  };
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+/** One request with the contract's headers (override or drop any with `headers`). */
+export async function call(
+  url: string,
+  token: string | undefined,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string | undefined> = {},
+): Promise<ApiResponse> {
+  const base: Record<string, string | undefined> = {
+    authorization: token === undefined ? undefined : `Bearer ${token}`,
+    "service-version": "2",
+    ...(body !== undefined ? { "content-type": "application/json" } : {}),
+    ...headers,
+  };
+  const sent: Record<string, string> = {};
+  for (const [k, v] of Object.entries(base)) if (v !== undefined) sent[k] = v;
+  const res = await fetch(path.startsWith("http") ? path : `${url}${path}`, {
+    method,
+    headers: sent,
+    body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let parsed: unknown = undefined;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { status: res.status, headers: res.headers, body: parsed, text };
+}
+
+/** An API client bound to one emulator and token. */
+export function client(url: string, token: string) {
+  return {
+    get: (p: string, h?: Record<string, string | undefined>) => call(url, token, "GET", p, undefined, h),
+    post: (p: string, b?: unknown, h?: Record<string, string | undefined>) => call(url, token, "POST", p, b, h),
+    patch: (p: string, b?: unknown, h?: Record<string, string | undefined>) => call(url, token, "PATCH", p, b, h),
+    put: (p: string, b?: unknown, h?: Record<string, string | undefined>) => call(url, token, "PUT", p, b, h),
+    delete: (p: string, h?: Record<string, string | undefined>) => call(url, token, "DELETE", p, undefined, h),
+  };
+}
+
+/** Follows next_page_uri to the end of a list. */
+export async function listAll(url: string, token: string, path: string, field: string): Promise<any[]> {
+  const items: any[] = [];
+  let next: string | null = path;
+  while (next) {
+    const res = await call(url, token, "GET", next);
+    if (res.status !== 200) throw new Error(`${next}: ${res.status} ${res.text}`);
+    items.push(...res.body[field]);
+    next = res.body.next_page_uri;
+  }
+  return items;
+}
