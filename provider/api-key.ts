@@ -1,0 +1,137 @@
+// ApiKey: check / diff / create / read / update / delete against /api_keys.
+// This module is the dynamic provider itself (sdk/api-key.ts hands the module to Pulumi), so that
+// an installed package serializes into a one-line require of this file.
+import { api, ApiFailure, apiPath, listAll } from "./client";
+import { CheckFailure, checkId, checkKnown, checkText, isUnknown, text } from "./validate";
+
+export { configure } from "./config";
+
+const INPUTS = ["description", "metadata", "ownerId", "adoptId"];
+
+/** An API key as the API returns it. */
+export interface ApiKeyBody {
+  id: string;
+  uri: string;
+  description?: string;
+  metadata?: string;
+  created_at: string;
+  token: string | null;
+  owner_id: string;
+}
+
+export interface ApiKeyOutputs {
+  description: string;
+  metadata: string;
+  ownerId: string;
+  uri: string;
+  createdAt: string;
+  /** Known only to the run that created the key; kept from state afterwards. */
+  token?: string;
+  adoptId?: string;
+}
+
+type Inputs = Record<string, any>;
+
+export function toOutputs(body: ApiKeyBody, token: string | undefined): ApiKeyOutputs {
+  return {
+    description: text(body.description),
+    metadata: text(body.metadata),
+    ownerId: body.owner_id,
+    uri: body.uri,
+    createdAt: body.created_at,
+    ...(token ? { token } : {}),
+  };
+}
+
+export async function check(_olds: Inputs, news: Inputs) {
+  const failures: CheckFailure[] = [];
+  checkKnown(news, INPUTS, failures);
+  checkText(news, failures);
+  checkId(news, "ownerId", ["usr", "bot"], failures, false);
+  checkId(news, "adoptId", ["ak"], failures, false);
+  return { inputs: news, failures };
+}
+
+export async function diff(_id: string, olds: Inputs, news: Inputs) {
+  // The API cannot move a key to another owner. An ownerId left out means "the caller", no change.
+  const replaces = news.ownerId !== undefined && news.ownerId !== olds.ownerId ? ["ownerId"] : [];
+  const updates = ["description", "metadata"].filter((p) => isUnknown(news[p]) || text(news[p]) !== text(olds[p]));
+  return { changes: replaces.length + updates.length > 0, replaces, deleteBeforeReplace: false };
+}
+
+export async function create(inputs: Inputs) {
+  if (inputs.adoptId) return adopt(inputs);
+  const started = Date.now();
+  const body = {
+    ...(inputs.description ? { description: inputs.description } : {}),
+    ...(inputs.metadata ? { metadata: inputs.metadata } : {}),
+    ...(inputs.ownerId ? { owner_id: inputs.ownerId } : {}),
+  };
+  let created: ApiKeyBody;
+  try {
+    created = (await api<ApiKeyBody>("POST", "/api_keys", { what: "create API key", body })).body;
+  } catch (e) {
+    throw (e as ApiFailure).ambiguous ? await afterLostAnswer(e as ApiFailure, inputs, started) : e;
+  }
+  if (!created?.id || !created.token) throw new Error("create API key: the answer has no id or token");
+  return { id: created.id, outs: toOutputs(created, created.token) };
+}
+
+/** Takes over an existing key: its token stays unknown to Pulumi (it was shown once, to its creator). */
+async function adopt(inputs: Inputs) {
+  const id: string = inputs.adoptId;
+  const found = (await api<ApiKeyBody>("GET", apiPath`/api_keys/${id}`, { what: `adopt API key ${id}` })).body;
+  if (inputs.ownerId && found.owner_id !== inputs.ownerId) {
+    throw new Error(`adopt API key ${id}: it is owned by ${found.owner_id}, not ${inputs.ownerId}; the owner of a key cannot be changed`);
+  }
+  try {
+    return { id, outs: { ...toOutputs(await patch(id, inputs), undefined), adoptId: id } };
+  } catch (e) {
+    // The key exists either way: a partial create keeps it in state, as it is now.
+    throw Object.assign(e as Error, { id, properties: { ...toOutputs(found, undefined), adoptId: id } });
+  }
+}
+
+/**
+ * The create may or may not have happened. A key made then is useless (nobody got its token), so
+ * find keys that match what we sent and were created meanwhile, delete them, and say so.
+ */
+async function afterLostAnswer(err: ApiFailure, inputs: Inputs, started: number): Promise<Error> {
+  const since = started - 60_000; // allows for clock skew between us and the service
+  try {
+    const orphans: string[] = [];
+    for await (const key of listAll<ApiKeyBody>("/api_keys", "keys", "look for an API key left by a lost answer")) {
+      if (Date.parse(key.created_at) < since) break; // newest first: the rest are older
+      const same = text(key.description) === text(inputs.description) && text(key.metadata) === text(inputs.metadata);
+      if (same && (!inputs.ownerId || key.owner_id === inputs.ownerId)) orphans.push(key.id);
+    }
+    for (const id of orphans) await remove(id);
+    return new Error(`${err.message}; the answer to the create was lost, so its token is unknown: ` +
+      (orphans.length ? `deleted ${orphans.length} unconfirmed key(s) (${orphans.join(", ")}).` : "no key was created.") + " Run the update again.");
+  } catch (cleanup) {
+    return new Error(`${err.message}; the answer to the create was lost and checking for a key it may have made failed too ` +
+      `(${(cleanup as Error).message}): look for a key created after ${new Date(since).toISOString()} with this description and delete it.`);
+  }
+}
+
+async function patch(id: string, inputs: Inputs): Promise<ApiKeyBody> {
+  // Both fields are always sent: one removed from the program is cleared on the service.
+  const body = { description: text(inputs.description), metadata: text(inputs.metadata) };
+  return (await api<ApiKeyBody>("PATCH", apiPath`/api_keys/${id}`, { what: `update API key ${id}`, body })).body;
+}
+
+export async function read(id: string, props: Inputs) {
+  const res = await api<ApiKeyBody>("GET", apiPath`/api_keys/${id}`, { what: `read API key ${id}`, allow404: true });
+  if (res.status === 404) return {}; // deleted outside Pulumi: refresh drops it
+  return { id, props: { ...toOutputs(res.body, props.token), ...(props.adoptId ? { adoptId: props.adoptId } : {}) } };
+}
+
+export async function update(id: string, olds: Inputs, news: Inputs) {
+  const updated = await patch(id, news);
+  return { outs: { ...toOutputs(updated, olds.token), ...(news.adoptId ? { adoptId: news.adoptId } : {}) } };
+}
+
+async function remove(id: string): Promise<void> {
+  await api("DELETE", apiPath`/api_keys/${id}`, { what: `delete API key ${id}`, allow404: true });
+}
+export { remove as delete };

@@ -1,0 +1,70 @@
+// Where the API URL, key and request budget come from: stack config (`accessctl:apiUrl`,
+// `accessctl:apiKey`, `accessctl:maxRequestsPerMinute`), else the environment. Read when the
+// provider runs, never at module load: a value held in a module variable at serialization time
+// would be written into the state in plain text.
+
+export interface Connection {
+  apiUrl: string;
+  apiKey: string;
+  maxRequestsPerMinute: number;
+}
+
+export interface ConfigSource {
+  apiUrl?: string;
+  apiKey?: string;
+  maxRequestsPerMinute?: string;
+}
+
+const DEFAULT_REQUESTS_PER_MINUTE = 120; // the service's documented per-account limit
+
+// Filled by the dynamic provider's configure(); empty in the program process.
+let fromStackConfig: ConfigSource = {};
+
+/** The dynamic provider's configure hook: remember the stack config of this provider process. */
+export async function configure(req: { config: { get(key: string): string | undefined } }): Promise<void> {
+  fromStackConfig = {
+    apiUrl: req.config.get("accessctl:apiUrl"),
+    apiKey: req.config.get("accessctl:apiKey"),
+    maxRequestsPerMinute: req.config.get("accessctl:maxRequestsPerMinute"),
+  };
+}
+
+/** The connection to use now: stack config first, then ACCESSCTL_* environment variables. */
+export function connection(source?: ConfigSource): Connection {
+  source = source ?? fromStackConfig;
+  const env = process.env;
+  const apiUrl = source.apiUrl || env.ACCESSCTL_API_URL;
+  const apiKey = source.apiKey || env.ACCESSCTL_API_KEY;
+  const rpmText = source.maxRequestsPerMinute || env.ACCESSCTL_MAX_REQUESTS_PER_MINUTE;
+  if (!apiUrl) {
+    throw new Error("accessctl: no API URL: set the stack config `pulumi config set accessctl:apiUrl https://…` or the environment variable ACCESSCTL_API_URL");
+  }
+  if (!apiKey) {
+    throw new Error("accessctl: no API key: set the stack config `pulumi config set --secret accessctl:apiKey …` or the environment variable ACCESSCTL_API_KEY");
+  }
+  checkApiUrl(apiUrl);
+  let maxRequestsPerMinute = DEFAULT_REQUESTS_PER_MINUTE;
+  if (rpmText) {
+    maxRequestsPerMinute = Number(rpmText);
+    if (!Number.isInteger(maxRequestsPerMinute) || maxRequestsPerMinute < 1) {
+      throw new Error(`accessctl:maxRequestsPerMinute must be a whole number of at least 1, got ${JSON.stringify(rpmText)}`);
+    }
+  }
+  return { apiUrl: apiUrl.replace(/\/+$/, ""), apiKey, maxRequestsPerMinute };
+}
+
+/** https anywhere; plain http only to this machine, so that a key never crosses a network in clear. */
+export function checkApiUrl(apiUrl: string): void {
+  let url: URL;
+  try {
+    url = new URL(apiUrl);
+  } catch {
+    throw new Error(`accessctl:apiUrl is not a URL: ${JSON.stringify(apiUrl)}`);
+  }
+  if (url.username || url.password) throw new Error("accessctl:apiUrl must not carry credentials; use accessctl:apiKey");
+  if (url.protocol === "https:") return;
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  const loopback = host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+  if (url.protocol === "http:" && loopback) return;
+  throw new Error(`accessctl:apiUrl must use https:// (plain http:// is allowed only to loopback addresses), got ${url.protocol}//${url.host}`);
+}

@@ -1,0 +1,158 @@
+// IpPolicyRule: check / diff / create / read / update / delete against /ip_policy_rules.
+// This module is the dynamic provider itself (see provider/api-key.ts).
+import { api, ApiFailure, apiPath, listAll } from "./client";
+import { CheckFailure, checkId, checkKnown, checkText, isUnknown, parseCidr, sameCidr, text } from "./validate";
+
+export { configure } from "./config";
+
+const INPUTS = ["ipPolicyId", "cidr", "action", "description", "metadata", "adoptId"];
+
+/** A rule as the API returns it. */
+export interface IpPolicyRuleBody {
+  id: string;
+  uri: string;
+  created_at: string;
+  description?: string;
+  metadata?: string;
+  cidr: string;
+  ip_policy: { id: string; uri: string };
+  action: "allow" | "deny";
+}
+
+export interface IpPolicyRuleOutputs {
+  ipPolicyId: string;
+  ipPolicy: { id: string; uri: string };
+  cidr: string;
+  action: "allow" | "deny";
+  description: string;
+  metadata: string;
+  uri: string;
+  createdAt: string;
+  adoptId?: string;
+}
+
+type Inputs = Record<string, any>;
+
+export function toOutputs(body: IpPolicyRuleBody): IpPolicyRuleOutputs {
+  return {
+    ipPolicyId: body.ip_policy.id,
+    ipPolicy: { id: body.ip_policy.id, uri: body.ip_policy.uri },
+    cidr: body.cidr,
+    action: body.action,
+    description: text(body.description),
+    metadata: text(body.metadata),
+    uri: body.uri,
+    createdAt: body.created_at,
+  };
+}
+
+export async function check(_olds: Inputs, news: Inputs) {
+  const failures: CheckFailure[] = [];
+  const inputs = { ...news };
+  checkKnown(news, INPUTS, failures);
+  checkId(news, "ipPolicyId", ["ipp"], failures, true);
+  checkId(news, "adoptId", ["ipr"], failures, false);
+  checkText(news, failures);
+  if (!isUnknown(news.action) && news.action !== "allow" && news.action !== "deny") {
+    failures.push({ property: "action", reason: news.action === undefined ? "action is required: \"allow\" or \"deny\"" : `action must be "allow" or "deny", got ${JSON.stringify(news.action)}` });
+  }
+  if (news.cidr === undefined || news.cidr === "") {
+    failures.push({ property: "cidr", reason: "cidr is required, e.g. 203.0.113.0/24 or 2001:db8::/32" });
+  } else if (!isUnknown(news.cidr)) {
+    const parsed = typeof news.cidr === "string" ? parseCidr(news.cidr) : { reason: "cidr must be a string" };
+    if ("reason" in parsed) failures.push({ property: "cidr", reason: `cidr ${parsed.reason}` });
+    else inputs.cidr = parsed.cidr; // the service's canonical form: no diff between 2001:DB8::/32 and 2001:db8::/32
+  }
+  return { inputs, failures };
+}
+
+export async function diff(_id: string, olds: Inputs, news: Inputs) {
+  // The API cannot change a rule's action or policy: those replace the rule.
+  const replaces = ["action", "ipPolicyId"].filter((p) => isUnknown(news[p]) || news[p] !== olds[p]);
+  const cidrChanged = isUnknown(news.cidr) || !sameCidr(news.cidr, olds.cidr);
+  const updates = ["description", "metadata"].filter((p) => isUnknown(news[p]) || text(news[p]) !== text(olds[p]));
+  if (cidrChanged) updates.push("cidr");
+  return {
+    changes: replaces.length + updates.length > 0,
+    replaces,
+    // A policy holds a CIDR once: a replacement with the same CIDR in the same policy must delete first.
+    deleteBeforeReplace: replaces.length > 0 && !cidrChanged && !replaces.includes("ipPolicyId"),
+  };
+}
+
+export async function create(inputs: Inputs) {
+  if (inputs.adoptId) return adopt(inputs.adoptId, inputs);
+  const started = Date.now();
+  const body = {
+    ip_policy_id: inputs.ipPolicyId,
+    cidr: inputs.cidr,
+    action: inputs.action,
+    ...(inputs.description ? { description: inputs.description } : {}),
+    ...(inputs.metadata ? { metadata: inputs.metadata } : {}),
+  };
+  try {
+    const created = (await api<IpPolicyRuleBody>("POST", "/ip_policy_rules", { what: `create IP policy rule ${inputs.cidr}`, body })).body;
+    if (!created?.id) throw new Error(`create IP policy rule ${inputs.cidr}: the answer has no id`);
+    return { id: created.id, outs: toOutputs(created) };
+  } catch (e) {
+    if (!(e as ApiFailure).ambiguous) throw e;
+    // The answer was lost. A policy holds a CIDR once, so a rule made meanwhile for this CIDR is ours.
+    const made = await findRecent(inputs, started - 60_000).catch(() => undefined);
+    if (!made) throw e;
+    return converge(made, inputs);
+  }
+}
+
+async function findRecent(inputs: Inputs, since: number): Promise<IpPolicyRuleBody | undefined> {
+  for await (const rule of listAll<IpPolicyRuleBody>("/ip_policy_rules", "ip_policy_rules", "look for a rule left by a lost answer")) {
+    if (Date.parse(rule.created_at) < since) return undefined; // newest first
+    if (rule.ip_policy.id === inputs.ipPolicyId && sameCidr(rule.cidr, inputs.cidr) && rule.action === inputs.action) return rule;
+  }
+  return undefined;
+}
+
+/** Takes over an existing rule and brings it to the declared inputs. */
+async function adopt(id: string, inputs: Inputs) {
+  const found = (await api<IpPolicyRuleBody>("GET", apiPath`/ip_policy_rules/${id}`, { what: `adopt IP policy rule ${id}` })).body;
+  for (const [property, have, want] of [["ipPolicyId", found.ip_policy.id, inputs.ipPolicyId], ["action", found.action, inputs.action]]) {
+    if (have !== want) {
+      throw new Error(`adopt IP policy rule ${id}: its ${property} is ${have}, not ${want}, and the API cannot change it; declare ${property}: "${have}" or let Pulumi create a new rule`);
+    }
+  }
+  return converge(found, inputs);
+}
+
+async function converge(found: IpPolicyRuleBody, inputs: Inputs) {
+  const current = toOutputs(found);
+  const settled = sameCidr(found.cidr, inputs.cidr) && text(inputs.description) === current.description && text(inputs.metadata) === current.metadata;
+  const adoptId = inputs.adoptId ? { adoptId: inputs.adoptId } : {};
+  try {
+    const outs = settled ? current : toOutputs(await patch(found.id, inputs));
+    return { id: found.id, outs: { ...outs, ...adoptId } };
+  } catch (e) {
+    // The rule exists either way: a partial create keeps it in state, as it is now.
+    throw Object.assign(e as Error, { id: found.id, properties: { ...current, ...adoptId } });
+  }
+}
+
+async function patch(id: string, inputs: Inputs): Promise<IpPolicyRuleBody> {
+  // All three are always sent: a description or metadata removed from the program is cleared.
+  const body = { cidr: inputs.cidr, description: text(inputs.description), metadata: text(inputs.metadata) };
+  return (await api<IpPolicyRuleBody>("PATCH", apiPath`/ip_policy_rules/${id}`, { what: `update IP policy rule ${id}`, body })).body;
+}
+
+export async function read(id: string, props: Inputs) {
+  const res = await api<IpPolicyRuleBody>("GET", apiPath`/ip_policy_rules/${id}`, { what: `read IP policy rule ${id}`, allow404: true });
+  if (res.status === 404) return {}; // deleted outside Pulumi: refresh drops it
+  return { id, props: { ...toOutputs(res.body), ...(props.adoptId ? { adoptId: props.adoptId } : {}) } };
+}
+
+export async function update(id: string, _olds: Inputs, news: Inputs) {
+  const updated = await patch(id, news);
+  return { outs: { ...toOutputs(updated), ...(news.adoptId ? { adoptId: news.adoptId } : {}) } };
+}
+
+async function remove(id: string): Promise<void> {
+  await api("DELETE", apiPath`/ip_policy_rules/${id}`, { what: `delete IP policy rule ${id}`, allow404: true });
+}
+export { remove as delete };

@@ -1,0 +1,86 @@
+// TlsEdgeMutualTls: the mutual TLS module of a TLS edge. Create and update are the contract's PUT
+// (so creating one takes over whatever module the edge had); the resource id is the edge id.
+// This module is the dynamic provider itself (see provider/api-key.ts).
+import { api, apiPath } from "./client";
+import { CheckFailure, checkId, checkKnown, idProblem, isUnknown, UNKNOWN } from "./validate";
+
+export { configure } from "./config";
+
+const INPUTS = ["edgeId", "certificateAuthorityIds", "enabled"];
+
+/** The module as the API returns it. */
+export interface MutualTlsBody {
+  enabled: boolean;
+  certificate_authorities: { id: string; uri: string }[];
+}
+
+export interface TlsEdgeMutualTlsOutputs {
+  edgeId: string;
+  enabled: boolean;
+  certificateAuthorityIds: string[];
+  certificateAuthorities: { id: string; uri: string }[];
+}
+
+type Inputs = Record<string, any>;
+
+function toOutputs(edgeId: string, body: MutualTlsBody): TlsEdgeMutualTlsOutputs {
+  const refs = (body.certificate_authorities ?? []).map((ca) => ({ id: ca.id, uri: ca.uri }));
+  return { edgeId, enabled: body.enabled !== false, certificateAuthorityIds: refs.map((ca) => ca.id), certificateAuthorities: refs };
+}
+
+export async function check(_olds: Inputs, news: Inputs) {
+  const failures: CheckFailure[] = [];
+  checkKnown(news, INPUTS, failures);
+  checkId(news, "edgeId", ["edgtls"], failures, true);
+  const ids = news.certificateAuthorityIds;
+  if (ids === undefined) {
+    failures.push({ property: "certificateAuthorityIds", reason: "certificateAuthorityIds is required: the ids (ca_…) of the authorities that sign accepted client certificates" });
+  } else if (ids !== UNKNOWN) {
+    if (!Array.isArray(ids)) {
+      failures.push({ property: "certificateAuthorityIds", reason: "certificateAuthorityIds must be a list of ids (ca_…)" });
+    } else {
+      ids.forEach((id: unknown, i: number) => {
+        const problem = isUnknown(id) ? undefined : idProblem(id, ["ca"]);
+        if (problem) failures.push({ property: `certificateAuthorityIds[${i}]`, reason: `certificateAuthorityIds[${i}] ${problem}` });
+        else if (!isUnknown(id) && ids.indexOf(id) !== i) failures.push({ property: `certificateAuthorityIds[${i}]`, reason: `certificateAuthorityIds lists ${String(id)} twice` });
+      });
+    }
+  }
+  if (news.enabled !== undefined && !isUnknown(news.enabled) && typeof news.enabled !== "boolean") {
+    failures.push({ property: "enabled", reason: "enabled must be true or false" });
+  }
+  return { inputs: news, failures };
+}
+
+export async function diff(_id: string, olds: Inputs, news: Inputs) {
+  const replaces = isUnknown(news.edgeId) || news.edgeId !== olds.edgeId ? ["edgeId"] : [];
+  const enabledChanged = isUnknown(news.enabled) || (news.enabled !== false) !== (olds.enabled !== false);
+  const idsChanged = isUnknown(news.certificateAuthorityIds) || JSON.stringify(news.certificateAuthorityIds ?? []) !== JSON.stringify(olds.certificateAuthorityIds ?? []);
+  return { changes: replaces.length > 0 || enabledChanged || idsChanged, replaces, deleteBeforeReplace: false };
+}
+
+async function put(inputs: Inputs): Promise<TlsEdgeMutualTlsOutputs> {
+  const edgeId: string = inputs.edgeId;
+  const body = { enabled: inputs.enabled !== false, certificate_authority_ids: inputs.certificateAuthorityIds ?? [] };
+  const res = await api<MutualTlsBody>("PUT", apiPath`/edges/tls/${edgeId}/mutual_tls`, { what: `set mutual TLS of TLS edge ${edgeId}`, body });
+  return toOutputs(edgeId, res.body);
+}
+
+export async function create(inputs: Inputs) {
+  return { id: inputs.edgeId as string, outs: await put(inputs) };
+}
+
+export async function read(id: string) {
+  const res = await api<MutualTlsBody>("GET", apiPath`/edges/tls/${id}/mutual_tls`, { what: `read mutual TLS of TLS edge ${id}`, allow404: true });
+  if (res.status === 404) return {}; // removed outside Pulumi: refresh drops it
+  return { id, props: toOutputs(id, res.body) };
+}
+
+export async function update(_id: string, _olds: Inputs, news: Inputs) {
+  return { outs: await put(news) };
+}
+
+async function remove(id: string): Promise<void> {
+  await api("DELETE", apiPath`/edges/tls/${id}/mutual_tls`, { what: `delete mutual TLS of TLS edge ${id}`, allow404: true });
+}
+export { remove as delete };

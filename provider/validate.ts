@@ -1,0 +1,106 @@
+// Pure checks that `check` runs before any API call: byte limits, CIDRs, id prefixes, types.
+// The service validates on its own; tests prove the two agree.
+import * as ipaddr from "ipaddr.js";
+
+export interface CheckFailure {
+  property: string;
+  reason: string;
+}
+
+// What the engine sends in place of a value that is not known yet (during preview).
+export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+
+export function isUnknown(value: unknown): boolean {
+  return value === UNKNOWN || (Array.isArray(value) && value.some(isUnknown));
+}
+
+export const LIMITS = { description: 255, metadata: 4096 } as const;
+
+/** description and metadata: strings of at most 255 / 4096 bytes of UTF-8. */
+export function checkText(inputs: Record<string, unknown>, failures: CheckFailure[]): void {
+  for (const property of ["description", "metadata"] as const) {
+    const value = inputs[property];
+    if (value === undefined || isUnknown(value)) continue;
+    if (typeof value !== "string") {
+      failures.push({ property, reason: `${property} must be a string` });
+      continue;
+    }
+    const bytes = Buffer.byteLength(value, "utf8");
+    if (bytes > LIMITS[property]) {
+      failures.push({ property, reason: `${property} is ${bytes} bytes of UTF-8; the limit is ${LIMITS[property]} bytes` });
+    }
+  }
+}
+
+/** An id of one of the given kinds ("ipp", "ca", …): the prefix, then letters and digits only. */
+export function checkId(inputs: Record<string, unknown>, property: string, prefixes: string[], failures: CheckFailure[], required: boolean): void {
+  const value = inputs[property];
+  if (isUnknown(value)) return;
+  if (value === undefined || value === "") {
+    if (required) failures.push({ property, reason: `${property} is required` });
+    return;
+  }
+  const reason = idProblem(value, prefixes);
+  if (reason) failures.push({ property, reason: `${property} ${reason}` });
+}
+
+export function idProblem(value: unknown, prefixes: string[]): string | undefined {
+  const expected = prefixes.map((p) => `${p}_…`).join(" or ");
+  if (typeof value !== "string") return `must be a string id (${expected})`;
+  if (!prefixes.some((p) => value.startsWith(`${p}_`))) return `must be an id starting with ${expected}, got ${JSON.stringify(value.slice(0, 80))}`;
+  if (!/^[a-z]+_[A-Za-z0-9]{1,128}$/.test(value)) return `must contain only letters and digits after the prefix, got ${JSON.stringify(value.slice(0, 80))}`;
+  return undefined;
+}
+
+/** Property names a resource accepts; anything else is most likely a typo. */
+export function checkKnown(inputs: Record<string, unknown>, known: string[], failures: CheckFailure[]): void {
+  for (const property of Object.keys(inputs)) {
+    if (property !== "__provider" && !known.includes(property)) {
+      failures.push({ property, reason: `unknown property ${property}; expected one of ${known.join(", ")}` });
+    }
+  }
+}
+
+/**
+ * A CIDR as the service reads it: IPv4 dotted decimal or IPv6, a prefix length, no host bits.
+ * Returns the canonical form (IPv6 compressed and lower case) or the reason it is not valid.
+ */
+export function parseCidr(text: string): { cidr: string } | { reason: string } {
+  const match = /^([^/]+)\/(\d{1,3})$/.exec(text);
+  if (!match) {
+    return { reason: text.includes("/") ? `${JSON.stringify(text)} is not in address/prefix form` : `${JSON.stringify(text)} has no prefix length (write e.g. ${text}/32 for one IPv4 address)` };
+  }
+  const [, address, prefixText] = match;
+  const prefix = Number(prefixText);
+  if (String(prefix) !== prefixText) return { reason: `${JSON.stringify(text)} has a prefix length with a leading zero` };
+  let kind: "ipv4" | "ipv6";
+  if (/^\d{1,3}(\.\d{1,3}){3}$/.test(address) && ipaddr.IPv4.isValidFourPartDecimal(address)) {
+    if (address.split(".").some((octet) => octet.length > 1 && octet.startsWith("0"))) {
+      return { reason: `${JSON.stringify(text)} has an octet with a leading zero` };
+    }
+    kind = "ipv4";
+  } else if (address.includes(":") && !address.includes("%") && ipaddr.IPv6.isValid(address)) {
+    kind = "ipv6";
+  } else {
+    return { reason: `${JSON.stringify(text)} is not an IPv4 or IPv6 address range` };
+  }
+  const maxPrefix = kind === "ipv4" ? 32 : 128;
+  if (prefix > maxPrefix) return { reason: `${JSON.stringify(text)}: the prefix length of an ${kind === "ipv4" ? "IPv4" : "IPv6"} range is at most ${maxPrefix}` };
+  const parsed = ipaddr.parse(address);
+  const network = (kind === "ipv4" ? ipaddr.IPv4 : ipaddr.IPv6).networkAddressFromCIDR(`${address}/${prefix}`).toString();
+  if (network !== parsed.toString()) return { reason: `${JSON.stringify(text)} has host bits set; did you mean ${network}/${prefix}?` };
+  return { cidr: `${network}/${prefix}` };
+}
+
+/** Two CIDRs that name the same range (IPv6 case and zero compression aside). */
+export function sameCidr(a: unknown, b: unknown): boolean {
+  if (typeof a !== "string" || typeof b !== "string") return a === b;
+  const pa = parseCidr(a);
+  const pb = parseCidr(b);
+  return "cidr" in pa && "cidr" in pb ? pa.cidr === pb.cidr : a === b;
+}
+
+/** description/metadata as the service holds them: unset and "" are the same. */
+export function text(value: unknown): string {
+  return typeof value === "string" ? value : "";
+}

@@ -1,0 +1,64 @@
+import * as pulumi from "@pulumi/pulumi";
+import * as provider from "../provider/api-key";
+import { listAll } from "../provider/client";
+import { programConfig } from "./connection";
+
+export interface ApiKeyArgs {
+  /** What uses the key. Optional; at most 255 bytes of UTF-8. Removing it clears it on the service. */
+  description?: pulumi.Input<string>;
+  /** Arbitrary user data, e.g. JSON. Optional; at most 4096 bytes of UTF-8. */
+  metadata?: pulumi.Input<string>;
+  /**
+   * The User (`usr_…`) or Bot (`bot_…`) that owns the key; defaults to the owner of the API key
+   * Pulumi runs with. Only admins may name someone else. Changing it replaces the key (new token).
+   */
+  ownerId?: pulumi.Input<string>;
+  /**
+   * Take over the existing key `ak_…` instead of creating one (Pulumi's `import` does not work
+   * for dynamic providers). Its token stays unknown: the service shows a token only once.
+   */
+  adoptId?: pulumi.Input<string>;
+}
+
+/** An API key of the account. Its `token` is known only to the run that creates it, and is a secret. */
+export class ApiKey extends pulumi.dynamic.Resource {
+  /** What uses the key ("" when unset). At most 255 bytes. */
+  declare public readonly description: pulumi.Output<string>;
+  /** User data ("" when unset). At most 4096 bytes. */
+  declare public readonly metadata: pulumi.Output<string>;
+  /** The owning User or Bot. */
+  declare public readonly ownerId: pulumi.Output<string>;
+  /** URI of the key on the API. */
+  declare public readonly uri: pulumi.Output<string>;
+  /** Creation time, RFC 3339. */
+  declare public readonly createdAt: pulumi.Output<string>;
+  /** The bearer token (secret). Set at creation only; undefined for an adopted key. */
+  declare public readonly token: pulumi.Output<string | undefined>;
+  /** The id given in `adoptId`, if the key was adopted. */
+  declare public readonly adoptId: pulumi.Output<string | undefined>;
+
+  constructor(name: string, args: ApiKeyArgs = {}, opts: pulumi.CustomResourceOptions = {}) {
+    const outputs = { ownerId: undefined, uri: undefined, createdAt: undefined, token: undefined, description: undefined, metadata: undefined, adoptId: undefined };
+    super(provider, name, { ...outputs, ...args }, pulumi.mergeOptions(opts, { additionalSecretOutputs: ["token"] }), "accessctl", "ApiKey");
+  }
+}
+
+/** An API key as listed by the API (tokens are never listed). */
+export interface ApiKeyInfo {
+  id: string;
+  uri: string;
+  description: string;
+  metadata: string;
+  ownerId: string;
+  createdAt: string;
+}
+
+/** Every API key of the account, all pages. Uses the `accessctl:` stack config, else ACCESSCTL_* env. */
+export async function listApiKeys(): Promise<ApiKeyInfo[]> {
+  const keys: ApiKeyInfo[] = [];
+  for await (const key of listAll<provider.ApiKeyBody>("/api_keys", "keys", "list API keys", programConfig())) {
+    const { token: _token, ...info } = provider.toOutputs(key, undefined);
+    keys.push({ id: key.id, ...info });
+  }
+  return keys;
+}

@@ -1,0 +1,63 @@
+import * as pulumi from "@pulumi/pulumi";
+import * as provider from "../provider/ip-policy-rule";
+import { listAll } from "../provider/client";
+import { programConfig } from "./connection";
+
+export interface IpPolicyRuleArgs {
+  /** The IP policy (`ipp_…`) the rule belongs to. Changing it replaces the rule. */
+  ipPolicyId: pulumi.Input<string>;
+  /**
+   * An IPv4 or IPv6 range in CIDR notation with a prefix length, written as its network address
+   * (`10.0.0.0/8`, not `10.0.0.5/8`). IPv6 is compared in canonical form, so case does not matter.
+   */
+  cidr: pulumi.Input<string>;
+  /** `allow` or `deny`. Changing it replaces the rule. */
+  action: pulumi.Input<"allow" | "deny">;
+  /** Which source IPs these are. Optional; at most 255 bytes of UTF-8. */
+  description?: pulumi.Input<string>;
+  /** Machine-readable user data. Optional; at most 4096 bytes of UTF-8. */
+  metadata?: pulumi.Input<string>;
+  /** Take over the existing rule `ipr_…` instead of creating one; its policy and action must match. */
+  adoptId?: pulumi.Input<string>;
+}
+
+/** An allow or deny rule for a CIDR block in an IP policy. */
+export class IpPolicyRule extends pulumi.dynamic.Resource {
+  /** The IP policy id. */
+  declare public readonly ipPolicyId: pulumi.Output<string>;
+  /** The IP policy as a reference. */
+  declare public readonly ipPolicy: pulumi.Output<{ id: string; uri: string }>;
+  /** The range, in the service's canonical form. */
+  declare public readonly cidr: pulumi.Output<string>;
+  /** `allow` or `deny`. */
+  declare public readonly action: pulumi.Output<"allow" | "deny">;
+  /** Description ("" when unset). At most 255 bytes. */
+  declare public readonly description: pulumi.Output<string>;
+  /** User data ("" when unset). At most 4096 bytes. */
+  declare public readonly metadata: pulumi.Output<string>;
+  /** URI of the rule on the API. */
+  declare public readonly uri: pulumi.Output<string>;
+  /** Creation time, RFC 3339. */
+  declare public readonly createdAt: pulumi.Output<string>;
+  /** The id given in `adoptId`, if the rule was adopted. */
+  declare public readonly adoptId: pulumi.Output<string | undefined>;
+
+  constructor(name: string, args: IpPolicyRuleArgs, opts?: pulumi.CustomResourceOptions) {
+    const outputs = { ipPolicy: undefined, uri: undefined, createdAt: undefined, description: undefined, metadata: undefined, adoptId: undefined };
+    super(provider, name, { ...outputs, ...args }, opts, "accessctl", "IpPolicyRule");
+  }
+}
+
+/** A rule as listed by the API. */
+export interface IpPolicyRuleInfo extends Omit<provider.IpPolicyRuleOutputs, "adoptId"> {
+  id: string;
+}
+
+/** Every rule of the account, or of one policy, all pages. Uses the `accessctl:` stack config, else ACCESSCTL_* env. */
+export async function listIpPolicyRules(filter: { ipPolicyId?: string } = {}): Promise<IpPolicyRuleInfo[]> {
+  const rules: IpPolicyRuleInfo[] = [];
+  for await (const rule of listAll<provider.IpPolicyRuleBody>("/ip_policy_rules", "ip_policy_rules", "list IP policy rules", programConfig())) {
+    if (!filter.ipPolicyId || rule.ip_policy.id === filter.ipPolicyId) rules.push({ id: rule.id, ...provider.toOutputs(rule) });
+  }
+  return rules;
+}

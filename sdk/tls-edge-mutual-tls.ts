@@ -1,0 +1,30 @@
+import * as pulumi from "@pulumi/pulumi";
+import * as provider from "../provider/tls-edge-mutual-tls";
+
+export interface TlsEdgeMutualTlsArgs {
+  /** The TLS edge (`edgtls_…`). Changing it moves the module: the old edge's module is deleted. */
+  edgeId: pulumi.Input<string>;
+  /** The certificate authorities (`ca_…`) that sign accepted client certificates, in order, no repeats. */
+  certificateAuthorityIds: pulumi.Input<pulumi.Input<string>[]>;
+  /** Whether the module applies to traffic. Default true. */
+  enabled?: pulumi.Input<boolean>;
+}
+
+/**
+ * The mutual TLS module of a TLS edge. Creating it replaces whatever module the edge had (the API
+ * sets the module as a whole), so an existing module is adopted by declaring its edge.
+ */
+export class TlsEdgeMutualTls extends pulumi.dynamic.Resource {
+  /** The TLS edge id (also the resource id). */
+  declare public readonly edgeId: pulumi.Output<string>;
+  /** Whether the module applies to traffic. */
+  declare public readonly enabled: pulumi.Output<boolean>;
+  /** The certificate authority ids, in order. */
+  declare public readonly certificateAuthorityIds: pulumi.Output<string[]>;
+  /** The certificate authorities as references. */
+  declare public readonly certificateAuthorities: pulumi.Output<{ id: string; uri: string }[]>;
+
+  constructor(name: string, args: TlsEdgeMutualTlsArgs, opts?: pulumi.CustomResourceOptions) {
+    super(provider, name, { certificateAuthorities: undefined, enabled: undefined, ...args }, opts, "accessctl", "TlsEdgeMutualTls");
+  }
+}
