@@ -17,12 +17,19 @@ export interface ConfigSource {
 
 const DEFAULT_REQUESTS_PER_MINUTE = 120; // the service's documented per-account limit
 
-// Filled by the dynamic provider's configure(); empty in the program process.
-let fromStackConfig: ConfigSource = {};
+// Filled by the dynamic provider's configure() and kept on globalThis: a module variable would not
+// be shared between functions once Pulumi has serialized them by value (as it does in this repo).
+// Empty in the program process, which never calls configure().
+// (The symbol is made inside the functions: Pulumi cannot serialize a captured symbol.)
+function stackConfigSlot(): { value?: ConfigSource } {
+  const global = globalThis as unknown as Record<symbol, { value?: ConfigSource } | undefined>;
+  const key = Symbol.for("@accessctl/pulumi/stack-config");
+  return (global[key] ??= {});
+}
 
 /** The dynamic provider's configure hook: remember the stack config of this provider process. */
 export async function configure(req: { config: { get(key: string): string | undefined } }): Promise<void> {
-  fromStackConfig = {
+  stackConfigSlot().value = {
     apiUrl: req.config.get("accessctl:apiUrl"),
     apiKey: req.config.get("accessctl:apiKey"),
     maxRequestsPerMinute: req.config.get("accessctl:maxRequestsPerMinute"),
@@ -31,7 +38,7 @@ export async function configure(req: { config: { get(key: string): string | unde
 
 /** The connection to use now: stack config first, then ACCESSCTL_* environment variables. */
 export function connection(source?: ConfigSource): Connection {
-  source = source ?? fromStackConfig;
+  source = source ?? stackConfigSlot().value ?? {};
   const env = process.env;
   const apiUrl = source.apiUrl || env.ACCESSCTL_API_URL;
   const apiKey = source.apiKey || env.ACCESSCTL_API_KEY;
