@@ -9,10 +9,11 @@ const USER_AGENT = `accessctl-pulumi/${PACKAGE_VERSION} node/${process.versions.
 const MAX_RESPONSE_BYTES = 8 << 20;
 const RETRY_BUDGET_MS = 5 * 60_000; // time spent retrying one operation, not counting rate-limiter waits
 const MAX_ATTEMPTS = 10;
-const RETRYABLE_STATUSES = new Set([429, 502, 503, 504]);
+// Arrays, not Sets: Pulumi's closure serializer turns a captured Set into a plain object.
+const RETRYABLE_STATUSES = [429, 502, 503, 504];
 // Statuses and network errors after which the server cannot have acted on the request.
-const NOT_ACTED_STATUSES = new Set([429, 503]);
-const NOT_CONNECTED_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "UND_ERR_CONNECT_TIMEOUT", "EHOSTUNREACH", "ENETUNREACH"]);
+const NOT_ACTED_STATUSES = [429, 503];
+const NOT_CONNECTED_CODES = ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "UND_ERR_CONNECT_TIMEOUT", "EHOSTUNREACH", "ENETUNREACH"];
 
 /** An API failure. A plain Error with fields: subclasses lose their message through Pulumi's serialization. */
 export interface ApiFailure extends Error {
@@ -185,18 +186,18 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
       }
       if (res.statusCode === 404 && options.allow404) return { status: 404, body: body as T };
       lastError = describeError(options.what, res.statusCode, body, text, conn);
-      if (!RETRYABLE_STATUSES.has(res.statusCode)) throw lastError;
+      if (!RETRYABLE_STATUSES.includes(res.statusCode)) throw lastError;
       const header = res.headers["retry-after"];
       retryAfter = Array.isArray(header) ? header[0] : header;
       if (res.statusCode === 429) {
         state.counters.rateLimited++;
         blockFor = backoff(attempt, retryAfter);
       }
-      safeToRepeat = !isPost || NOT_ACTED_STATUSES.has(res.statusCode);
+      safeToRepeat = !isPost || NOT_ACTED_STATUSES.includes(res.statusCode);
     } catch (e) {
       const err = e as ApiFailure & { code?: string };
       if (err.status !== undefined || !err.code) throw err; // an answer we already judged, or our own failure
-      const connected = !NOT_CONNECTED_CODES.has(err.code);
+      const connected = !NOT_CONNECTED_CODES.includes(err.code);
       lastError = failure(redact(`${options.what}: ${err.code}: ${err.message} (${url.origin})`, [conn.apiKey]), { ambiguous: isPost && connected });
       safeToRepeat = !isPost || !connected;
     }
