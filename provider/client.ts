@@ -8,7 +8,6 @@ const PACKAGE_VERSION = "0.1.0";
 const USER_AGENT = `accessctl-pulumi/${PACKAGE_VERSION} node/${process.versions.node}`;
 const MAX_RESPONSE_BYTES = 8 << 20;
 const RETRY_BUDGET_MS = 5 * 60_000; // time spent retrying one operation, not counting rate-limiter waits
-const MAX_ATTEMPTS = 10;
 // Arrays, not Sets: Pulumi's closure serializer turns a captured Set into a plain object.
 const RETRYABLE_STATUSES = [429, 502, 503, 504];
 // Statuses and network errors after which the server cannot have acted on the request.
@@ -74,7 +73,8 @@ async function takeRateSlot(perMinute: number, blockForMs = 0): Promise<void> {
   const tat = Math.max(limiter.tat, now);
   const wait = Math.max(0, tat - now - (perMinute - 1) * interval);
   limiter.tat = tat + interval;
-  if (wait > 0) await sleep(wait);
+  // A little slack: the service starts its clock when a request arrives, a bit after we send it.
+  if (wait > 0) await sleep(wait + interval * 0.02 + 10);
 }
 
 /** Builds a path whose interpolated values are each URL-encoded: ids never reach another path. */
@@ -203,7 +203,7 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
     }
     spent += Date.now() - started;
     const delay = blockFor || backoff(attempt, retryAfter);
-    if (!safeToRepeat || attempt + 1 >= MAX_ATTEMPTS || spent + delay > RETRY_BUDGET_MS) {
+    if (!safeToRepeat || attempt >= conn.maxRetries || spent + delay > RETRY_BUDGET_MS) {
       if (attempt > 0) lastError.message += ` (after ${attempt + 1} attempts)`;
       throw lastError;
     }

@@ -7,15 +7,19 @@ export interface Connection {
   apiUrl: string;
   apiKey: string;
   maxRequestsPerMinute: number;
+  maxRetries: number;
 }
 
 export interface ConfigSource {
   apiUrl?: string;
   apiKey?: string;
   maxRequestsPerMinute?: string;
+  maxRetries?: string;
 }
 
-const DEFAULT_REQUESTS_PER_MINUTE = 120; // the service's documented per-account limit
+const DEFAULT_REQUESTS_PER_MINUTE = 120; // the service's per-account limit
+const DEFAULT_RETRIES = 8;
+const CONFIG_KEYS = ["apiUrl", "apiKey", "maxRequestsPerMinute", "maxRetries"] as const;
 
 // Filled by the dynamic provider's configure() and kept on globalThis: a module variable would not
 // be shared between functions once Pulumi has serialized them by value (as it does in this repo).
@@ -29,11 +33,9 @@ function stackConfigSlot(): { value?: ConfigSource } {
 
 /** The dynamic provider's configure hook: remember the stack config of this provider process. */
 export async function configure(req: { config: { get(key: string): string | undefined } }): Promise<void> {
-  stackConfigSlot().value = {
-    apiUrl: req.config.get("accessctl:apiUrl"),
-    apiKey: req.config.get("accessctl:apiKey"),
-    maxRequestsPerMinute: req.config.get("accessctl:maxRequestsPerMinute"),
-  };
+  const values: ConfigSource = {};
+  for (const key of CONFIG_KEYS) values[key] = req.config.get(`accessctl:${key}`);
+  stackConfigSlot().value = values;
 }
 
 /** The connection to use now: stack config first, then ACCESSCTL_* environment variables. */
@@ -42,7 +44,6 @@ export function connection(source?: ConfigSource): Connection {
   const env = process.env;
   const apiUrl = source.apiUrl || env.ACCESSCTL_API_URL;
   const apiKey = source.apiKey || env.ACCESSCTL_API_KEY;
-  const rpmText = source.maxRequestsPerMinute || env.ACCESSCTL_MAX_REQUESTS_PER_MINUTE;
   if (!apiUrl) {
     throw new Error("accessctl: no API URL: set the stack config `pulumi config set accessctl:apiUrl https://…` or the environment variable ACCESSCTL_API_URL");
   }
@@ -50,14 +51,19 @@ export function connection(source?: ConfigSource): Connection {
     throw new Error("accessctl: no API key: set the stack config `pulumi config set --secret accessctl:apiKey …` or the environment variable ACCESSCTL_API_KEY");
   }
   checkApiUrl(apiUrl);
-  let maxRequestsPerMinute = DEFAULT_REQUESTS_PER_MINUTE;
-  if (rpmText) {
-    maxRequestsPerMinute = Number(rpmText);
-    if (!Number.isInteger(maxRequestsPerMinute) || maxRequestsPerMinute < 1) {
-      throw new Error(`accessctl:maxRequestsPerMinute must be a whole number of at least 1, got ${JSON.stringify(rpmText)}`);
-    }
-  }
-  return { apiUrl: apiUrl.replace(/\/+$/, ""), apiKey, maxRequestsPerMinute };
+  return {
+    apiUrl: apiUrl.replace(/\/+$/, ""),
+    apiKey,
+    maxRequestsPerMinute: wholeNumber("maxRequestsPerMinute", source.maxRequestsPerMinute || env.ACCESSCTL_MAX_REQUESTS_PER_MINUTE, DEFAULT_REQUESTS_PER_MINUTE, 1),
+    maxRetries: wholeNumber("maxRetries", source.maxRetries || env.ACCESSCTL_MAX_RETRIES, DEFAULT_RETRIES, 0),
+  };
+}
+
+function wholeNumber(key: string, value: string | undefined, fallback: number, min: number): number {
+  if (value === undefined || value === "") return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) throw new Error(`accessctl:${key} must be a whole number of at least ${min}, got ${JSON.stringify(value)}`);
+  return n;
 }
 
 /** https anywhere; plain http only to this machine, so that a key never crosses a network in clear. */

@@ -1,0 +1,216 @@
+// The API client under faults: the emulator's --fail-rate and --rate-limit, and a small server
+// that misbehaves on purpose. Everything over real HTTP.
+import * as http from "node:http";
+import { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { listAll, startEmulator } from "../helpers/emulator";
+import { compiled, configureRequest, serializedProvider } from "../helpers/provider";
+
+const client = compiled("provider/client.js");
+const config = compiled("provider/config.js");
+
+function useApi(apiUrl: string, apiKey: string, maxRequestsPerMinute = "100000", maxRetries = "8") {
+  return config.configure(configureRequest({
+    "accessctl:apiUrl": apiUrl,
+    "accessctl:apiKey": apiKey,
+    "accessctl:maxRequestsPerMinute": maxRequestsPerMinute,
+    "accessctl:maxRetries": maxRetries,
+  }));
+}
+
+const servers: http.Server[] = [];
+afterEach(() => {
+  for (const s of servers.splice(0)) s.close();
+});
+
+/** A server that answers every request with `handler`, and counts requests per method. */
+async function misbehaving(handler: (req: http.IncomingMessage, res: http.ServerResponse) => void) {
+  const hits: Record<string, number> = {};
+  const server = http.createServer((req, res) => {
+    hits[req.method!] = (hits[req.method!] ?? 0) + 1;
+    req.resume();
+    req.on("end", () => handler(req, res));
+  });
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits };
+}
+
+describe("retries against the emulator", () => {
+  it("rides out --fail-rate 0.3: every create lands exactly once", async () => {
+    const emu = await startEmulator(["--fail-rate", "0.3", "--rate-limit", "off"]);
+    try {
+      await useApi(emu.url, emu.adminToken);
+      const { provider } = await serializedProvider("ip-policy-rule");
+      const before = client.counters().retries;
+      const created = await Promise.all(
+        Array.from({ length: 30 }, (_, i) => provider.create({ ipPolicyId: emu.fixtures.ipPolicies[0], cidr: `10.1.${i}.0/24`, action: "allow" })),
+      );
+      expect(new Set(created.map((c) => c.id)).size).toBe(30);
+      expect(client.counters().retries).toBeGreaterThan(before);
+      const stored = [];
+      for await (const rule of client.listAll("/ip_policy_rules", "ip_policy_rules", "list")) stored.push(rule);
+      expect(stored.map((r: any) => r.cidr).sort()).toEqual(created.map((c) => c.outs.cidr).sort());
+    } finally {
+      await emu.stop();
+    }
+  });
+
+  it("keeps under the service's limit with the client-side limiter: no 429 at all", async () => {
+    // 15 per 60 s on both sides: a burst of 15, then one every 4 s.
+    const emu = await startEmulator(["--rate-limit", "15/60"]);
+    try {
+      await useApi(emu.url, emu.adminToken, "15");
+      const { provider } = await serializedProvider("api-key");
+      const before = { ...client.counters() };
+      await Promise.all(Array.from({ length: 17 }, (_, i) => provider.create({ description: `paced ${i}` })));
+      expect(client.counters().rateLimited - before.rateLimited).toBe(0);
+      expect((await emu.stats()).byStatus["429"]).toBeUndefined();
+    } finally {
+      await emu.stop();
+    }
+  }, 120_000);
+
+  it("honours Retry-After when the service limits it anyway, and creates nothing twice", async () => {
+    const emu = await startEmulator(["--rate-limit", "5/2"]);
+    try {
+      await useApi(emu.url, emu.adminToken, "100000");
+      const { provider } = await serializedProvider("api-key");
+      const before = client.counters().rateLimited;
+      await Promise.all(Array.from({ length: 15 }, (_, i) => provider.create({ description: `pushed ${i}` })));
+      expect(client.counters().rateLimited - before).toBeGreaterThan(0);
+      const keys = await listAll(emu.url, emu.adminToken, "/api_keys", "keys").catch(async () => {
+        await new Promise((r) => setTimeout(r, 2500));
+        return listAll(emu.url, emu.adminToken, "/api_keys", "keys");
+      });
+      expect(keys.filter((k) => /^pushed \d+$/.test(k.description)).length).toBe(15);
+    } finally {
+      await emu.stop();
+    }
+  }, 120_000);
+});
+
+describe("ambiguous failures", () => {
+  it("never repeats a POST whose answer was lost, but retries a GET", async () => {
+    const server = await misbehaving((_req, res) => res.socket!.destroy());
+    await useApi(server.url, "k".repeat(20), "100000", "3");
+    const post = await client.api("POST", "/api_keys", { what: "create API key", body: {} }).catch((e: any) => e);
+    expect(server.hits.POST).toBe(1);
+    expect(post.ambiguous).toBe(true);
+    expect(post.message).toMatch(/^create API key: /);
+    const get = await client.api("GET", "/api_keys", { what: "list API keys" }).catch((e: any) => e);
+    expect(server.hits.GET).toBe(4);
+    expect(get.message).toMatch(/after 4 attempts\)$/);
+  }, 120_000);
+
+  it("retries a POST answered 503 or 429 (not acted on), not one answered 502", async () => {
+    let status = 503;
+    const server = await misbehaving((_req, res) => {
+      res.writeHead(status, { "content-type": "application/json", "retry-after": "0" });
+      res.end(JSON.stringify({ error_code: "ERR_X", status_code: status, msg: "busy", details: { operation_id: "op_1" } }));
+    });
+    await useApi(server.url, "k".repeat(20));
+    const failed503 = await client.api("POST", "/api_keys", { what: "create", body: {} }).catch((e: any) => e);
+    expect(server.hits.POST).toBeGreaterThan(1);
+    expect(failed503.message).toMatch(/^create: HTTP 503 ERR_X: busy \(operation op_1\) \(after \d+ attempts\)$/);
+    server.hits.POST = 0;
+    status = 502;
+    await client.api("POST", "/api_keys", { what: "create", body: {} }).catch((e: any) => e);
+    expect(server.hits.POST).toBe(1);
+  }, 120_000);
+});
+
+describe("answers that are not what they should be", () => {
+  it("reports a non-JSON error body clearly, without the API key", async () => {
+    const key = "secret-api-key-0123456789";
+    const server = await misbehaving((_req, res) => {
+      res.writeHead(500, { "content-type": "text/html" });
+      res.end(`<html>Internal error for ${key}</html>`);
+    });
+    await useApi(server.url, key);
+    const err = await client.api("GET", "/api_keys/ak_1", { what: "read API key ak_1" }).catch((e: any) => e);
+    expect(err.message).toBe("read API key ak_1: HTTP 500: unexpected answer: <html>Internal error for [redacted]</html>");
+    expect(err.status).toBe(500);
+  });
+
+  it("gives up on a huge answer, and on a success that is not JSON", async () => {
+    let mode = "huge";
+    const server = await misbehaving((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      if (mode === "huge") {
+        const chunk = "x".repeat(1 << 20);
+        for (let i = 0; i < 12; i++) res.write(chunk);
+        res.end();
+      } else res.end("{not json");
+    });
+    await useApi(server.url, "k".repeat(20));
+    const huge = await client.api("GET", "/api_keys", { what: "list" }).catch((e: any) => e);
+    expect(huge.message).toMatch(/^list: the answer is over \d+ bytes/);
+    mode = "text";
+    const text = await client.api("GET", "/api_keys", { what: "list" }).catch((e: any) => e);
+    expect(text.message).toBe("list: HTTP 200 but the answer is not JSON: {not json");
+  });
+
+  it("does not follow a next_page_uri to another origin with the key", async () => {
+    const server = await misbehaving((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ keys: [], uri: "x", next_page_uri: "https://elsewhere.example/api_keys?page=2" }));
+    });
+    await useApi(server.url, "k".repeat(20));
+    const pages = (async () => {
+      for await (const _ of client.listAll("/api_keys", "keys", "list API keys")) void _;
+    })();
+    await expect(pages).rejects.toThrow(/refusing to send the API key to https:\/\/elsewhere\.example/);
+  });
+});
+
+describe("connection settings", () => {
+  it("names the config key and environment variable that are missing", async () => {
+    const saved = { url: process.env.ACCESSCTL_API_URL, key: process.env.ACCESSCTL_API_KEY };
+    delete process.env.ACCESSCTL_API_URL;
+    delete process.env.ACCESSCTL_API_KEY;
+    try {
+      expect(() => config.connection({})).toThrow(/accessctl:apiUrl.*ACCESSCTL_API_URL/);
+      expect(() => config.connection({ apiUrl: "https://api.example" })).toThrow(/accessctl:apiKey.*ACCESSCTL_API_KEY/);
+      process.env.ACCESSCTL_API_URL = "http://127.0.0.1:1";
+      process.env.ACCESSCTL_API_KEY = "from-env-0123456789";
+      expect(config.connection({})).toMatchObject({ apiUrl: "http://127.0.0.1:1", apiKey: "from-env-0123456789", maxRequestsPerMinute: 120 });
+      // Stack config wins over the environment.
+      expect(config.connection({ apiKey: "from-config-0123456789" }).apiKey).toBe("from-config-0123456789");
+    } finally {
+      process.env.ACCESSCTL_API_URL = saved.url;
+      process.env.ACCESSCTL_API_KEY = saved.key;
+      if (saved.url === undefined) delete process.env.ACCESSCTL_API_URL;
+      if (saved.key === undefined) delete process.env.ACCESSCTL_API_KEY;
+    }
+  });
+
+  it("refuses plain http:// except to loopback", () => {
+    for (const ok of ["https://api.example.com", "http://127.0.0.1:8787", "http://localhost:1", "http://[::1]:8787"]) expect(() => config.checkApiUrl(ok)).not.toThrow();
+    for (const bad of ["http://api.example.com", "http://10.0.0.1", "ftp://x", "not a url", "https://user:pw@api.example.com"]) {
+      expect(() => config.checkApiUrl(bad), bad).toThrow(/accessctl:apiUrl/);
+    }
+    expect(() => config.connection({ apiUrl: "https://x", apiKey: "k", maxRequestsPerMinute: "0" })).toThrow(/maxRequestsPerMinute/);
+  });
+});
+
+describe("paths", () => {
+  it("URL-encodes every id and refuses dot segments", () => {
+    expect(client.apiPath`/api_keys/${"ak_1/../ip_policy_rules?x=1#y"}`).toBe("/api_keys/ak_1%2F..%2Fip_policy_rules%3Fx%3D1%23y");
+    expect(client.apiPath`/edges/tls/${"a b%"}/mutual_tls`).toBe("/edges/tls/a%20b%25/mutual_tls");
+    for (const bad of ["..", ".", "", "%2e%2E"]) expect(() => client.apiPath`/api_keys/${bad}`).toThrow(/invalid id/);
+  });
+
+  it("pages to the end of a list", async () => {
+    const emu = await startEmulator(["--rate-limit", "off"]);
+    try {
+      await useApi(emu.url, emu.adminToken);
+      for (let i = 0; i < 7; i++) await client.api("POST", "/api_keys", { what: "create", body: { description: `p${i}` } });
+      const seen: string[] = [];
+      for await (const key of client.listAll("/api_keys?limit=2", "keys", "list")) seen.push(key.description);
+      expect(seen.filter((d) => d?.startsWith("p"))).toEqual(["p6", "p5", "p4", "p3", "p2", "p1", "p0"]);
+    } finally {
+      await emu.stop();
+    }
+  });
+});
