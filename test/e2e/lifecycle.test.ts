@@ -1,0 +1,144 @@
+// The real Pulumi engine, our package installed from `npm pack`, and the emulator over HTTP:
+// up, preview, in-place updates and replacements, secrets in state, drift, destroy.
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { client, listAll, RunningEmulator, startEmulator } from "../helpers/emulator";
+import { Spec, testStack } from "../helpers/stack";
+
+let emu: RunningEmulator;
+let stack: ReturnType<typeof testStack>;
+let spec: Spec;
+let before: { keys: string[]; rules: string[] };
+
+const keyIds = async () => (await listAll(emu.url, emu.adminToken, "/api_keys", "keys")).map((k) => k.id).sort();
+const rules = () => listAll(emu.url, emu.adminToken, "/ip_policy_rules", "ip_policy_rules");
+
+beforeAll(async () => {
+  emu = await startEmulator();
+  stack = testStack({ project: inject("e2e"), emulator: emu, name: "lifecycle" });
+  const f = emu.fixtures;
+  spec = {
+    keys: { ci: { description: "CI deploy key", metadata: '{"team":"infra"}' } },
+    rules: {
+      office: { ipPolicyId: f.ipPolicies[0], cidr: "203.0.113.0/24", action: "allow", description: "HQ" },
+      // Written in upper case and uncompressed: stored canonical, and still no diff on the next run.
+      lab6: { ipPolicyId: f.ipPolicies[0], cidr: "2001:0DB8:00AB:0000::/64", action: "deny", description: "lab" },
+    },
+    modules: { edge: { edgeId: f.tlsEdges[0], certificateAuthorityIds: [f.certificateAuthorities[0]], enabled: true } },
+  };
+  before = { keys: await keyIds(), rules: (await rules()).map((r) => r.id) };
+});
+
+afterAll(async () => {
+  await emu?.stop();
+  stack?.cleanup();
+});
+
+describe("a stack of all three resources", () => {
+  it("up creates exactly what was declared", async () => {
+    const up = await stack.ok("up", spec);
+    expect(up.summary!.resourceChanges).toMatchObject({ create: 5 }); // 4 resources + the stack
+    const live = await rules();
+    expect(live.map((r) => [r.cidr, r.action, r.description]).sort()).toEqual([
+      ["2001:db8:ab::/64", "deny", "lab"],
+      ["203.0.113.0/24", "allow", "HQ"],
+    ]);
+    const keyId = up.outputs!.key_ci.value.id;
+    expect(await keyIds()).toEqual([...before.keys, keyId].sort());
+    const key = (await client(emu.url, emu.adminToken).get(`/api_keys/${keyId}`)).body;
+    expect(key).toMatchObject({ description: "CI deploy key", metadata: '{"team":"infra"}', owner_id: emu.fixtures.users[0].id });
+    const module = (await client(emu.url, emu.adminToken).get(`/edges/tls/${emu.fixtures.tlsEdges[0]}/mutual_tls`)).body;
+    expect(module).toMatchObject({ enabled: true, certificate_authorities: [{ id: emu.fixtures.certificateAuthorities[0] }] });
+  });
+
+  it("keeps the token secret: in the outputs, and nowhere in plain text in the state", async () => {
+    const outputs = (await stack.ok("outputs")).outputs!;
+    expect(outputs.token_ci.secret).toBe(true);
+    const token = outputs.token_ci.value as string;
+    expect(token.length).toBeGreaterThan(20);
+    // It is the real token: it authenticates.
+    expect((await client(emu.url, token).get("/api_keys?limit=1")).status).toBe(200);
+    const stored = stack.backendText();
+    expect(stored).not.toContain(token);
+    expect(stored).not.toContain(emu.adminToken);
+    const key = stack.state().resources.find((r: any) => r.type.endsWith("ApiKey"));
+    expect(key.outputs.token).toMatchObject({ "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", ciphertext: expect.any(String) });
+  });
+
+  it("serializes the provider as a small require of the installed package, not a copy of it", async () => {
+    const ours = stack.state().resources.filter((r: any) => r.type.startsWith("pulumi-nodejs:dynamic/accessctl:"));
+    expect(ours).toHaveLength(4);
+    for (const r of ours) {
+      expect(r.inputs.__provider).toMatch(/require\("@accessctl\/pulumi\/dist\/provider\/[a-z-]+\.js"\)/);
+      expect(r.inputs.__provider.length).toBeLessThan(2000);
+    }
+  });
+
+  it("a second preview shows no changes (no perpetual diff)", async () => {
+    const preview = await stack.ok("preview", spec);
+    expect(preview.changeSummary).toEqual({ same: 5 });
+  });
+
+  it("updates a description in place", async () => {
+    const officeId = (await stack.ok("outputs")).outputs!.rule_office.value.id;
+    spec.rules!.office.description = "HQ, 3rd floor";
+    const up = await stack.ok("up", spec);
+    expect(up.summary!.resourceChanges).toMatchObject({ update: 1, same: 4 });
+    expect(up.outputs!.rule_office.value.id).toBe(officeId);
+    expect((await client(emu.url, emu.adminToken).get(`/ip_policy_rules/${officeId}`)).body.description).toBe("HQ, 3rd floor");
+  });
+
+  it("replaces a rule when its action or policy changes, leaving nothing behind", async () => {
+    const first = (await stack.ok("outputs")).outputs!.rule_office.value.id;
+    spec.rules!.office.action = "deny"; // same CIDR, same policy: deleted before the new one is made
+    const up = await stack.ok("up", spec);
+    expect(up.summary!.resourceChanges).toMatchObject({ replace: 1 });
+    const second = up.outputs!.rule_office.value.id;
+    expect(second).not.toBe(first);
+    spec.rules!.office.ipPolicyId = emu.fixtures.ipPolicies[1];
+    const moved = await stack.ok("up", spec);
+    expect(moved.summary!.resourceChanges).toMatchObject({ replace: 1 });
+    const live = await rules();
+    expect(live.map((r) => r.id)).not.toContain(first);
+    expect(live.map((r) => r.id)).not.toContain(second);
+    expect(live.filter((r) => r.cidr === "203.0.113.0/24")).toEqual([
+      expect.objectContaining({ action: "deny", ip_policy: expect.objectContaining({ id: emu.fixtures.ipPolicies[1] }) }),
+    ]);
+    expect(live).toHaveLength(before.rules.length + 2);
+  });
+
+  it("replaces the key when its owner changes, with a new token", async () => {
+    const old = (await stack.ok("outputs")).outputs!;
+    spec.keys!.ci.ownerId = emu.fixtures.bots[0];
+    const up = await stack.ok("up", spec);
+    expect(up.summary!.resourceChanges).toMatchObject({ replace: 1 });
+    expect(up.outputs!.key_ci.value.ownerId).toBe(emu.fixtures.bots[0]);
+    expect(up.outputs!.token_ci.value).not.toBe(old.token_ci.value);
+    expect(await keyIds()).toEqual([...before.keys, up.outputs!.key_ci.value.id].sort());
+    expect((await client(emu.url, old.token_ci.value).get("/api_keys")).status).toBe(401);
+    expect(stack.backendText()).not.toContain(up.outputs!.token_ci.value);
+  });
+
+  it("shows drift with preview --refresh and puts it right with refresh + up", async () => {
+    const outputs = (await stack.ok("outputs")).outputs!;
+    const admin = client(emu.url, emu.adminToken);
+    await admin.patch(`/ip_policy_rules/${outputs.rule_lab6.value.id}`, { description: "changed by hand" });
+    await admin.delete(`/api_keys/${outputs.key_ci.value.id}`);
+
+    const preview = await stack.ok("preview", spec, { refresh: true });
+    expect(preview.changeSummary).toMatchObject({ create: 1, update: 1 });
+
+    await stack.ok("refresh", spec);
+    const up = await stack.ok("up", spec);
+    expect(up.summary!.resourceChanges).toMatchObject({ create: 1, update: 1 });
+    expect((await admin.get(`/ip_policy_rules/${outputs.rule_lab6.value.id}`)).body.description).toBe("lab");
+    expect(await keyIds()).toEqual([...before.keys, up.outputs!.key_ci.value.id].sort());
+    expect((await stack.ok("preview", spec, { refresh: true })).changeSummary).toEqual({ same: 5 });
+  });
+
+  it("destroy leaves the account as it was before up", async () => {
+    await stack.ok("destroy", spec);
+    expect(await keyIds()).toEqual(before.keys);
+    expect((await rules()).map((r) => r.id)).toEqual(before.rules);
+    expect((await client(emu.url, emu.adminToken).get(`/edges/tls/${emu.fixtures.tlsEdges[0]}/mutual_tls`)).status).toBe(404);
+  });
+});

@@ -1,0 +1,100 @@
+// Runs Pulumi operations on a stack of the e2e project through scripts/stack.js, in a child
+// process: the program, @pulumi/pulumi and our package all load from the project's node_modules.
+import { execFile } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { REPO, RunningEmulator } from "./emulator";
+
+export interface Spec {
+  keys?: Record<string, Record<string, unknown>>;
+  rules?: Record<string, Record<string, unknown>>;
+  modules?: Record<string, Record<string, unknown>>;
+}
+
+export interface RunResult {
+  ok: boolean;
+  error?: string;
+  /** Everything Pulumi printed (its progress goes to stderr). */
+  output: string;
+  summary?: { result: string; resourceChanges?: Record<string, number> };
+  changeSummary?: Record<string, number>;
+  outputs?: Record<string, { value: any; secret: boolean }>;
+  deployment?: { version: number; deployment: any };
+  seconds: number;
+}
+
+export interface StackOptions {
+  project: { dir: string; binDir: string };
+  emulator: RunningEmulator;
+  name?: string;
+  /** How the provider gets its credentials: stack config (default) or environment variables. */
+  credentials?: "config" | "env";
+  apiKey?: string;
+  extraConfig?: Record<string, { value: string; secret?: boolean }>;
+}
+
+export function testStack(options: StackOptions) {
+  const backend = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-backend-"));
+  const name = options.name ?? "test";
+  const apiKey = options.apiKey ?? options.emulator.adminToken;
+  const viaEnv = options.credentials === "env";
+  const baseConfig = viaEnv
+    ? {}
+    : { "accessctl:apiUrl": { value: options.emulator.url }, "accessctl:apiKey": { value: apiKey, secret: true } };
+  const env = viaEnv ? { ACCESSCTL_API_URL: options.emulator.url, ACCESSCTL_API_KEY: apiKey } : {};
+
+  async function run(op: string, spec?: Spec, extra: Record<string, unknown> = {}): Promise<RunResult> {
+    const job = {
+      dir: options.project.dir,
+      program: "program.js",
+      stack: name,
+      op,
+      binDir: options.project.binDir,
+      backend: `file://${backend}`,
+      config: spec ? { ...baseConfig, ...options.extraConfig, spec: { value: JSON.stringify(spec) } } : undefined,
+      env,
+      ...extra,
+    };
+    return new Promise((resolve) => {
+      execFile(process.execPath, [path.join(REPO, "scripts/stack.js"), JSON.stringify(job)], { maxBuffer: 256 << 20 }, (_err, stdout, stderr) => {
+        const line = stdout.split("\n").reverse().find((l) => l.startsWith("RESULT "));
+        const parsed = line ? JSON.parse(line.slice("RESULT ".length)) : { error: "no RESULT line" };
+        resolve({ ok: !parsed.error, output: `${stderr}\n${parsed.stdout ?? ""}`, ...parsed });
+      });
+    });
+  }
+
+  return {
+    backend,
+    run,
+    /** Like run, but fails the test with Pulumi's output when the operation fails. */
+    async ok(op: string, spec?: Spec, extra: Record<string, unknown> = {}): Promise<RunResult> {
+      const result = await run(op, spec, extra);
+      if (!result.ok) throw new Error(`pulumi ${op} failed: ${result.error}\n${result.output.slice(-6000)}`);
+      return result;
+    },
+    /** The stack's checkpoint as the backend stores it (secrets encrypted). */
+    state(): { resources: any[] } {
+      const projectName = JSON.parse(fs.readFileSync(path.join(options.project.dir, "package.json"), "utf8")).name;
+      const file = path.join(backend, ".pulumi", "stacks", projectName, `${name}.json`);
+      return JSON.parse(fs.readFileSync(file, "utf8")).checkpoint.latest;
+    },
+    /** Every file the backend holds (state, backups, history), concatenated. */
+    backendText(): string {
+      const texts: string[] = [];
+      const walk = (dir: string) => {
+        for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+          const p = path.join(dir, entry.name);
+          if (entry.isDirectory()) walk(p);
+          else texts.push(fs.readFileSync(p, "utf8"));
+        }
+      };
+      walk(backend);
+      return texts.join("\n");
+    },
+    cleanup() {
+      fs.rmSync(backend, { recursive: true, force: true });
+    },
+  };
+}
