@@ -32,6 +32,8 @@ export interface ApiKeyOutputs {
 
 type Inputs = Record<string, any>;
 
+const KEY_FIELDS = { id: "string", uri: "string", created_at: "string", owner_id: "string" } as const;
+
 export function toOutputs(body: ApiKeyBody, token: string | undefined): ApiKeyOutputs {
   return {
     description: text(body.description),
@@ -69,18 +71,17 @@ export async function create(inputs: Inputs) {
   };
   let created: ApiKeyBody;
   try {
-    created = (await api<ApiKeyBody>("POST", "/api_keys", { what: "create API key", body })).body;
+    created = (await api<ApiKeyBody>("POST", "/api_keys", { what: "create API key", body, expect: { ...KEY_FIELDS, token: "string" } })).body;
   } catch (e) {
     throw (e as ApiFailure).ambiguous ? await afterLostAnswer(e as ApiFailure, inputs, started) : e;
   }
-  if (!created?.id || !created.token) throw new Error("create API key: the answer has no id or token");
-  return { id: created.id, outs: toOutputs(created, created.token) };
+  return { id: created.id, outs: toOutputs(created, created.token ?? undefined) };
 }
 
 /** Takes over an existing key: its token stays unknown to Pulumi (it was shown once, to its creator). */
 async function adopt(inputs: Inputs) {
   const id: string = inputs.adoptId;
-  const found = (await api<ApiKeyBody>("GET", apiPath`/api_keys/${id}`, { what: `adopt API key ${id}` })).body;
+  const found = (await api<ApiKeyBody>("GET", apiPath`/api_keys/${id}`, { what: `adopt API key ${id}`, expect: KEY_FIELDS })).body;
   if (inputs.ownerId && found.owner_id !== inputs.ownerId) {
     throw new Error(`adopt API key ${id}: it is owned by ${found.owner_id}, not ${inputs.ownerId}; the owner of a key cannot be changed`);
   }
@@ -117,11 +118,11 @@ async function afterLostAnswer(err: ApiFailure, inputs: Inputs, started: number)
 async function patch(id: string, inputs: Inputs): Promise<ApiKeyBody> {
   // Both fields are always sent: one removed from the program is cleared on the service.
   const body = { description: text(inputs.description), metadata: text(inputs.metadata) };
-  return (await api<ApiKeyBody>("PATCH", apiPath`/api_keys/${id}`, { what: `update API key ${id}`, body })).body;
+  return (await api<ApiKeyBody>("PATCH", apiPath`/api_keys/${id}`, { what: `update API key ${id}`, body, expect: KEY_FIELDS })).body;
 }
 
 export async function read(id: string, props: Inputs) {
-  const res = await api<ApiKeyBody>("GET", apiPath`/api_keys/${id}`, { what: `read API key ${id}`, allow404: true });
+  const res = await api<ApiKeyBody>("GET", apiPath`/api_keys/${id}`, { what: `read API key ${id}`, allow404: true, expect: KEY_FIELDS });
   if (res.status === 404) return {}; // deleted outside Pulumi: refresh drops it
   return { id, props: { ...toOutputs(res.body, props.token), ...(props.adoptId ? { adoptId: props.adoptId } : {}) } };
 }

@@ -135,6 +135,17 @@ export interface RequestOptions {
   allow404?: boolean;
   /** Connection settings given by the caller (the program process); else the provider's configure / env. */
   source?: ConfigSource;
+  /** Fields a successful answer must have ("ip_policy.id": "string"): an answer without them is an error, not empty state. */
+  expect?: Record<string, "string" | "boolean" | "array">;
+}
+
+/** Checks that an answer has the fields we turn into outputs, so that a short answer never wipes state. */
+function checkAnswer(body: unknown, expect: NonNullable<RequestOptions["expect"]>, what: string): void {
+  for (const [field, type] of Object.entries(expect)) {
+    const value = field.split(".").reduce<any>((v, k) => (v === null || typeof v !== "object" ? undefined : v[k]), body);
+    const ok = type === "array" ? Array.isArray(value) : typeof value === type;
+    if (!ok) throw failure(`${what}: the answer has no valid ${field} (expected a ${type}); nothing was changed in the state`, {});
+  }
 }
 
 /** One API operation, with retries. `pathOrUrl` is a path (use apiPath) or a URL on the API's origin. */
@@ -182,6 +193,7 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
             ambiguous: isPost,
           });
         }
+        if (options.expect && res.statusCode !== 204) checkAnswer(body, options.expect, options.what);
         return { status: res.statusCode, body: body as T };
       }
       if (res.statusCode === 404 && options.allow404) return { status: 404, body: body as T };

@@ -33,6 +33,8 @@ export interface IpPolicyRuleOutputs {
 
 type Inputs = Record<string, any>;
 
+const RULE_FIELDS = { id: "string", uri: "string", created_at: "string", cidr: "string", "ip_policy.id": "string", "ip_policy.uri": "string", action: "string" } as const;
+
 export function toOutputs(body: IpPolicyRuleBody): IpPolicyRuleOutputs {
   return {
     ipPolicyId: body.ip_policy.id,
@@ -82,7 +84,6 @@ export async function diff(_id: string, olds: Inputs, news: Inputs) {
 
 export async function create(inputs: Inputs) {
   if (inputs.adoptId) return adopt(inputs.adoptId, inputs);
-  const started = Date.now();
   const body = {
     ip_policy_id: inputs.ipPolicyId,
     cidr: inputs.cidr,
@@ -91,29 +92,33 @@ export async function create(inputs: Inputs) {
     ...(inputs.metadata ? { metadata: inputs.metadata } : {}),
   };
   try {
-    const created = (await api<IpPolicyRuleBody>("POST", "/ip_policy_rules", { what: `create IP policy rule ${inputs.cidr}`, body })).body;
-    if (!created?.id) throw new Error(`create IP policy rule ${inputs.cidr}: the answer has no id`);
+    const created = (await api<IpPolicyRuleBody>("POST", "/ip_policy_rules", { what: `create IP policy rule ${inputs.cidr}`, body, expect: RULE_FIELDS })).body;
     return { id: created.id, outs: toOutputs(created) };
   } catch (e) {
-    if (!(e as ApiFailure).ambiguous) throw e;
-    // The answer was lost. A policy holds a CIDR once, so a rule made meanwhile for this CIDR is ours.
-    const made = await findRecent(inputs, started - 60_000).catch(() => undefined);
-    if (!made) throw e;
-    return converge(made, inputs);
+    const err = e as ApiFailure;
+    if (!err.ambiguous && err.status !== 409) throw err;
+    // A policy holds a CIDR once. The rule is there already (409), or our create may have made it
+    // before its answer was lost (say, an earlier run was interrupted): take it over, as
+    // Kubernetes' server-side apply does, rather than fail or make a second one.
+    const existing = await findExisting(inputs).catch(() => undefined);
+    if (!existing) throw err;
+    if (existing.action !== inputs.action) {
+      throw new Error(`${err.message}; rule ${existing.id} has this CIDR with action ${existing.action}: delete it, or adopt it with adoptId "${existing.id}" and action "${existing.action}"`);
+    }
+    return converge(existing, inputs);
   }
 }
 
-async function findRecent(inputs: Inputs, since: number): Promise<IpPolicyRuleBody | undefined> {
-  for await (const rule of listAll<IpPolicyRuleBody>("/ip_policy_rules", "ip_policy_rules", "look for a rule left by a lost answer")) {
-    if (Date.parse(rule.created_at) < since) return undefined; // newest first
-    if (rule.ip_policy.id === inputs.ipPolicyId && sameCidr(rule.cidr, inputs.cidr) && rule.action === inputs.action) return rule;
+async function findExisting(inputs: Inputs): Promise<IpPolicyRuleBody | undefined> {
+  for await (const rule of listAll<IpPolicyRuleBody>("/ip_policy_rules", "ip_policy_rules", "look for an existing rule")) {
+    if (rule.ip_policy?.id === inputs.ipPolicyId && sameCidr(rule.cidr, inputs.cidr)) return rule;
   }
   return undefined;
 }
 
 /** Takes over an existing rule and brings it to the declared inputs. */
 async function adopt(id: string, inputs: Inputs) {
-  const found = (await api<IpPolicyRuleBody>("GET", apiPath`/ip_policy_rules/${id}`, { what: `adopt IP policy rule ${id}` })).body;
+  const found = (await api<IpPolicyRuleBody>("GET", apiPath`/ip_policy_rules/${id}`, { what: `adopt IP policy rule ${id}`, expect: RULE_FIELDS })).body;
   for (const [property, have, want] of [["ipPolicyId", found.ip_policy.id, inputs.ipPolicyId], ["action", found.action, inputs.action]]) {
     if (have !== want) {
       throw new Error(`adopt IP policy rule ${id}: its ${property} is ${have}, not ${want}, and the API cannot change it; declare ${property}: "${have}" or let Pulumi create a new rule`);
@@ -138,11 +143,11 @@ async function converge(found: IpPolicyRuleBody, inputs: Inputs) {
 async function patch(id: string, inputs: Inputs): Promise<IpPolicyRuleBody> {
   // All three are always sent: a description or metadata removed from the program is cleared.
   const body = { cidr: inputs.cidr, description: text(inputs.description), metadata: text(inputs.metadata) };
-  return (await api<IpPolicyRuleBody>("PATCH", apiPath`/ip_policy_rules/${id}`, { what: `update IP policy rule ${id}`, body })).body;
+  return (await api<IpPolicyRuleBody>("PATCH", apiPath`/ip_policy_rules/${id}`, { what: `update IP policy rule ${id}`, body, expect: RULE_FIELDS })).body;
 }
 
 export async function read(id: string, props: Inputs) {
-  const res = await api<IpPolicyRuleBody>("GET", apiPath`/ip_policy_rules/${id}`, { what: `read IP policy rule ${id}`, allow404: true });
+  const res = await api<IpPolicyRuleBody>("GET", apiPath`/ip_policy_rules/${id}`, { what: `read IP policy rule ${id}`, allow404: true, expect: RULE_FIELDS });
   if (res.status === 404) return {}; // deleted outside Pulumi: refresh drops it
   return { id, props: { ...toOutputs(res.body), ...(props.adoptId ? { adoptId: props.adoptId } : {}) } };
 }

@@ -23,9 +23,11 @@ export interface TlsEdgeMutualTlsOutputs {
 
 type Inputs = Record<string, any>;
 
+const MODULE_FIELDS = { enabled: "boolean", certificate_authorities: "array" } as const;
+
 function toOutputs(edgeId: string, body: MutualTlsBody): TlsEdgeMutualTlsOutputs {
-  const refs = (body.certificate_authorities ?? []).map((ca) => ({ id: ca.id, uri: ca.uri }));
-  return { edgeId, enabled: body.enabled !== false, certificateAuthorityIds: refs.map((ca) => ca.id), certificateAuthorities: refs };
+  const refs = body.certificate_authorities.map((ca) => ({ id: ca.id, uri: ca.uri }));
+  return { edgeId, enabled: body.enabled, certificateAuthorityIds: refs.map((ca) => ca.id), certificateAuthorities: refs };
 }
 
 export async function check(_olds: Inputs, news: Inputs) {
@@ -62,7 +64,7 @@ export async function diff(_id: string, olds: Inputs, news: Inputs) {
 async function put(inputs: Inputs): Promise<TlsEdgeMutualTlsOutputs> {
   const edgeId: string = inputs.edgeId;
   const body = { enabled: inputs.enabled !== false, certificate_authority_ids: inputs.certificateAuthorityIds ?? [] };
-  const res = await api<MutualTlsBody>("PUT", apiPath`/edges/tls/${edgeId}/mutual_tls`, { what: `set mutual TLS of TLS edge ${edgeId}`, body });
+  const res = await api<MutualTlsBody>("PUT", apiPath`/edges/tls/${edgeId}/mutual_tls`, { what: `set mutual TLS of TLS edge ${edgeId}`, body, expect: MODULE_FIELDS });
   return toOutputs(edgeId, res.body);
 }
 
@@ -71,7 +73,7 @@ export async function create(inputs: Inputs) {
 }
 
 export async function read(id: string) {
-  const res = await api<MutualTlsBody>("GET", apiPath`/edges/tls/${id}/mutual_tls`, { what: `read mutual TLS of TLS edge ${id}`, allow404: true });
+  const res = await api<MutualTlsBody>("GET", apiPath`/edges/tls/${id}/mutual_tls`, { what: `read mutual TLS of TLS edge ${id}`, allow404: true, expect: MODULE_FIELDS });
   if (res.status === 404) return {}; // removed outside Pulumi: refresh drops it
   return { id, props: toOutputs(id, res.body) };
 }

@@ -151,6 +151,32 @@ describe("answers that are not what they should be", () => {
     expect(text.message).toBe("list: HTTP 200 but the answer is not JSON: {not json");
   });
 
+  it("refuses an answer that lacks a field rather than wiping the state", async () => {
+    const server = await misbehaving((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ id: "ipr_1", uri: "u", created_at: "t", action: "allow", ip_policy: { id: "ipp_1", uri: "u" } }));
+    });
+    await useApi(server.url, "k".repeat(20));
+    const { provider } = await serializedProvider("ip-policy-rule");
+    const err = await provider.read("ipr_1", { cidr: "10.0.0.0/8" }).catch((e: Error) => e);
+    expect(err.message).toBe("read IP policy rule ipr_1: the answer has no valid cidr (expected a string); nothing was changed in the state");
+    const mtls = (await serializedProvider("tls-edge-mutual-tls")).provider;
+    const err2 = await mtls.read("edgtls_1", {}).catch((e: Error) => e);
+    expect(err2.message).toMatch(/the answer has no valid enabled/);
+  });
+
+  it("ends with a clear error on a truncated answer, without hanging", async () => {
+    const server = await misbehaving((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json", "content-length": "500" });
+      res.write('{"keys": [');
+      setTimeout(() => res.socket!.destroy(), 20);
+    });
+    await useApi(server.url, "k".repeat(20), "100000", "1");
+    const err = await client.api("GET", "/api_keys", { what: "list API keys" }).catch((e: any) => e);
+    expect(err.message).toMatch(/^list API keys: \w+: .* \(after 2 attempts\)$/);
+    expect(server.hits.GET).toBe(2);
+  });
+
   it("does not follow a next_page_uri to another origin with the key", async () => {
     const server = await misbehaving((_req, res) => {
       res.writeHead(200, { "content-type": "application/json" });

@@ -137,6 +137,21 @@ describe("IpPolicyRule", () => {
   });
 });
 
+describe("IpPolicyRule that already exists", () => {
+  it("takes over a rule with the same policy, CIDR and action instead of failing with 409", async () => {
+    const admin = client(emu.url, emu.adminToken);
+    const p = emu.fixtures.ipPolicies[0];
+    const existing = (await admin.post("/ip_policy_rules", { ip_policy_id: p, cidr: "2001:db8:99::/48", action: "allow" })).body;
+    const before = (await listAll(emu.url, emu.adminToken, "/ip_policy_rules", "ip_policy_rules")).length;
+    const taken = await rule.provider.create({ ipPolicyId: p, cidr: "2001:DB8:99::/48", action: "allow", description: "declared" });
+    expect(taken.id).toBe(existing.id);
+    expect(taken.outs.description).toBe("declared");
+    expect((await listAll(emu.url, emu.adminToken, "/ip_policy_rules", "ip_policy_rules")).length).toBe(before);
+    const clash = await rule.provider.create({ ipPolicyId: p, cidr: "2001:db8:99::/48", action: "deny" }).catch((e: Error) => e);
+    expect(clash.message).toMatch(/HTTP 409 ERR_CONFLICT: .*; rule ipr_\w+ has this CIDR with action allow: delete it, or adopt it with adoptId "ipr_\w+" and action "allow"$/);
+  });
+});
+
 describe("TlsEdgeMutualTls", () => {
   it("puts, reads, updates and deletes the module; the id is the edge id", async () => {
     const p = mtls.provider;
