@@ -9,7 +9,7 @@
 //
 //   node scripts/stack.js '<job as JSON>'
 // job: { dir, program, stack, op, binDir, backend, passphrase?, config?: {key: {value, secret}},
-//        refresh?, env?, parallel?, verbose? }
+//        refresh?, clearPendingCreates?, env?, parallel?, verbose? }
 // `dir` is the project directory: its Pulumi.yaml, and its node_modules, from which
 // @pulumi/pulumi and the program's packages are loaded (as a user's project would load them).
 // Pulumi's own output goes to stderr; the last line on stdout is `RESULT {json}`.
@@ -61,7 +61,7 @@ async function run(job) {
       break;
     }
     case "refresh": {
-      const r = await stack.refresh({ ...common, ...debug });
+      const r = await stack.refresh({ ...common, ...debug, clearPendingCreates: !!job.clearPendingCreates });
       result = { summary: r.summary, stdout: r.stdout };
       break;
     }

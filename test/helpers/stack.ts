@@ -1,6 +1,6 @@
 // Runs Pulumi operations on a stack of the e2e project through scripts/stack.js, in a child
 // process: the program, @pulumi/pulumi and our package all load from the project's node_modules.
-import { execFile } from "node:child_process";
+import { ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -44,7 +44,8 @@ export function testStack(options: StackOptions) {
     : { "accessctl:apiUrl": { value: options.emulator.url }, "accessctl:apiKey": { value: apiKey, secret: true } };
   const env = viaEnv ? { ACCESSCTL_API_URL: options.emulator.url, ACCESSCTL_API_KEY: apiKey } : {};
 
-  async function run(op: string, spec?: Spec, extra: Record<string, unknown> = {}): Promise<RunResult> {
+  /** Starts an operation in its own process group (so that a test can kill Pulumi and all its children). */
+  function start(op: string, spec?: Spec, extra: Record<string, unknown> = {}): { child: ChildProcess; done: Promise<RunResult> } {
     const job = {
       dir: options.project.dir,
       program: "program.js",
@@ -56,18 +57,29 @@ export function testStack(options: StackOptions) {
       env,
       ...extra,
     };
-    return new Promise((resolve) => {
-      execFile(process.execPath, [path.join(REPO, "scripts/stack.js"), JSON.stringify(job)], { maxBuffer: 256 << 20 }, (_err, stdout, stderr) => {
+    const child = spawn(process.execPath, [path.join(REPO, "scripts/stack.js"), JSON.stringify(job)], { detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout!.on("data", (d) => (stdout += d));
+    child.stderr!.on("data", (d) => (stderr += d));
+    const done = new Promise<RunResult>((resolve) => {
+      child.once("close", () => {
         const line = stdout.split("\n").reverse().find((l) => l.startsWith("RESULT "));
-        const parsed = line ? JSON.parse(line.slice("RESULT ".length)) : { error: "no RESULT line" };
+        const parsed = line ? JSON.parse(line.slice("RESULT ".length)) : { error: "no RESULT line (killed?)" };
         resolve({ ok: !parsed.error, output: `${stderr}\n${parsed.stdout ?? ""}`, ...parsed });
       });
     });
+    return { child, done };
+  }
+
+  function run(op: string, spec?: Spec, extra: Record<string, unknown> = {}): Promise<RunResult> {
+    return start(op, spec, extra).done;
   }
 
   return {
     backend,
     run,
+    start,
     /** Like run, but fails the test with Pulumi's output when the operation fails. */
     async ok(op: string, spec?: Spec, extra: Record<string, unknown> = {}): Promise<RunResult> {
       const result = await run(op, spec, extra);

@@ -1,0 +1,199 @@
+// Reliability under faults, with the real engine: a flaky and rate-limited service, an emulator
+// killed in the middle of an update, a Pulumi process killed in the middle of an update, and
+// changes made outside Pulumi. After each, a re-run converges to exactly the declared state.
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { afterEach, describe, expect, inject, it } from "vitest";
+import { client, listAll, RunningEmulator, startEmulator } from "../helpers/emulator";
+import { Spec, testStack } from "../helpers/stack";
+
+const cleanups: (() => Promise<unknown> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** `count` allow rules for 10.{second..}.x.0/24, spread over the two fixture policies. */
+function rulesSpec(emu: RunningEmulator, count: number, second: number): Spec {
+  const rules: Spec["rules"] = {};
+  for (let i = 0; i < count; i++) {
+    rules[`r${i}`] = { ipPolicyId: emu.fixtures.ipPolicies[i % 2], cidr: `10.${second + Math.floor(i / 250)}.${i % 250}.0/24`, action: "allow", description: `rule ${i}` };
+  }
+  return { rules };
+}
+
+async function liveRules(emu: RunningEmulator) {
+  return listAll(emu.url, emu.adminToken, "/ip_policy_rules", "ip_policy_rules");
+}
+
+/** The emulator holds exactly the declared rules: same CIDRs, each once. */
+async function expectExactly(emu: RunningEmulator, spec: Spec) {
+  const live = await liveRules(emu);
+  const declared = Object.values(spec.rules ?? {}).map((r) => `${r.ipPolicyId} ${r.cidr}`).sort();
+  expect(live.map((r) => `${r.ip_policy.id} ${r.cidr}`).sort()).toEqual(declared);
+}
+
+async function until(condition: () => Promise<boolean>, what: string, seconds = 120) {
+  const deadline = Date.now() + seconds * 1000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe("a flaky, rate-limited service", () => {
+  it("up of 100 rules and 10 keys at --fail-rate 0.2 lands exactly the declared objects; a second up changes nothing", async () => {
+    const emu = await startEmulator(["--fail-rate", "0.2", "--latency", "10", "--rate-limit", "100/20"]);
+    cleanups.push(() => emu.stop());
+    const stack = testStack({ project: inject("e2e"), emulator: emu, name: "flaky" });
+    cleanups.push(() => stack.cleanup());
+    const spec = rulesSpec(emu, 100, 20);
+    spec.keys = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`k${i}`, { description: `flaky key ${i}` }]));
+
+    const up = await stack.ok("up", spec);
+    expect(up.summary!.resourceChanges).toMatchObject({ create: 111 });
+    const stats = await emu.stats();
+    expect(stats.byStatus["503"]).toBeGreaterThan(0); // the faults did happen
+    let keys: any[] = [];
+    await until(async () => {
+      try {
+        keys = await listAll(emu.url, emu.adminToken, "/api_keys", "keys");
+        await expectExactly(emu, spec);
+        return true;
+      } catch {
+        return false; // a 503 from the flaky emulator while listing: try again
+      }
+    }, "a clean listing");
+    expect(keys.filter((k) => /^flaky key \d+$/.test(k.description ?? "")).length).toBe(10);
+
+    const again = await stack.ok("up", spec);
+    expect(again.summary!.resourceChanges).toEqual({ same: 111 });
+  });
+});
+
+describe("the service dies in the middle of an update", () => {
+  it("fails clearly; after a restart, refresh and up converge with no duplicates and destroy leaves nothing", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-kill-"));
+    const data = path.join(dir, "emulator.json");
+    const token = "fixed-admin-token-0123456789";
+    const first = await startEmulator(["--data", data, "--admin-token", token, "--rate-limit", "off", "--latency", "30"]);
+    const port = new URL(first.url).port;
+    const stack = testStack({ project: inject("e2e"), emulator: first, name: "emulator-killed", extraConfig: { "accessctl:maxRetries": { value: "2" } } });
+    cleanups.push(() => stack.cleanup());
+    const before = (await liveRules(first)).length;
+    const spec = rulesSpec(first, 200, 30);
+
+    const running = stack.start("up", spec);
+    await until(async () => (await first.stats()).requests > 60, "60 requests");
+    await first.kill();
+    const failed = await running.done;
+    expect(failed.ok).toBe(false);
+    expect(failed.output).toMatch(/create IP policy rule 10\.30\.\d+\.\d+\/24: (ECONNREFUSED|ECONNRESET|UND_ERR_SOCKET)[^\n]*127\.0\.0\.1/);
+
+    const second = await startEmulator(["--data", data, "--admin-token", token, "--rate-limit", "off", "--port", port]);
+    cleanups.push(() => second.stop());
+    expect(second.url).toBe(first.url);
+    const survived = (await liveRules(second)).length - before;
+    expect(survived).toBeGreaterThan(0);
+    expect(survived).toBeLessThan(200);
+
+    await stack.ok("refresh", spec);
+    const up = await stack.ok("up", spec);
+    expect(up.summary!.resourceChanges!.create).toBeGreaterThan(0);
+    await expectExactly(second, spec);
+    await stack.ok("destroy", spec);
+    expect((await liveRules(second)).length).toBe(before);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe("pulumi is killed in the middle of an update", () => {
+  it("leaves pending creates; refresh --clear-pending-creates and up converge, and destroy leaves nothing", async () => {
+    const emu = await startEmulator(["--rate-limit", "off", "--latency", "30"]);
+    cleanups.push(() => emu.stop());
+    const stack = testStack({ project: inject("e2e"), emulator: emu, name: "pulumi-killed" });
+    cleanups.push(() => stack.cleanup());
+    const spec = rulesSpec(emu, 200, 40);
+
+    const running = stack.start("up", spec);
+    await until(async () => (await emu.stats()).requests > 60, "60 requests");
+    process.kill(-running.child.pid!, "SIGKILL"); // the whole process group: Pulumi, its plugins, the program
+    const killed = await running.done;
+    expect(killed.ok).toBe(false);
+    const orphansPossible = (await liveRules(emu)).length;
+    expect(orphansPossible).toBeGreaterThan(0);
+
+    // What a user does after a killed update (README, Troubleshooting): the lock is still there,
+    // so `pulumi cancel`, then drop the creates that never finished, then up.
+    const locked = await stack.run("up", spec);
+    expect(locked.ok).toBe(false);
+    expect(locked.output).toMatch(/currently locked by 1 lock\(s\)|concurrent update/i);
+    await stack.ok("cancel");
+    await stack.ok("refresh", spec, { clearPendingCreates: true });
+    await stack.ok("up", spec);
+    await expectExactly(emu, spec);
+    expect((await stack.ok("preview", spec)).changeSummary).toEqual({ same: 201 });
+    await stack.ok("destroy", spec);
+    expect(await liveRules(emu)).toEqual([]);
+  });
+});
+
+describe("changes made outside Pulumi", () => {
+  it("up --refresh recreates deleted objects and puts changed ones back", async () => {
+    const emu = await startEmulator();
+    cleanups.push(() => emu.stop());
+    const stack = testStack({ project: inject("e2e"), emulator: emu, name: "out-of-band" });
+    cleanups.push(() => stack.cleanup());
+    const f = emu.fixtures;
+    const spec: Spec = {
+      keys: { k: { description: "kept" } },
+      rules: { a: { ipPolicyId: f.ipPolicies[0], cidr: "192.0.2.0/24", action: "allow", description: "a" }, b: { ipPolicyId: f.ipPolicies[0], cidr: "198.51.100.0/24", action: "deny" } },
+      modules: { m: { edgeId: f.tlsEdges[0], certificateAuthorityIds: [f.certificateAuthorities[0]], enabled: true } },
+    };
+    const up = await stack.ok("up", spec);
+    const admin = client(emu.url, emu.adminToken);
+    const out = up.outputs!;
+    await admin.delete(`/api_keys/${out.key_k.value.id}`);
+    await admin.delete(`/ip_policy_rules/${out.rule_b.value.id}`);
+    await admin.patch(`/ip_policy_rules/${out.rule_a.value.id}`, { description: "edited", cidr: "192.0.2.0/25" });
+    await admin.delete(`/edges/tls/${f.tlsEdges[0]}/mutual_tls`);
+
+    const fixed = await stack.ok("up", spec, { refresh: true });
+    expect(fixed.summary!.resourceChanges).toMatchObject({ create: 3, update: 1 });
+    expect((await admin.get(`/ip_policy_rules/${out.rule_a.value.id}`)).body).toMatchObject({ description: "a", cidr: "192.0.2.0/24" });
+    expect((await admin.get(`/edges/tls/${f.tlsEdges[0]}/mutual_tls`)).body).toMatchObject({ enabled: true });
+    await expectExactly(emu, spec);
+    const newKey = fixed.outputs!.key_k.value.id;
+    expect((await admin.get(`/api_keys/${newKey}`)).body.description).toBe("kept");
+    expect(fixed.outputs!.token_k.value).not.toBe(out.token_k.value); // a new key, a new token
+    await stack.ok("destroy", spec);
+  });
+});
+
+describe("wrong account, wrong rights", () => {
+  it("a member key asking for a key owned by someone else fails at up with the service's 403", async () => {
+    const emu = await startEmulator();
+    cleanups.push(() => emu.stop());
+    const stack = testStack({ project: inject("e2e"), emulator: emu, name: "member", apiKey: emu.memberToken });
+    cleanups.push(() => stack.cleanup());
+    const up = await stack.run("up", { keys: { other: { ownerId: emu.fixtures.users[0].id } } });
+    expect(up.ok).toBe(false);
+    expect(up.output).toMatch(/create API key: HTTP 403 ERR_FORBIDDEN: only admins may create an API key owned by someone else \(owner_id usr_\w+\) \(operation op_\w+\)/);
+    expect(up.output).not.toContain(emu.memberToken);
+  });
+
+  it("the second account sees none of the first account's objects", async () => {
+    const emu = await startEmulator();
+    cleanups.push(() => emu.stop());
+    const stack = testStack({ project: inject("e2e"), emulator: emu, name: "accounts" });
+    cleanups.push(() => stack.cleanup());
+    const spec: Spec = { keys: { k: {} }, rules: { r: { ipPolicyId: emu.fixtures.ipPolicies[0], cidr: "203.0.113.0/24", action: "allow" } } };
+    const out = (await stack.ok("up", spec)).outputs!;
+    const otherKeys = await listAll(emu.url, emu.otherAccountToken, "/api_keys", "keys");
+    const otherRules = await listAll(emu.url, emu.otherAccountToken, "/ip_policy_rules", "ip_policy_rules");
+    expect(otherKeys.map((k) => k.id)).not.toContain(out.key_k.value.id);
+    expect(otherRules).toEqual([]);
+    expect((await client(emu.url, emu.otherAccountToken).get(`/ip_policy_rules/${out.rule_r.value.id}`)).status).toBe(404);
+    await stack.ok("destroy", spec);
+  });
+});
