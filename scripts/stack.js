@@ -52,22 +52,22 @@ async function run(job) {
   switch (job.op) {
     case "up": {
       const r = await stack.up({ ...common, ...debug, refresh: !!job.refresh });
-      result = { summary: r.summary, outputs: r.outputs, stdout: r.stdout };
+      result = { summary: r.summary, outputs: r.outputs, stdout: r.stdout, stderr: r.stderr };
       break;
     }
     case "preview": {
       const r = await stack.preview({ ...common, ...debug, refresh: !!job.refresh, diff: true });
-      result = { changeSummary: r.changeSummary, stdout: r.stdout };
+      result = { changeSummary: r.changeSummary, stdout: r.stdout, stderr: r.stderr };
       break;
     }
     case "refresh": {
       const r = await stack.refresh({ ...common, ...debug, clearPendingCreates: !!job.clearPendingCreates });
-      result = { summary: r.summary, stdout: r.stdout };
+      result = { summary: r.summary, stdout: r.stdout, stderr: r.stderr };
       break;
     }
     case "destroy": {
       const r = await stack.destroy({ ...common, ...debug, refresh: !!job.refresh });
-      result = { summary: r.summary, stdout: r.stdout };
+      result = { summary: r.summary, stdout: r.stdout, stderr: r.stderr };
       break;
     }
     case "outputs": {

@@ -54,8 +54,8 @@ export function testStack(options: StackOptions) {
       binDir: options.project.binDir,
       backend: `file://${backend}`,
       config: spec ? { ...baseConfig, ...options.extraConfig, spec: { value: JSON.stringify(spec) } } : undefined,
-      env,
       ...extra,
+      env: { ...env, ...(extra.env as Record<string, string> | undefined) },
     };
     const child = spawn(process.execPath, [path.join(REPO, "scripts/stack.js"), JSON.stringify(job)], { detached: true, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
@@ -66,7 +66,7 @@ export function testStack(options: StackOptions) {
       child.once("close", () => {
         const line = stdout.split("\n").reverse().find((l) => l.startsWith("RESULT "));
         const parsed = line ? JSON.parse(line.slice("RESULT ".length)) : { error: "no RESULT line (killed?)" };
-        resolve({ ok: !parsed.error, output: `${stderr}\n${parsed.stdout ?? ""}`, ...parsed });
+        resolve({ ok: !parsed.error, output: `${stderr}\n${parsed.stdout ?? ""}\n${parsed.stderr ?? ""}`, ...parsed });
       });
     });
     return { child, done };

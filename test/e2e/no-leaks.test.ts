@@ -1,0 +1,96 @@
+// Secrets in plain text: nowhere that our code writes, and nowhere in the state, its backups or the
+// emulator's log, even with Pulumi's most verbose logging and a gRPC dump. Pulumi's own debug
+// channels are the exception, and this test pins down exactly what they show (see README,
+// "Reliability"): the gRPC dump carries decrypted stack config (so an API key given as
+// `accessctl:apiKey`) and every token, and @pulumi/pulumi's debug log prints RegisterResource
+// answers, secret outputs included. Neither can be changed by a provider.
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { RunningEmulator, startEmulator } from "../helpers/emulator";
+import { RunResult, Spec, testStack } from "../helpers/stack";
+
+let emu: RunningEmulator;
+let dumpDir: string;
+
+beforeAll(async () => {
+  emu = await startEmulator();
+  dumpDir = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-leaks-"));
+});
+afterAll(async () => {
+  await emu?.stop();
+  fs.rmSync(dumpDir, { recursive: true, force: true });
+});
+
+/** Runs up, preview --refresh and destroy; returns what each place holds, and the tokens made. */
+async function runAll(credentials: "config" | "env", verbose: boolean) {
+  const stack = testStack({ project: inject("e2e"), emulator: emu, name: `leaks-${credentials}-${verbose ? "v11" : "quiet"}`, credentials });
+  const grpcDump = path.join(dumpDir, `grpc-${credentials}-${verbose}.log`);
+  const extra = verbose ? { verbose: 11, env: { PULUMI_DEBUG_GRPC: grpcDump } } : {};
+  const spec: Spec = {
+    keys: { a: { description: "one" }, b: { description: "two" } },
+    rules: { r: { ipPolicyId: emu.fixtures.ipPolicies[0], cidr: "192.0.2.0/24", action: "allow" } },
+  };
+  const runs: RunResult[] = [];
+  try {
+    for (const [op, more] of [["up", {}], ["preview", { refresh: true }], ["destroy", {}]] as const) {
+      const result = await stack.run(op, spec, { ...extra, ...more });
+      if (!result.ok) throw new Error(`${op} failed: ${result.error}\n${result.output.slice(-3000)}`);
+      runs.push(result);
+    }
+    const tokens = ["a", "b"].map((k) => runs[0].outputs![`token_${k}`].value as string);
+    expect(tokens.every((t) => t.length > 20)).toBe(true);
+    const places: Record<string, string> = {
+      // What Pulumi printed, and the stack outputs with the secret values (returned on purpose) left out.
+      output: runs.map((r) => r.output + JSON.stringify(r.outputs ?? {}).replace(/"value":"[^"]*","secret":true/g, "")).join("\n"),
+      state: stack.backendText(), // checkpoint, its backups and history
+      emulatorLog: emu.stderr(),
+      ...(verbose ? { grpcDump: fs.readFileSync(grpcDump, "utf8") } : {}),
+    };
+    return { places, tokens };
+  } finally {
+    stack.cleanup();
+  }
+}
+
+function where(places: Record<string, string>, secret: string): string[] {
+  return Object.entries(places).filter(([, text]) => text.includes(secret)).map(([place]) => place);
+}
+
+// Lines that Pulumi itself writes at -v=9 and above with property values in them: the engine's
+// marshaling traces, and @pulumi/pulumi's "RPC finished" debug lines (printed across lines).
+const PULUMI_DEBUG_LINE = /(Marshaling|Unmarshaling) property for RPC|RPC finished: |eventSink::Debug|^\s*,createdAt,/;
+
+/** Every line of the output holding the secret is one of Pulumi's own debug lines. */
+function expectOnlyInPulumiDebugLines(output: string, secret: string) {
+  const lines = output.split("\n").filter((l) => l.includes(secret));
+  expect(lines.length).toBeGreaterThan(0);
+  for (const line of lines) expect(line.slice(0, 200)).toMatch(PULUMI_DEBUG_LINE);
+}
+
+describe("at normal verbosity", () => {
+  it("no API key and no token in the output, the state or the emulator's log", async () => {
+    const { places, tokens } = await runAll("config", false);
+    for (const secret of [emu.adminToken, ...tokens]) expect(where(places, secret)).toEqual([]);
+  });
+});
+
+describe("at -v=11 with PULUMI_DEBUG_GRPC", () => {
+  it("with credentials from the environment: the API key appears nowhere; tokens only in Pulumi's own traces", async () => {
+    const { places, tokens } = await runAll("env", true);
+    expect(places.output.length).toBeGreaterThan(100_000); // the verbose logs were captured
+    expect(where(places, emu.adminToken)).toEqual([]);
+    for (const token of tokens) {
+      expect(where(places, token)).toEqual(["output", "grpcDump"]);
+      expectOnlyInPulumiDebugLines(places.output, token);
+    }
+  });
+
+  it("with credentials in stack config: the API key appears only in Pulumi's traces of Configure and in the gRPC dump", async () => {
+    const { places, tokens } = await runAll("config", true);
+    expect(where(places, emu.adminToken)).toEqual(["output", "grpcDump"]);
+    expectOnlyInPulumiDebugLines(places.output, emu.adminToken);
+    for (const token of tokens) expectOnlyInPulumiDebugLines(places.output, token);
+  });
+});
