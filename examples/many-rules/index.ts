@@ -1,6 +1,6 @@
 // Rules built from a list of CIDRs: one allow rule per range, spread over the IP policies given.
-// Config: `ipPolicyIds` (list of ipp_… ids), `cidrs` (list), or `count` to generate that many
-// ranges in 10.0.0.0/8 (the benchmarks use it).
+// Config: `ipPolicyIds` (list of ipp_… ids); `cidrs` (list), or `count` to generate that many
+// ranges in 10.0.0.0/8; `apiKeys` (a number of CI keys to add, default 0). The benchmarks use it.
 import * as pulumi from "@pulumi/pulumi";
 import * as accessctl from "@accessctl/pulumi";
 
@@ -19,4 +19,9 @@ export const ruleIds = cidrs.map(
       action: "allow",
       description: `generated rule ${i + 1} of ${cidrs.length}`,
     }).id,
+);
+
+export const keyIds = Array.from(
+  { length: config.getNumber("apiKeys") ?? 0 },
+  (_, i) => new accessctl.ApiKey(`ci-${i}`, { description: `CI key ${i + 1}` }).id,
 );

@@ -1,0 +1,246 @@
+#!/usr/bin/env node
+// `npm run bench [-- --sizes 50,200,500 --keys 3 --latency 20 --rate-rules 300 --skip-rate]`
+// Measures, side by side in one run, against the emulator:
+//   1. engine overhead: wall time of up / preview --refresh / destroy for N rules + a few keys, for
+//      our package (installed from npm pack), a minimal dynamic provider (bench/baseline.js) on the
+//      same engine, and the floor: the same API calls made directly with undici at Pulumi's
+//      parallelism, no engine;
+//   2. state size per resource, and serialized provider code per resource;
+//   3. `up` of many rules under the service's default rate limit (120/60): time against the lower
+//      bound, and the 429 answers received;
+//   4. peak memory (VmHWM) of the dynamic-provider process during the largest `up`.
+// Prints a table and writes bench/results.json.
+"use strict";
+const { spawn } = require("node:child_process");
+const fs = require("node:fs");
+const os = require("node:os");
+const path = require("node:path");
+const readline = require("node:readline");
+const { packProject, pulumiBinDir, REPO } = require("../scripts/pack-project");
+
+function flags(argv) {
+  const f = { sizes: [50, 200, 500], keys: 3, latency: 20, rateRules: 300, skipRate: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === "--sizes") f.sizes = argv[++i].split(",").map(Number);
+    else if (a === "--keys") f.keys = Number(argv[++i]);
+    else if (a === "--latency") f.latency = Number(argv[++i]);
+    else if (a === "--rate-rules") f.rateRules = Number(argv[++i]);
+    else if (a === "--skip-rate") f.skipRate = true;
+    else throw new Error(`unknown flag ${a}`);
+  }
+  return f;
+}
+
+function startEmulator(args) {
+  const child = spawn(process.execPath, [path.join(REPO, "dist/emulator/main.js"), "--port", "0", ...args], { stdio: ["ignore", "pipe", "ignore"] });
+  return new Promise((resolve, reject) => {
+    readline.createInterface({ input: child.stdout }).once("line", (line) => resolve({ child, ...JSON.parse(line) }));
+    child.once("exit", (code) => reject(new Error(`emulator exited ${code}`)));
+  });
+}
+const stopEmulator = (emu) => new Promise((r) => { emu.child.once("exit", r); emu.child.kill("SIGTERM"); });
+const stats = async (emu) => (await fetch(`${emu.url}/_emulator/stats`)).json();
+
+/** One Pulumi operation through scripts/stack.js; returns wall seconds (process start to end). */
+function pulumi(job) {
+  const started = process.hrtime.bigint();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(REPO, "scripts/stack.js"), JSON.stringify(job)], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (err += d));
+    child.once("close", () => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const line = out.split("\n").reverse().find((l) => l.startsWith("RESULT "));
+      const result = line ? JSON.parse(line.slice(7)) : { error: "no result" };
+      if (result.error) reject(new Error(`${job.op} failed: ${result.error}\n${err.slice(-3000)}`));
+      else resolve({ seconds, result });
+    });
+  });
+}
+
+/** Samples the peak resident memory (VmHWM) of dynamic-provider processes until stopped. */
+function watchProviderMemory() {
+  let peakKb = 0;
+  const timer = setInterval(() => {
+    for (const pid of fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+      try {
+        if (!fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("dynamic-provider")) continue;
+        const hwm = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
+        if (hwm) peakKb = Math.max(peakKb, Number(hwm[1]));
+      } catch {
+        // the process ended between listing and reading
+      }
+    }
+  }, 100);
+  return () => {
+    clearInterval(timer);
+    return peakKb;
+  };
+}
+
+async function measureEngine(variant, n, f, project, binDir) {
+  const emu = await startEmulator(["--rate-limit", "off", "--latency", String(f.latency)]);
+  const backend = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-bench-backend-"));
+  const job = (op, extra = {}) => ({
+    dir: project.dir,
+    program: variant === "ours" ? "ours.js" : "baseline.js",
+    stack: `${variant}-${n}`,
+    op,
+    binDir,
+    backend: `file://${backend}`,
+    config: {
+      ipPolicyIds: { value: JSON.stringify(emu.fixtures.ipPolicies) },
+      count: { value: String(n) },
+      apiKeys: { value: String(f.keys) },
+    },
+    // --rate-limit off on the service: lift our client-side limiter too, to measure the engine.
+    env: { ACCESSCTL_API_URL: emu.url, ACCESSCTL_API_KEY: emu.adminToken, ACCESSCTL_MAX_REQUESTS_PER_MINUTE: "1000000" },
+    ...extra,
+  });
+  try {
+    const stopWatch = watchProviderMemory();
+    const up = await pulumi(job("up"));
+    const peakKb = stopWatch();
+    const stateFile = path.join(backend, ".pulumi", "stacks", "accessctl-bench", `${variant}-${n}.json`);
+    const stateBytes = fs.statSync(stateFile).size;
+    const state = JSON.parse(fs.readFileSync(stateFile, "utf8")).checkpoint.latest;
+    const ours = state.resources.filter((r) => r.type.startsWith("pulumi-nodejs:dynamic/"));
+    const providerBytes = ours.reduce((sum, r) => sum + r.inputs.__provider.length + (r.outputs.__provider ?? "").length, 0);
+    const preview = await pulumi(job("preview", { refresh: true }));
+    const changes = preview.result.changeSummary;
+    if (Object.keys(changes).some((k) => k !== "same")) throw new Error(`${variant}: preview --refresh found changes: ${JSON.stringify(changes)}`);
+    const destroy = await pulumi(job("destroy"));
+    return {
+      up: up.seconds,
+      previewRefresh: preview.seconds,
+      destroy: destroy.seconds,
+      resources: ours.length,
+      stateBytesPerResource: Math.round(stateBytes / ours.length),
+      providerBytesPerResource: Math.round(providerBytes / ours.length),
+      providerPeakRssMb: Math.round(peakKb / 1024),
+    };
+  } finally {
+    await stopEmulator(emu);
+    fs.rmSync(backend, { recursive: true, force: true });
+  }
+}
+
+/** The same API calls with undici at Pulumi's default parallelism (4 per core), no engine. */
+async function measureFloor(n, f) {
+  const { Agent, request } = require(path.join(REPO, "node_modules/undici"));
+  const emu = await startEmulator(["--rate-limit", "off", "--latency", String(f.latency)]);
+  const agent = new Agent({ connections: 64 });
+  const parallel = os.availableParallelism() * 4;
+  const headers = { authorization: `Bearer ${emu.adminToken}`, "service-version": "2", "content-type": "application/json" };
+  const call = async (method, p, body) => {
+    const res = await request(emu.url + p, { method, headers, body: body && JSON.stringify(body), dispatcher: agent });
+    const text = await res.body.text();
+    if (res.statusCode >= 300) throw new Error(`${method} ${p}: ${res.statusCode} ${text}`);
+    return text && JSON.parse(text);
+  };
+  const pool = async (items, fn) => {
+    const queue = [...items];
+    await Promise.all(Array.from({ length: parallel }, async () => { while (queue.length) await fn(queue.shift()); }));
+  };
+  const timed = async (fn) => { const t = process.hrtime.bigint(); await fn(); return Number(process.hrtime.bigint() - t) / 1e9; };
+  try {
+    const bodies = [
+      ...Array.from({ length: n }, (_, i) => ["/ip_policy_rules", { ip_policy_id: emu.fixtures.ipPolicies[i % 2], cidr: `10.${Math.floor(i / 256) % 256}.${i % 256}.0/24`, action: "allow", description: `generated rule ${i + 1} of ${n}` }]),
+      ...Array.from({ length: f.keys }, (_, i) => ["/api_keys", { description: `CI key ${i + 1}` }]),
+    ];
+    const created = [];
+    const up = await timed(() => pool(bodies, async ([p, body]) => created.push(`${p}/${(await call("POST", p, body)).id}`)));
+    const previewRefresh = await timed(() => pool(created, (p) => call("GET", p)));
+    const destroy = await timed(() => pool(created, (p) => call("DELETE", p)));
+    return { up, previewRefresh, destroy, parallel };
+  } finally {
+    await agent.close();
+    await stopEmulator(emu);
+  }
+}
+
+async function measureRateLimit(rules, project, binDir) {
+  const emu = await startEmulator([]); // the service's default: 120 requests per 60 s per account
+  const backend = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-bench-backend-"));
+  try {
+    let ok = true;
+    let error;
+    let seconds = 0;
+    try {
+      seconds = (await pulumi({
+        dir: project.dir, program: "ours.js", stack: "rate", op: "up", binDir, backend: `file://${backend}`,
+        config: { ipPolicyIds: { value: JSON.stringify(emu.fixtures.ipPolicies) }, count: { value: String(rules) }, apiKeys: { value: "0" } },
+        env: { ACCESSCTL_API_URL: emu.url, ACCESSCTL_API_KEY: emu.adminToken },
+      })).seconds;
+    } catch (e) {
+      ok = false;
+      error = String(e.message).slice(0, 500);
+    }
+    const s = await stats(emu);
+    const lowerBound = Math.max(0, (rules - 120) / 2); // a burst of 120, then 2 per second
+    return { rules, seconds, lowerBoundSeconds: lowerBound, requests: s.requests, rateLimited429: s.byStatus["429"] ?? 0, ok, error };
+  } finally {
+    await stopEmulator(emu);
+    fs.rmSync(backend, { recursive: true, force: true });
+  }
+}
+
+const fmt = (x, d = 1) => (typeof x === "number" ? x.toFixed(d) : String(x));
+
+async function main() {
+  const f = flags(process.argv.slice(2));
+  const started = Date.now();
+  const binDir = pulumiBinDir();
+  const project = packProject("accessctl-bench", {
+    "ours.js": path.join(REPO, "dist/examples/many-rules/index.js"),
+    "baseline.js": path.join(REPO, "bench/baseline.js"),
+  });
+  const results = { date: new Date().toISOString(), machine: `${os.cpus().length} × ${os.cpus()[0].model}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}, node ${process.version}`, command: `npm run bench -- ${process.argv.slice(2).join(" ")}`.trim(), flags: f, engine: [], rateLimit: undefined };
+  try {
+    for (const n of f.sizes) {
+      process.stderr.write(`bench: N=${n}: ours…\n`);
+      const ours = await measureEngine("ours", n, f, project, binDir);
+      process.stderr.write(`bench: N=${n}: baseline…\n`);
+      const baseline = await measureEngine("baseline", n, f, project, binDir);
+      process.stderr.write(`bench: N=${n}: floor…\n`);
+      const floor = await measureFloor(n, f);
+      results.engine.push({ n, keys: f.keys, ours, baseline, floor });
+    }
+    if (!f.skipRate) {
+      process.stderr.write(`bench: up of ${f.rateRules} rules at the default rate limit…\n`);
+      results.rateLimit = await measureRateLimit(f.rateRules, project, binDir);
+    }
+  } finally {
+    fs.rmSync(project.root, { recursive: true, force: true });
+  }
+  results.totalSeconds = (Date.now() - started) / 1000;
+  fs.writeFileSync(path.join(REPO, "bench/results.json"), JSON.stringify(results, null, 2) + "\n");
+
+  console.log(`\n${results.machine}; ${results.date}; ${results.command}; emulator --rate-limit off --latency ${f.latency}\n`);
+  console.log("| N rules + keys | op | ours s | baseline s | floor s | ours/baseline | ours/floor | ours ms/resource |");
+  console.log("|---|---|---|---|---|---|---|---|");
+  for (const r of results.engine) {
+    for (const op of ["up", "previewRefresh", "destroy"]) {
+      const total = r.n + r.keys;
+      console.log(`| ${r.n} + ${r.keys} | ${op} | ${fmt(r.ours[op])} | ${fmt(r.baseline[op])} | ${fmt(r.floor[op], 2)} | ${fmt(r.ours[op] / r.baseline[op], 2)} | ${fmt(r.ours[op] / r.floor[op], 1)} | ${fmt((r.ours[op] * 1000) / total, 1)} |`);
+    }
+  }
+  console.log("\n| N | state bytes/resource ours | baseline | provider code bytes/resource ours | baseline | provider peak RSS MB ours | baseline |");
+  console.log("|---|---|---|---|---|---|---|");
+  for (const r of results.engine) {
+    console.log(`| ${r.n} | ${r.ours.stateBytesPerResource} | ${r.baseline.stateBytesPerResource} | ${r.ours.providerBytesPerResource} | ${r.baseline.providerBytesPerResource} | ${r.ours.providerPeakRssMb} | ${r.baseline.providerPeakRssMb} |`);
+  }
+  if (results.rateLimit) {
+    const r = results.rateLimit;
+    console.log(`\nRate limit 120/60: up of ${r.rules} rules: ${r.ok ? "succeeded" : `FAILED: ${r.error}`} in ${fmt(r.seconds)} s (lower bound ${fmt(r.lowerBoundSeconds)} s); ${r.requests} requests, ${r.rateLimited429} answered 429`);
+  }
+  console.log(`\ntotal ${fmt(results.totalSeconds, 0)} s; figures in bench/results.json`);
+}
+
+main().catch((e) => {
+  process.stderr.write(`bench failed: ${e.stack || e}\n`);
+  process.exit(1);
+});
