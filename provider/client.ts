@@ -121,7 +121,8 @@ async function readBody(body: Dispatcher.ResponseData["body"], what: string): Pr
 }
 
 function backoff(attempt: number, retryAfter: string | undefined): number {
-  const seconds = retryAfter !== undefined ? Number(retryAfter) : NaN;
+  // Retry-After is a number of seconds or an HTTP date.
+  const seconds = retryAfter === undefined ? NaN : /^\d+$/.test(retryAfter.trim()) ? Number(retryAfter) : (Date.parse(retryAfter) - Date.now()) / 1000;
   if (Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds, 120) * 1000 + Math.random() * 250;
   const ceiling = Math.min(30_000, 250 * 2 ** attempt);
   return ceiling / 2 + Math.random() * (ceiling / 2);
@@ -178,7 +179,12 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
     let safeToRepeat: boolean;
     try {
       const res = await request(url, { method: method as Dispatcher.HttpMethod, headers, body: payload, dispatcher: agent() });
-      const text = await readBody(res.body, options.what);
+      const succeeded = res.statusCode >= 200 && res.statusCode < 300;
+      // A success we cannot use means a create may have happened all the same.
+      const unusable = (e: ApiFailure) => Object.assign(e, { status: res.statusCode, ambiguous: isPost && succeeded });
+      const text = await readBody(res.body, options.what).catch((e) => {
+        throw (e as { code?: string }).code ? e : unusable(e); // a network error mid-body goes the network way
+      });
       let body: unknown = undefined;
       let parsed = true;
       try {
@@ -186,14 +192,15 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
       } catch {
         parsed = false;
       }
-      if (res.statusCode >= 200 && res.statusCode < 300) {
-        if (!parsed) {
-          throw failure(`${options.what}: HTTP ${res.statusCode} but the answer is not JSON: ${redact(text.slice(0, 200), [conn.apiKey])}`, {
-            status: res.statusCode,
-            ambiguous: isPost,
-          });
+      if (succeeded) {
+        if (!parsed) throw unusable(failure(`${options.what}: HTTP ${res.statusCode} but the answer is not JSON: ${redact(text.slice(0, 200), [conn.apiKey])}`, {}));
+        if (options.expect && res.statusCode !== 204) {
+          try {
+            checkAnswer(body, options.expect, options.what);
+          } catch (e) {
+            throw unusable(e as ApiFailure);
+          }
         }
-        if (options.expect && res.statusCode !== 204) checkAnswer(body, options.expect, options.what);
         return { status: res.statusCode, body: body as T };
       }
       if (res.statusCode === 404 && options.allow404) return { status: 404, body: body as T };

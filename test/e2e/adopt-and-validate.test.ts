@@ -42,6 +42,24 @@ describe("adoption", () => {
   });
 });
 
+describe("list helpers", () => {
+  it("listApiKeys and listIpPolicyRules read every page with the stack's config", async () => {
+    const admin = client(emu.url, emu.adminToken);
+    const policy = emu.fixtures.ipPolicies[1];
+    for (let i = 0; i < 105; i++) await admin.post("/ip_policy_rules", { ip_policy_id: policy, cidr: `172.16.${i}.0/24`, action: "allow" });
+    await admin.post("/api_keys", { description: "listed key" });
+    const stack = testStack({ project: inject("e2e"), emulator: emu, name: "lists" });
+    try {
+      const up = await stack.ok("up", { listPolicy: policy });
+      const cidrs: string[] = up.outputs!.listedRuleCidrs.value;
+      expect(cidrs.filter((c) => c.startsWith("172.16."))).toHaveLength(105); // more than one page of 100
+      expect(up.outputs!.listedKeyDescriptions.value).toContain("listed key");
+    } finally {
+      stack.cleanup();
+    }
+  });
+});
+
 describe("bad input", () => {
   it("fails preview naming the property and the reason, and calls no API", async () => {
     const stack = testStack({ project: inject("e2e"), emulator: emu, name: "bad-input" });

@@ -1,6 +1,7 @@
 // The program of the end-to-end tests, as a user would write it against the installed package.
 // What it declares comes from the stack config `spec`:
-//   { keys: {name: ApiKeyArgs}, rules: {name: IpPolicyRuleArgs}, modules: {name: TlsEdgeMutualTlsArgs} }
+//   { keys: {name: ApiKeyArgs}, rules: {name: IpPolicyRuleArgs}, modules: {name: TlsEdgeMutualTlsArgs},
+//     listPolicy?: "ipp_…" (export what the list helpers see, before this run's changes) }
 "use strict";
 const pulumi = require("@pulumi/pulumi");
 const accessctl = require("@accessctl/pulumi");
@@ -19,5 +20,9 @@ for (const [name, args] of Object.entries(spec.rules || {})) {
 for (const [name, args] of Object.entries(spec.modules || {})) {
   const module = new accessctl.TlsEdgeMutualTls(name, args);
   out[`module_${name}`] = { id: module.id, enabled: module.enabled, certificateAuthorityIds: module.certificateAuthorityIds };
+}
+if (spec.listPolicy) {
+  out.listedRuleCidrs = accessctl.listIpPolicyRules({ ipPolicyId: spec.listPolicy }).then((rules) => rules.map((r) => r.cidr).sort());
+  out.listedKeyDescriptions = accessctl.listApiKeys().then((keys) => keys.map((k) => k.description).sort());
 }
 module.exports = out;

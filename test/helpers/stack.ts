@@ -10,6 +10,7 @@ export interface Spec {
   keys?: Record<string, Record<string, unknown>>;
   rules?: Record<string, Record<string, unknown>>;
   modules?: Record<string, Record<string, unknown>>;
+  listPolicy?: string;
 }
 
 export interface RunResult {

@@ -1,9 +1,11 @@
 // The API client under faults: the emulator's --fail-rate and --rate-limit, and a small server
 // that misbehaves on purpose. Everything over real HTTP.
+import * as fs from "node:fs";
 import * as http from "node:http";
+import * as path from "node:path";
 import { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { listAll, startEmulator } from "../helpers/emulator";
+import { listAll, REPO, startEmulator } from "../helpers/emulator";
 import { compiled, configureRequest, serializedProvider } from "../helpers/provider";
 
 const client = compiled("provider/client.js");
@@ -120,6 +122,29 @@ describe("ambiguous failures", () => {
   }, 120_000);
 });
 
+describe("requests", () => {
+  it("carry the contract's headers and a User-Agent with the package version", async () => {
+    const seen: http.IncomingHttpHeaders[] = [];
+    const server = await misbehaving((req, res) => {
+      seen.push(req.headers);
+      res.writeHead(201, { "content-type": "application/json" });
+      res.end("{}");
+    });
+    await useApi(server.url, "header-test-key-0123456789");
+    await client.api("POST", "/api_keys", { what: "create", body: { description: "x" } });
+    await client.api("GET", "/api_keys", { what: "list" });
+    const version = JSON.parse(fs.readFileSync(path.join(REPO, "package.json"), "utf8")).version;
+    expect(seen[0]).toMatchObject({
+      authorization: "Bearer header-test-key-0123456789",
+      "service-version": "2",
+      "content-type": "application/json",
+      "user-agent": expect.stringMatching(new RegExp(`^accessctl-pulumi/${version.replace(/\./g, "\\.")} `)),
+    });
+    expect(seen[1]["content-type"]).toBeUndefined(); // no body, no Content-Type
+    expect(seen[1]["service-version"]).toBe("2");
+  });
+});
+
 describe("answers that are not what they should be", () => {
   it("reports a non-JSON error body clearly, without the API key", async () => {
     const key = "secret-api-key-0123456789";
@@ -163,6 +188,19 @@ describe("answers that are not what they should be", () => {
     const mtls = (await serializedProvider("tls-edge-mutual-tls")).provider;
     const err2 = await mtls.read("edgtls_1", {}).catch((e: Error) => e);
     expect(err2.message).toMatch(/the answer has no valid enabled/);
+  });
+
+  it("treats a create answered 201 without the fields it needs as possibly made, and says so", async () => {
+    const server = await misbehaving((req, res) => {
+      res.writeHead(req.method === "POST" ? 201 : 200, { "content-type": "application/json" });
+      res.end(req.method === "POST" ? "{}" : JSON.stringify({ keys: [], uri: "u", next_page_uri: null }));
+    });
+    await useApi(server.url, "k".repeat(20));
+    const { provider } = await serializedProvider("api-key");
+    const err = await provider.create({ description: "x" }).catch((e: Error) => e);
+    expect(err.message).toMatch(/^create API key: the answer has no valid id .*; the answer to the create was lost, so its token is unknown: no key was created\. Run the update again\.$/);
+    expect(server.hits.POST).toBe(1);
+    expect(server.hits.GET).toBe(1); // it looked for a key the create may have made
   });
 
   it("ends with a clear error on a truncated answer, without hanging", async () => {
