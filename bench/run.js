@@ -1,5 +1,7 @@
 #!/usr/bin/env node
-// `npm run bench [-- --sizes 50,200,500 --keys 3 --latency 20 --rate-rules 300 --skip-rate]`
+// `npm run bench [-- --sizes 50,200,500 --keys 3 --latency 20 --rate-rules 300 --skip-rate --skip-checkpoints]`
+// (--skip-checkpoints sets PULUMI_SKIP_CHECKPOINTS=true: Pulumi writes the state once at the end
+// instead of after every step; it shows what the per-step checkpoint writes cost.)
 // Measures, side by side in one run, against the emulator:
 //   1. engine overhead: wall time of up / preview --refresh / destroy for N rules + a few keys, for
 //      our package (installed from npm pack), a minimal dynamic provider (bench/baseline.js) on the
@@ -19,7 +21,7 @@ const readline = require("node:readline");
 const { packProject, pulumiBinDir, REPO } = require("../scripts/pack-project");
 
 function flags(argv) {
-  const f = { sizes: [50, 200, 500], keys: 3, latency: 20, rateRules: 300, skipRate: false };
+  const f = { sizes: [50, 200, 500], keys: 3, latency: 20, rateRules: 300, skipRate: false, skipCheckpoints: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--sizes") f.sizes = argv[++i].split(",").map(Number);
@@ -27,6 +29,7 @@ function flags(argv) {
     else if (a === "--latency") f.latency = Number(argv[++i]);
     else if (a === "--rate-rules") f.rateRules = Number(argv[++i]);
     else if (a === "--skip-rate") f.skipRate = true;
+    else if (a === "--skip-checkpoints") f.skipCheckpoints = true;
     else throw new Error(`unknown flag ${a}`);
   }
   return f;
@@ -97,7 +100,12 @@ async function measureEngine(variant, n, f, project, binDir) {
       apiKeys: { value: String(f.keys) },
     },
     // --rate-limit off on the service: lift our client-side limiter too, to measure the engine.
-    env: { ACCESSCTL_API_URL: emu.url, ACCESSCTL_API_KEY: emu.adminToken, ACCESSCTL_MAX_REQUESTS_PER_MINUTE: "1000000" },
+    env: {
+      ACCESSCTL_API_URL: emu.url,
+      ACCESSCTL_API_KEY: emu.adminToken,
+      ACCESSCTL_MAX_REQUESTS_PER_MINUTE: "1000000",
+      ...(f.skipCheckpoints ? { PULUMI_SKIP_CHECKPOINTS: "true" } : {}),
+    },
     ...extra,
   });
   try {
@@ -217,7 +225,8 @@ async function main() {
     fs.rmSync(project.root, { recursive: true, force: true });
   }
   results.totalSeconds = (Date.now() - started) / 1000;
-  fs.writeFileSync(path.join(REPO, "bench/results.json"), JSON.stringify(results, null, 2) + "\n");
+  const out = path.join(REPO, f.skipCheckpoints ? "bench/results-skip-checkpoints.json" : "bench/results.json");
+  fs.writeFileSync(out, JSON.stringify(results, null, 2) + "\n");
 
   console.log(`\n${results.machine}; ${results.date}; ${results.command}; emulator --rate-limit off --latency ${f.latency}\n`);
   console.log("| N rules + keys | op | ours s | baseline s | floor s | ours/baseline | ours/floor | ours ms/resource |");
@@ -237,7 +246,7 @@ async function main() {
     const r = results.rateLimit;
     console.log(`\nRate limit 120/60: up of ${r.rules} rules: ${r.ok ? "succeeded" : `FAILED: ${r.error}`} in ${fmt(r.seconds)} s (lower bound ${fmt(r.lowerBoundSeconds)} s); ${r.requests} requests, ${r.rateLimited429} answered 429`);
   }
-  console.log(`\ntotal ${fmt(results.totalSeconds, 0)} s; figures in bench/results.json`);
+  console.log(`\ntotal ${fmt(results.totalSeconds, 0)} s; figures in ${path.relative(REPO, out)}`);
 }
 
 main().catch((e) => {
