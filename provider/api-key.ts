@@ -69,13 +69,24 @@ export async function create(inputs: Inputs) {
     ...(inputs.metadata ? { metadata: inputs.metadata } : {}),
     ...(inputs.ownerId ? { owner_id: inputs.ownerId } : {}),
   };
+  const track = keyCreates();
+  track.inFlight++;
   let created: ApiKeyBody;
   try {
     created = (await api<ApiKeyBody>("POST", "/api_keys", { what: "create API key", body, expect: { ...KEY_FIELDS, token: "string" } })).body;
   } catch (e) {
+    track.inFlight--;
     throw (e as ApiFailure).ambiguous ? await afterLostAnswer(e as ApiFailure, inputs, started) : e;
   }
+  track.inFlight--;
+  track.delivered.push(created.id);
   return { id: created.id, outs: toOutputs(created, created.token ?? undefined) };
+}
+
+/** Key creates of this provider process: how many are in flight, and the ids handed to Pulumi. */
+function keyCreates(): { inFlight: number; delivered: string[] } {
+  const global = globalThis as unknown as Record<symbol, { inFlight: number; delivered: string[] } | undefined>;
+  return (global[Symbol.for("@accessctl/pulumi/key-creates")] ??= { inFlight: 0, delivered: [] });
 }
 
 /** Takes over an existing key: its token stays unknown to Pulumi (it was shown once, to its creator). */
@@ -99,12 +110,16 @@ async function adopt(inputs: Inputs) {
  */
 async function afterLostAnswer(err: ApiFailure, inputs: Inputs, started: number): Promise<Error> {
   const since = started - 60_000; // allows for clock skew between us and the service
+  const track = keyCreates();
+  // Let the other creates of this run settle first: a sibling key with the same description whose
+  // token was handed to Pulumi is not an orphan.
+  for (let waited = 0; track.inFlight > 0 && waited < 120_000; waited += 100) await new Promise((r) => setTimeout(r, 100));
   try {
     const orphans: string[] = [];
     for await (const key of listAll<ApiKeyBody>("/api_keys", "keys", "look for an API key left by a lost answer")) {
       if (Date.parse(key.created_at) < since) break; // newest first: the rest are older
       const same = text(key.description) === text(inputs.description) && text(key.metadata) === text(inputs.metadata);
-      if (same && (!inputs.ownerId || key.owner_id === inputs.ownerId)) orphans.push(key.id);
+      if (same && (!inputs.ownerId || key.owner_id === inputs.ownerId) && !track.delivered.includes(key.id)) orphans.push(key.id);
     }
     for (const id of orphans) await remove(id);
     return new Error(`${err.message}; the answer to the create was lost, so its token is unknown: ` +

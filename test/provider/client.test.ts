@@ -203,6 +203,37 @@ describe("answers that are not what they should be", () => {
     expect(server.hits.GET).toBe(1); // it looked for a key the create may have made
   });
 
+  it("after a lost create answer, deletes the orphan key but never a sibling whose token was delivered", async () => {
+    const now = new Date().toISOString();
+    const deleted: string[] = [];
+    let posts = 0;
+    const server = await misbehaving((req, res) => {
+      const json = (status: number, body: unknown) => {
+        res.writeHead(status, { "content-type": "application/json" });
+        res.end(JSON.stringify(body));
+      };
+      if (req.method === "POST") {
+        posts++;
+        if (posts === 1) return res.socket!.destroy(); // the first create's answer is lost
+        // The sibling's create answers late, while the first one is being cleaned up.
+        return setTimeout(() => json(201, { id: "ak_sibling", uri: "u", created_at: now, token: "sibling-token-0123456789", owner_id: "usr_a", description: "same" }), 500);
+      }
+      if (req.method === "GET") {
+        const key = (id: string) => ({ id, uri: "u", created_at: now, token: null, owner_id: "usr_a", description: "same" });
+        return json(200, { keys: [key("ak_sibling"), key("ak_orphan")], uri: "u", next_page_uri: null });
+      }
+      deleted.push(req.url!);
+      res.writeHead(204).end();
+    });
+    await useApi(server.url, "k".repeat(20));
+    const { provider } = await serializedProvider("api-key");
+    const [lost, sibling] = await Promise.allSettled([provider.create({ description: "same" }), provider.create({ description: "same" })]);
+    expect(sibling).toMatchObject({ status: "fulfilled", value: { id: "ak_sibling" } });
+    expect(lost.status).toBe("rejected");
+    expect((lost as PromiseRejectedResult).reason.message).toMatch(/the answer to the create was lost, so its token is unknown: deleted 1 unconfirmed key\(s\) \(ak_orphan\)\. Run the update again\.$/);
+    expect(deleted).toEqual(["/api_keys/ak_orphan"]);
+  });
+
   it("ends with a clear error on a truncated answer, without hanging", async () => {
     const server = await misbehaving((_req, res) => {
       res.writeHead(200, { "content-type": "application/json", "content-length": "500" });
