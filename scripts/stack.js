@@ -74,10 +74,6 @@ async function run(job) {
       result = { outputs: await stack.outputs() };
       break;
     }
-    case "export": {
-      result = { deployment: await stack.exportStack() };
-      break;
-    }
     case "cancel": {
       await stack.cancel();
       result = {};

@@ -21,7 +21,6 @@ export interface RunResult {
   summary?: { result: string; resourceChanges?: Record<string, number> };
   changeSummary?: Record<string, number>;
   outputs?: Record<string, { value: any; secret: boolean }>;
-  deployment?: { version: number; deployment: any };
   seconds: number;
 }
 
