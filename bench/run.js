@@ -13,12 +13,12 @@
 //   4. peak memory (VmHWM) of the dynamic-provider process during the largest `up`.
 // Prints a table and writes bench/results.json.
 "use strict";
-const { spawn } = require("node:child_process");
 const fs = require("node:fs");
 const os = require("node:os");
 const path = require("node:path");
-const readline = require("node:readline");
+const emulatorProcess = require("../scripts/emulator-process");
 const { packProject, pulumiBinDir, REPO } = require("../scripts/pack-project");
+const { spawnJob } = require("../scripts/stack");
 
 function flags(argv) {
   const f = { sizes: [50, 200, 500], keys: 3, latency: 20, rateRules: 300, skipRate: false, skipCheckpoints: false };
@@ -35,33 +35,20 @@ function flags(argv) {
   return f;
 }
 
-function startEmulator(args) {
-  const child = spawn(process.execPath, [path.join(REPO, "dist/emulator/main.js"), "--port", "0", ...args], { stdio: ["ignore", "pipe", "ignore"] });
-  return new Promise((resolve, reject) => {
-    readline.createInterface({ input: child.stdout }).once("line", (line) => resolve({ child, ...JSON.parse(line) }));
-    child.once("exit", (code) => reject(new Error(`emulator exited ${code}`)));
-  });
+async function startEmulator(args) {
+  const { child, startup } = await emulatorProcess.startEmulator(args);
+  return { child, ...startup };
 }
 const stopEmulator = (emu) => new Promise((r) => { emu.child.once("exit", r); emu.child.kill("SIGTERM"); });
 const stats = async (emu) => (await fetch(`${emu.url}/_emulator/stats`)).json();
 
 /** One Pulumi operation through scripts/stack.js; returns wall seconds (process start to end). */
-function pulumi(job) {
+async function pulumi(job) {
   const started = process.hrtime.bigint();
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(REPO, "scripts/stack.js"), JSON.stringify(job)], { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d) => (out += d));
-    child.stderr.on("data", (d) => (err += d));
-    child.once("close", () => {
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const line = out.split("\n").reverse().find((l) => l.startsWith("RESULT "));
-      const result = line ? JSON.parse(line.slice(7)) : { error: "no result" };
-      if (result.error) reject(new Error(`${job.op} failed: ${result.error}\n${err.slice(-3000)}`));
-      else resolve({ seconds, result });
-    });
-  });
+  const result = await spawnJob(job).done;
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  if (!result.ok) throw new Error(`${job.op} failed: ${result.error}\n${result.childStderr.slice(-3000)}`);
+  return { seconds, result };
 }
 
 /** Samples the peak resident memory (VmHWM) of dynamic-provider processes until stopped. */

@@ -15,6 +15,7 @@
 // Pulumi's own output goes to stderr; the last line on stdout is `RESULT {json}`.
 "use strict";
 const path = require("node:path");
+const { spawn } = require("node:child_process");
 const { createRequire } = require("node:module");
 
 async function run(job) {
@@ -85,7 +86,28 @@ async function run(job) {
   return { ...result, seconds: (Date.now() - started) / 1000 };
 }
 
-module.exports = { run };
+/**
+ * Runs a job in a child process. With { detached: true } it gets a process group of its own, so
+ * that a caller can kill Pulumi with everything it started. Returns { child, done }, done
+ * resolving with the parsed RESULT plus { ok, childStderr }.
+ */
+function spawnJob(job, { detached = false } = {}) {
+  const child = spawn(process.execPath, [__filename, JSON.stringify(job)], { detached, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d) => (stdout += d));
+  child.stderr.on("data", (d) => (stderr += d));
+  const done = new Promise((resolve) => {
+    child.once("close", () => {
+      const line = stdout.split("\n").reverse().find((l) => l.startsWith("RESULT "));
+      const result = line ? JSON.parse(line.slice("RESULT ".length)) : { error: "no RESULT line (killed?)" };
+      resolve({ ...result, ok: !result.error, childStderr: stderr });
+    });
+  });
+  return { child, done };
+}
+
+module.exports = { run, spawnJob };
 
 if (require.main === module) {
   let job;

@@ -3,31 +3,19 @@
 // it with the real Pulumi engine, print the stack outputs, stop the emulator. A second run finds
 // the same objects and reports no changes.
 "use strict";
-const { spawn, execFileSync } = require("node:child_process");
+const { execFileSync } = require("node:child_process");
 const fs = require("node:fs");
 const path = require("node:path");
-const readline = require("node:readline");
+const { startEmulator } = require("./emulator-process");
 const { run } = require("./stack");
 
 const repo = path.resolve(__dirname, "..");
 const stateDir = path.join(repo, ".state");
 
-function startEmulator() {
-  const child = spawn(process.execPath, [path.join(repo, "dist/emulator/main.js"), "--port", "0", "--data", path.join(stateDir, "emulator.json")], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let log = "";
-  child.stderr.on("data", (d) => (log += d));
-  return new Promise((resolve, reject) => {
-    readline.createInterface({ input: child.stdout }).once("line", (line) => resolve({ child, startup: JSON.parse(line), log: () => log }));
-    child.once("exit", (code) => reject(new Error(`the emulator exited with ${code}:\n${log}`)));
-  });
-}
-
 async function main() {
   fs.mkdirSync(path.join(stateDir, "pulumi"), { recursive: true });
   const binDir = execFileSync(path.join(repo, "scripts/pulumi-cli"), ["--bin-dir"], { stdio: ["ignore", "pipe", "inherit"] }).toString().trim();
-  const emulator = await startEmulator();
+  const emulator = await startEmulator(["--data", path.join(stateDir, "emulator.json")]);
   const { url, adminToken, fixtures } = emulator.startup;
   process.stderr.write(`emulator: ${url} (data in .state/emulator.json)\n`);
   try {

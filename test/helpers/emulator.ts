@@ -1,8 +1,9 @@
 // Starts the real emulator (the compiled dist/emulator/main.js) as a child process on a free
 // port and talks to it over HTTP, as every user and the providers do.
-import { ChildProcess, spawn } from "node:child_process";
+import { ChildProcess } from "node:child_process";
 import * as path from "node:path";
-import * as readline from "node:readline";
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const emulatorProcess = require("../../scripts/emulator-process.js");
 
 export const REPO = path.resolve(__dirname, "../..");
 
@@ -32,23 +33,16 @@ export interface RunningEmulator extends Startup {
 }
 
 export async function startEmulator(flags: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<RunningEmulator> {
-  const child = spawn(process.execPath, [path.join(REPO, "dist/emulator/main.js"), "--port", "0", ...flags], {
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stderr = "";
-  child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const firstLine = await new Promise<string>((resolve, reject) => {
-    const lines = readline.createInterface({ input: child.stdout! });
-    lines.once("line", (line) => resolve(line));
-    child.once("exit", (code) => reject(new Error(`emulator exited with ${code}: ${stderr}`)));
-  });
-  const startup = JSON.parse(firstLine) as Startup;
+  const { child, startup, stderr, exited } = (await emulatorProcess.startEmulator(flags, env)) as {
+    child: ChildProcess;
+    startup: Startup;
+    stderr: () => string;
+    exited: Promise<number | null>;
+  };
   return {
     ...startup,
     process: child,
-    stderr: () => stderr,
+    stderr,
     async stop() {
       child.kill("SIGTERM");
       return exited;

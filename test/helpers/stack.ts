@@ -1,10 +1,12 @@
 // Runs Pulumi operations on a stack of the e2e project through scripts/stack.js, in a child
 // process: the program, @pulumi/pulumi and our package all load from the project's node_modules.
-import { ChildProcess, spawn } from "node:child_process";
+import { ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { REPO, RunningEmulator } from "./emulator";
+import { RunningEmulator } from "./emulator";
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { spawnJob } = require("../../scripts/stack.js");
 
 export interface Spec {
   keys?: Record<string, Record<string, unknown>>;
@@ -57,18 +59,8 @@ export function testStack(options: StackOptions) {
       ...extra,
       env: { ...env, ...(extra.env as Record<string, string> | undefined) },
     };
-    const child = spawn(process.execPath, [path.join(REPO, "scripts/stack.js"), JSON.stringify(job)], { detached: true, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout!.on("data", (d) => (stdout += d));
-    child.stderr!.on("data", (d) => (stderr += d));
-    const done = new Promise<RunResult>((resolve) => {
-      child.once("close", () => {
-        const line = stdout.split("\n").reverse().find((l) => l.startsWith("RESULT "));
-        const parsed = line ? JSON.parse(line.slice("RESULT ".length)) : { error: "no RESULT line (killed?)" };
-        resolve({ ok: !parsed.error, output: `${stderr}\n${parsed.stdout ?? ""}\n${parsed.stderr ?? ""}`, ...parsed });
-      });
-    });
+    const { child, done: raw } = spawnJob(job, { detached: true }) as { child: ChildProcess; done: Promise<any> };
+    const done = raw.then((r: any) => ({ ...r, output: `${r.childStderr}\n${r.stdout ?? ""}\n${r.stderr ?? ""}` }) as RunResult);
     return { child, done };
   }
 
