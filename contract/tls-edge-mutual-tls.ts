@@ -1,0 +1,16 @@
+// The mutual TLS module of a TLS edge on the wire (contract §2.4, §4.3). It has no id of its own:
+// it lives at /edges/tls/{edge id}/mutual_tls and is replaced as a whole.
+import { Ref } from "./common";
+
+/** `enabled` when a replace leaves it out. */
+export const MUTUAL_TLS_ENABLED_DEFAULT = true;
+
+export interface MutualTlsBody {
+  enabled: boolean;
+  certificate_authorities: Ref[];
+}
+
+export interface MutualTlsReplaceBody {
+  enabled?: boolean;
+  certificate_authority_ids?: string[];
+}
