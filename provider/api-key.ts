@@ -2,7 +2,8 @@
 // This module is the dynamic provider itself (sdk/api-key.ts hands the module to Pulumi), so that
 // an installed package serializes into a one-line require of this file.
 import { api, ApiFailure, apiPath, listAll } from "./client";
-import { CheckFailure, checkId, checkKnown, checkText, isUnknown, text } from "./validate";
+import { claim } from "./ownership";
+import { CheckFailure, checkConnection, checkId, checkKnown, checkText, isUnknown, normalize, text } from "./validate";
 
 export { configure } from "./config";
 
@@ -45,16 +46,20 @@ export function toOutputs(body: ApiKeyBody, token: string | undefined): ApiKeyOu
   };
 }
 
+const OPTIONAL_IDS = ["ownerId", "adoptId"];
+
 export async function check(_olds: Inputs, news: Inputs) {
   const failures: CheckFailure[] = [];
+  checkConnection(failures);
   checkKnown(news, INPUTS, failures);
   checkText(news, failures);
   checkId(news, "ownerId", ["usr", "bot"], failures, false);
   checkId(news, "adoptId", ["ak"], failures, false);
-  return { inputs: news, failures };
+  return { inputs: normalize(news, OPTIONAL_IDS), failures };
 }
 
-export async function diff(_id: string, olds: Inputs, news: Inputs) {
+export async function diff(_id: string, olds: Inputs, rawNews: Inputs) {
+  const news = normalize(rawNews, OPTIONAL_IDS);
   // The API cannot move a key to another owner. An ownerId left out means "the caller", no change.
   const replaces = news.ownerId !== undefined && news.ownerId !== olds.ownerId ? ["ownerId"] : [];
   const updates = ["description", "metadata"].filter((p) => isUnknown(news[p]) || text(news[p]) !== text(olds[p]));
@@ -96,6 +101,7 @@ async function adopt(inputs: Inputs) {
   if (inputs.ownerId && found.owner_id !== inputs.ownerId) {
     throw new Error(`adopt API key ${id}: it is owned by ${found.owner_id}, not ${inputs.ownerId}; the owner of a key cannot be changed`);
   }
+  claim("API key", id, `adopt API key ${id}`);
   try {
     return { id, outs: { ...toOutputs(await patch(id, inputs), undefined), adoptId: id } };
   } catch (e) {

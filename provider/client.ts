@@ -2,12 +2,20 @@
 // `pulumi up`, retries with backoff that never repeat a create the server may have acted on,
 // one connection pool and one rate limiter per process, timeouts, and paging.
 import { Agent, Dispatcher, request } from "undici";
-import { ConfigSource, connection, Connection } from "./config";
+import { ConfigSource, connection, Connection, rejectApiKey } from "./config";
 
 const PACKAGE_VERSION = "0.1.0";
 const USER_AGENT = `accessctl-pulumi/${PACKAGE_VERSION} node/${process.versions.node}`;
 const MAX_RESPONSE_BYTES = 8 << 20;
-const RETRY_BUDGET_MS = 5 * 60_000; // time spent retrying one operation, not counting rate-limiter waits
+// One operation ends at most this long after its first attempt began (every wait counts: backoff,
+// Retry-After, the rate limiter), plus at most one attempt's deadline.
+const RETRY_BUDGET_MS = 5 * 60_000;
+// One attempt: from sending to the last byte of the answer, however slowly the server trickles it.
+const ATTEMPT_DEADLINE_MS = 60_000;
+// A service that refuses connections is down, not busy: a couple of quick retries, then say so.
+const NOT_CONNECTED_RETRIES = 2;
+// One walk of a list follows at most this many pages (100 objects each).
+const MAX_PAGES = 1000;
 // Arrays, not Sets: Pulumi's closure serializer turns a captured Set into a plain object.
 const RETRYABLE_STATUSES = [429, 502, 503, 504];
 // Statuses and network errors after which the server cannot have acted on the request.
@@ -21,6 +29,8 @@ export interface ApiFailure extends Error {
   operationId?: string;
   /** True when a create may or may not have happened (the answer was lost). */
   ambiguous?: boolean;
+  /** What to do about it, appended to the message when it is thrown. */
+  hint?: string;
 }
 
 export interface ApiResponse<T = any> {
@@ -97,13 +107,15 @@ function failure(message: string, fields: Partial<ApiFailure>): ApiFailure {
   return Object.assign(new Error(message), fields);
 }
 
-function describeError(what: string, status: number, body: unknown, text: string, conn: Connection): ApiFailure {
+function describeError(what: string, status: number, body: unknown, text: string, secrets: (string | undefined)[]): ApiFailure {
   const b = (body ?? {}) as { error_code?: unknown; msg?: unknown; details?: { operation_id?: unknown } };
   const errorCode = typeof b.error_code === "string" ? b.error_code : undefined;
   const operationId = typeof b.details?.operation_id === "string" ? b.details.operation_id : undefined;
-  const detail = typeof b.msg === "string" ? b.msg : text.trim() ? `unexpected answer: ${text.trim().slice(0, 200)}` : "empty answer";
+  // Redact before truncating: a key cut in half at the limit would leave its first characters.
+  const shown = redact(text.trim(), secrets).slice(0, 200);
+  const detail = typeof b.msg === "string" ? b.msg : shown ? `unexpected answer: ${shown}` : "empty answer";
   const message = `${what}: HTTP ${status}${errorCode ? ` ${errorCode}` : ""}: ${detail}${operationId ? ` (operation ${operationId})` : ""}`;
-  return failure(redact(message, [conn.apiKey]), { status, errorCode, operationId });
+  return failure(redact(message, secrets), { status, errorCode, operationId });
 }
 
 async function readBody(body: Dispatcher.ResponseData["body"], what: string): Promise<string> {
@@ -138,6 +150,9 @@ export interface RequestOptions {
   source?: ConfigSource;
   /** Fields a successful answer must have ("ip_policy.id": "string"): an answer without them is an error, not empty state. */
   expect?: Record<string, "string" | "boolean" | "array">;
+  /** Overrides of ATTEMPT_DEADLINE_MS and RETRY_BUDGET_MS (tests). */
+  deadlineMs?: number;
+  budgetMs?: number;
 }
 
 /** Checks that an answer has the fields we turn into outputs, so that a short answer never wipes state. */
@@ -151,7 +166,7 @@ function checkAnswer(body: unknown, expect: NonNullable<RequestOptions["expect"]
 
 /** One API operation, with retries. `pathOrUrl` is a path (use apiPath) or a URL on the API's origin. */
 export async function api<T = any>(method: string, pathOrUrl: string, options: RequestOptions): Promise<ApiResponse<T>> {
-  const conn = connection(options.source);
+  let conn = connection(options.source);
   // A path is appended to the API URL (which may have a path of its own); a next_page_uri is absolute.
   const url = new URL(pathOrUrl.startsWith("/") ? conn.apiUrl + pathOrUrl : pathOrUrl);
   if (url.origin !== new URL(conn.apiUrl).origin) {
@@ -167,23 +182,30 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
   };
   if (payload !== undefined) headers["content-type"] = "application/json";
   const state = shared();
-  let spent = 0;
+  const deadlineMs = options.deadlineMs ?? ATTEMPT_DEADLINE_MS;
+  const budgetMs = options.budgetMs ?? RETRY_BUDGET_MS;
+  const secrets = () => [conn.apiKey, conn.fallbackApiKey];
+  let retries = conn.maxRetries;
+  let started = 0;
   let blockFor = 0;
+  let lastError: ApiFailure | undefined;
   for (let attempt = 0; ; attempt++) {
     await takeRateSlot(conn.maxRequestsPerMinute, blockFor);
+    // The limiter's queue can be longer than the Retry-After we asked for: that wait counts too.
+    if (lastError && Date.now() - started > budgetMs) throw finish(lastError, attempt);
     blockFor = 0;
-    const started = Date.now();
+    if (attempt === 0) started = Date.now();
     state.counters.requests++;
+    const deadline = AbortSignal.timeout(deadlineMs);
     let retryAfter: string | undefined;
-    let lastError: ApiFailure;
     let safeToRepeat: boolean;
     try {
-      const res = await request(url, { method: method as Dispatcher.HttpMethod, headers, body: payload, dispatcher: agent() });
+      const res = await request(url, { method: method as Dispatcher.HttpMethod, headers, body: payload, dispatcher: agent(), signal: deadline });
       const succeeded = res.statusCode >= 200 && res.statusCode < 300;
       // A success we cannot use means a create may have happened all the same.
       const unusable = (e: ApiFailure) => Object.assign(e, { status: res.statusCode, ambiguous: isPost && succeeded });
       const text = await readBody(res.body, options.what).catch((e) => {
-        throw (e as { code?: string }).code ? e : unusable(e); // a network error mid-body goes the network way
+        throw (e as { code?: string }).code || deadline.aborted ? e : unusable(e); // a network error mid-body goes the network way
       });
       let body: unknown = undefined;
       let parsed = true;
@@ -193,7 +215,7 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
         parsed = false;
       }
       if (succeeded) {
-        if (!parsed) throw unusable(failure(`${options.what}: HTTP ${res.statusCode} but the answer is not JSON: ${redact(text.slice(0, 200), [conn.apiKey])}`, {}));
+        if (!parsed) throw unusable(failure(`${options.what}: HTTP ${res.statusCode} but the answer is not JSON: ${redact(text, secrets()).slice(0, 200)}`, {}));
         if (options.expect && res.statusCode !== 204) {
           try {
             checkAnswer(body, options.expect, options.what);
@@ -204,8 +226,17 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
         return { status: res.statusCode, body: body as T };
       }
       if (res.statusCode === 404 && options.allow404) return { status: 404, body: body as T };
-      lastError = describeError(options.what, res.statusCode, body, text, conn);
-      if (!RETRYABLE_STATUSES.includes(res.statusCode)) throw lastError;
+      if (res.statusCode === 401 && conn.fallbackApiKey) {
+        // The key from the stack config was refused (the state holds the config of the last update,
+        // so a rotated key lives on in it): try the one in ACCESSCTL_API_KEY, once, and keep to it.
+        rejectApiKey(conn.apiKey);
+        conn = { ...conn, apiKey: conn.fallbackApiKey, apiKeyFrom: "env", fallbackApiKey: undefined, rejected: true };
+        headers.authorization = `Bearer ${conn.apiKey}`;
+        continue;
+      }
+      lastError = describeError(options.what, res.statusCode, body, text, secrets());
+      if (res.statusCode === 401) lastError.hint = authHint(conn);
+      if (!RETRYABLE_STATUSES.includes(res.statusCode)) throw finish(lastError, 1);
       const header = res.headers["retry-after"];
       retryAfter = Array.isArray(header) ? header[0] : header;
       if (res.statusCode === 429) {
@@ -213,34 +244,63 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
         blockFor = backoff(attempt, retryAfter);
       }
       safeToRepeat = !isPost || NOT_ACTED_STATUSES.includes(res.statusCode);
+      // 502 and 504 come from a gateway that may have forwarded the create: like a lost answer.
+      lastError.ambiguous = !safeToRepeat;
     } catch (e) {
       const err = e as ApiFailure & { code?: string };
-      if (err.status !== undefined || !err.code) throw err; // an answer we already judged, or our own failure
-      const connected = !NOT_CONNECTED_CODES.includes(err.code);
-      lastError = failure(redact(`${options.what}: ${err.code}: ${err.message} (${url.origin})`, [conn.apiKey]), { ambiguous: isPost && connected });
+      if (err === lastError) throw err; // thrown above, finished
+      if (err.status !== undefined || !(err.code || deadline.aborted)) throw err; // an answer we already judged, or our own failure
+      const code = deadline.aborted ? "TIMEOUT" : String(err.code);
+      const connected = !NOT_CONNECTED_CODES.includes(code);
+      const detail = deadline.aborted ? `no complete answer within ${deadlineMs / 1000} s` : connected ? err.message : "cannot connect";
+      lastError = failure(redact(`${options.what}: ${code}: ${detail} (${url.origin})`, secrets()), { ambiguous: isPost && connected });
+      if (!connected) lastError.hint = "is the service up, and is accessctl:apiUrl right?";
+      // Down or stuck is not a blip: a couple of quick retries, not minutes of them.
+      if (!connected || deadline.aborted) retries = Math.min(retries, NOT_CONNECTED_RETRIES);
       safeToRepeat = !isPost || !connected;
     }
-    spent += Date.now() - started;
     const delay = blockFor || backoff(attempt, retryAfter);
-    if (!safeToRepeat || attempt >= conn.maxRetries || spent + delay > RETRY_BUDGET_MS) {
-      if (attempt > 0) lastError.message += ` (after ${attempt + 1} attempts)`;
-      throw lastError;
-    }
+    if (!safeToRepeat || attempt >= retries || Date.now() - started + delay > budgetMs) throw finish(lastError, attempt + 1);
     state.counters.retries++;
     if (!blockFor) await sleep(delay);
-    spent += blockFor ? 0 : delay;
   }
 }
 
-/** Every item of a list, following next_page_uri to the end. */
+/** The error an operation ends with: how many attempts it took, and what to do about it. */
+function finish(err: ApiFailure, attempts: number): ApiFailure {
+  if (attempts > 1) err.message += ` (after ${attempts} attempts)`;
+  if (err.hint) err.message += `; ${err.hint}`;
+  err.hint = undefined;
+  return err;
+}
+
+/** What to do about a refused API key, by where it came from. */
+function authHint(conn: Connection): string {
+  if (conn.rejected) return "neither accessctl:apiKey (as saved in the state) nor ACCESSCTL_API_KEY was accepted: set ACCESSCTL_API_KEY to a live API key of this account";
+  if (conn.apiKeyFrom === "env") return "the API key in ACCESSCTL_API_KEY was refused: set it to a live API key of this account";
+  return (
+    "the API key in accessctl:apiKey was refused. `pulumi refresh` and `--refresh` use the stack config saved in the state at the last update, " +
+    "not the current one: after rotating the key, run the command with ACCESSCTL_API_KEY set to the new key, or run `pulumi up` (without --refresh) first"
+  );
+}
+
+/** Every item of a list, following next_page_uri to the end; a page seen twice, or too many pages, end the walk. */
 export async function* listAll<T>(path: string, field: string, what: string, source?: ConfigSource): AsyncGenerator<T> {
+  const { apiUrl, apiKey } = connection(source);
+  const absolute = (uri: string) => new URL(uri.startsWith("/") ? apiUrl + uri : uri).href;
+  const seen: string[] = [];
   let next: string | null = path;
   while (next) {
+    if (seen.length >= MAX_PAGES) throw failure(`${what}: more than ${MAX_PAGES} pages; giving up on the list`, {});
+    seen.push(absolute(next));
     const page: ApiResponse<Record<string, unknown>> = await api("GET", next, { what, source });
     const items = page.body?.[field];
     if (!Array.isArray(items)) throw failure(`${what}: the answer has no ${field} list`, { status: page.status });
     for (const item of items) yield item as T;
     const nextUri = page.body.next_page_uri;
     next = typeof nextUri === "string" && nextUri ? nextUri : null;
+    if (next && seen.includes(absolute(next))) {
+      throw failure(redact(`${what}: next_page_uri leads back to a page already read (${next}); giving up on the list`, [apiKey]), {});
+    }
   }
 }

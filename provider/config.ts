@@ -6,6 +6,12 @@
 export interface Connection {
   apiUrl: string;
   apiKey: string;
+  /** Where apiKey came from: the stack config (or the caller) or ACCESSCTL_API_KEY. */
+  apiKeyFrom: "config" | "env";
+  /** ACCESSCTL_API_KEY when apiKey is another key from the config: tried once if apiKey is refused. */
+  fallbackApiKey?: string;
+  /** True once the config key was refused and the environment's is used instead. */
+  rejected?: boolean;
   maxRequestsPerMinute: number;
   maxRetries: number;
 }
@@ -25,8 +31,8 @@ const CONFIG_KEYS = ["apiUrl", "apiKey", "maxRequestsPerMinute", "maxRetries"] a
 // be shared between functions once Pulumi has serialized them by value (as it does in this repo).
 // Empty in the program process, which never calls configure().
 // (The symbol is made inside the functions: Pulumi cannot serialize a captured symbol.)
-function stackConfigSlot(): { value?: ConfigSource } {
-  const global = globalThis as unknown as Record<symbol, { value?: ConfigSource } | undefined>;
+function stackConfigSlot(): { value?: ConfigSource; rejected?: string[] } {
+  const global = globalThis as unknown as Record<symbol, { value?: ConfigSource; rejected?: string[] } | undefined>;
   const key = Symbol.for("@accessctl/pulumi/stack-config");
   return (global[key] ??= {});
 }
@@ -38,25 +44,49 @@ export async function configure(req: { config: { get(key: string): string | unde
   stackConfigSlot().value = values;
 }
 
-/** The connection to use now: stack config first, then ACCESSCTL_* environment variables. */
+/**
+ * The connection to use now: stack config first, then ACCESSCTL_* environment variables. A config
+ * key the service refused in this process (see api()) gives way to ACCESSCTL_API_KEY.
+ */
 export function connection(source?: ConfigSource): Connection {
-  source = source ?? stackConfigSlot().value ?? {};
+  const slot = stackConfigSlot();
+  source = source ?? slot.value ?? {};
   const env = process.env;
   const apiUrl = source.apiUrl || env.ACCESSCTL_API_URL;
-  const apiKey = source.apiKey || env.ACCESSCTL_API_KEY;
+  const envKey = env.ACCESSCTL_API_KEY || undefined;
   if (!apiUrl) {
     throw new Error("accessctl: no API URL: set the stack config `pulumi config set accessctl:apiUrl https://…` or the environment variable ACCESSCTL_API_URL");
   }
-  if (!apiKey) {
+  if (!source.apiKey && !envKey) {
     throw new Error("accessctl: no API key: set the stack config `pulumi config set --secret accessctl:apiKey …` or the environment variable ACCESSCTL_API_KEY");
   }
   checkApiUrl(apiUrl);
+  const other = source.apiKey && envKey && envKey !== source.apiKey ? envKey : undefined;
+  const rejected = !!other && !!slot.rejected?.includes(source.apiKey!);
   return {
     apiUrl: apiUrl.replace(/\/+$/, ""),
-    apiKey,
+    apiKey: rejected ? envKey! : (source.apiKey || envKey)!,
+    apiKeyFrom: source.apiKey && !rejected ? "config" : "env",
+    ...(rejected ? { rejected } : other ? { fallbackApiKey: other } : {}),
     maxRequestsPerMinute: wholeNumber("maxRequestsPerMinute", source.maxRequestsPerMinute || env.ACCESSCTL_MAX_REQUESTS_PER_MINUTE, DEFAULT_REQUESTS_PER_MINUTE, 1),
     maxRetries: wholeNumber("maxRetries", source.maxRetries || env.ACCESSCTL_MAX_RETRIES, DEFAULT_RETRIES, 0),
   };
+}
+
+/** Remembers, for this process, that the service refused this key (never written anywhere). */
+export function rejectApiKey(apiKey: string): void {
+  const slot = stackConfigSlot();
+  (slot.rejected ??= []).push(apiKey);
+}
+
+/** For check (no network): why no request could be made with the current settings, if so. */
+export function connectionProblem(): string | undefined {
+  try {
+    connection();
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
+  }
 }
 
 function wholeNumber(key: string, value: string | undefined, fallback: number, min: number): number {

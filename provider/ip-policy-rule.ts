@@ -1,11 +1,13 @@
 // IpPolicyRule: check / diff / create / read / update / delete against /ip_policy_rules.
 // This module is the dynamic provider itself (see provider/api-key.ts).
 import { api, ApiFailure, apiPath, listAll } from "./client";
-import { CheckFailure, checkId, checkKnown, checkText, isUnknown, parseCidr, sameCidr, text } from "./validate";
+import { adoptExistingAllowed, claim, mayHaveCreated, noteLostCreate } from "./ownership";
+import { CheckFailure, checkConnection, checkId, checkKnown, checkText, isUnknown, normalize, parseCidr, sameCidr, text } from "./validate";
 
 export { configure } from "./config";
 
 const INPUTS = ["ipPolicyId", "cidr", "action", "description", "metadata", "adoptId"];
+const KIND = "IP policy rule";
 
 /** A rule as the API returns it. */
 export interface IpPolicyRuleBody {
@@ -50,7 +52,8 @@ export function toOutputs(body: IpPolicyRuleBody): IpPolicyRuleOutputs {
 
 export async function check(_olds: Inputs, news: Inputs) {
   const failures: CheckFailure[] = [];
-  const inputs = { ...news };
+  const inputs = normalize(news, ["adoptId"]);
+  checkConnection(failures);
   checkKnown(news, INPUTS, failures);
   checkId(news, "ipPolicyId", ["ipp"], failures, true);
   checkId(news, "adoptId", ["ipr"], failures, false);
@@ -84,6 +87,7 @@ export async function diff(_id: string, olds: Inputs, news: Inputs) {
 
 export async function create(inputs: Inputs) {
   if (inputs.adoptId) return adopt(inputs.adoptId, inputs);
+  const what = `create IP policy rule ${inputs.cidr}`;
   const body = {
     ip_policy_id: inputs.ipPolicyId,
     cidr: inputs.cidr,
@@ -91,20 +95,28 @@ export async function create(inputs: Inputs) {
     ...(inputs.description ? { description: inputs.description } : {}),
     ...(inputs.metadata ? { metadata: inputs.metadata } : {}),
   };
+  const slot = `${inputs.ipPolicyId} ${inputs.cidr}`; // a policy holds a CIDR once
   try {
-    const created = (await api<IpPolicyRuleBody>("POST", "/ip_policy_rules", { what: `create IP policy rule ${inputs.cidr}`, body, expect: RULE_FIELDS })).body;
+    const created = (await api<IpPolicyRuleBody>("POST", "/ip_policy_rules", { what, body, expect: RULE_FIELDS })).body;
+    claim(KIND, created.id, what);
     return { id: created.id, outs: toOutputs(created) };
   } catch (e) {
     const err = e as ApiFailure;
     if (!err.ambiguous && err.status !== 409) throw err;
-    // A policy holds a CIDR once. The rule is there already (409), or our create may have made it
-    // before its answer was lost (say, an earlier run was interrupted): take it over, as
-    // Kubernetes' server-side apply does, rather than fail or make a second one.
+    if (err.ambiguous) noteLostCreate(KIND, slot);
+    // The rule is there already (409), or our create may have made it before its answer was lost.
     const existing = await findExisting(inputs).catch(() => undefined);
     if (!existing) throw err;
     if (existing.action !== inputs.action) {
       throw new Error(`${err.message}; rule ${existing.id} has this CIDR with action ${existing.action}: delete it, or adopt it with adoptId "${existing.id}" and action "${existing.action}"`);
     }
+    // Take it over only if this run may have made it, or the user said so; else it is someone else's.
+    if (!err.ambiguous && !mayHaveCreated(KIND, slot) && !adoptExistingAllowed()) {
+      throw new Error(`${err.message}; rule ${existing.id} already holds this CIDR and was not created by this run. ` +
+        `To manage it from this resource, declare adoptId: "${existing.id}". If an interrupted \`pulumi up\` of this stack made it, ` +
+        "run `ACCESSCTL_ADOPT_EXISTING=1 pulumi up` once. If another stack manages it, remove it from this one.");
+    }
+    claim(KIND, existing.id, what);
     return converge(existing, inputs);
   }
 }
@@ -124,6 +136,7 @@ async function adopt(id: string, inputs: Inputs) {
       throw new Error(`adopt IP policy rule ${id}: its ${property} is ${have}, not ${want}, and the API cannot change it; declare ${property}: "${have}" or let Pulumi create a new rule`);
     }
   }
+  claim(KIND, id, `adopt IP policy rule ${id}`);
   return converge(found, inputs);
 }
 

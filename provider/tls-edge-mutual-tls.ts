@@ -2,7 +2,8 @@
 // (so creating one takes over whatever module the edge had); the resource id is the edge id.
 // This module is the dynamic provider itself (see provider/api-key.ts).
 import { api, apiPath } from "./client";
-import { CheckFailure, checkId, checkKnown, idProblem, isUnknown, UNKNOWN } from "./validate";
+import { claim } from "./ownership";
+import { CheckFailure, checkConnection, checkId, checkKnown, idProblem, isUnknown, UNKNOWN } from "./validate";
 
 export { configure } from "./config";
 
@@ -32,6 +33,7 @@ function toOutputs(edgeId: string, body: MutualTlsBody): TlsEdgeMutualTlsOutputs
 
 export async function check(_olds: Inputs, news: Inputs) {
   const failures: CheckFailure[] = [];
+  checkConnection(failures);
   checkKnown(news, INPUTS, failures);
   checkId(news, "edgeId", ["edgtls"], failures, true);
   const ids = news.certificateAuthorityIds;
@@ -69,6 +71,7 @@ async function put(inputs: Inputs): Promise<TlsEdgeMutualTlsOutputs> {
 }
 
 export async function create(inputs: Inputs) {
+  claim("TLS edge", inputs.edgeId, `set mutual TLS of TLS edge ${inputs.edgeId}`);
   return { id: inputs.edgeId as string, outs: await put(inputs) };
 }
 

@@ -1,6 +1,7 @@
 // Pure checks that `check` runs before any API call: byte limits, CIDRs, id prefixes, types.
 // The service validates on its own; tests prove the two agree.
 import * as ipaddr from "ipaddr.js";
+import { connectionProblem } from "./config";
 
 export interface CheckFailure {
   property: string;
@@ -50,6 +51,22 @@ export function idProblem(value: unknown, prefixes: string[]): string | undefine
   if (!prefixes.some((p) => value.startsWith(`${p}_`))) return `must be an id starting with ${expected}, got ${JSON.stringify(value.slice(0, 80))}`;
   if (!/^[a-z]+_[A-Za-z0-9]{1,128}$/.test(value)) return `must contain only letters and digits after the prefix, got ${JSON.stringify(value.slice(0, 80))}`;
   return undefined;
+}
+
+/**
+ * The inputs as check and diff both read them: an empty id ("" for ownerId or adoptId) is unset,
+ * so that check accepting "" and diff comparing it with the service's value never disagree.
+ */
+export function normalize(inputs: Record<string, any>, optionalIds: string[]): Record<string, any> {
+  const out = { ...inputs };
+  for (const property of optionalIds) if (out[property] === "" || out[property] === null) delete out[property];
+  return out;
+}
+
+/** Fails check (so preview) when no request could be made: no URL or key, a bad URL. No network. */
+export function checkConnection(failures: CheckFailure[]): void {
+  const problem = connectionProblem();
+  if (problem) failures.push({ property: "", reason: problem });
 }
 
 /** Property names a resource accepts; anything else is most likely a typo. */
