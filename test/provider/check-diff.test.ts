@@ -1,5 +1,5 @@
 // check and diff of the three providers, through their serialized form. No network: these run
-// with no API configured at all, which also proves check and diff make no calls.
+// against an API URL where nothing listens, which also proves check and diff make no calls.
 import { beforeAll, describe, expect, it } from "vitest";
 import { LoadedProvider, serializedProvider } from "../helpers/provider";
 
@@ -9,8 +9,8 @@ let rule: LoadedProvider["provider"];
 let mtls: LoadedProvider["provider"];
 
 beforeAll(async () => {
-  delete process.env.ACCESSCTL_API_URL;
-  delete process.env.ACCESSCTL_API_KEY;
+  process.env.ACCESSCTL_API_URL = "http://127.0.0.1:9"; // nothing listens there
+  process.env.ACCESSCTL_API_KEY = "check-diff-key-0123456789";
   apiKey = (await serializedProvider("api-key")).provider;
   rule = (await serializedProvider("ip-policy-rule")).provider;
   mtls = (await serializedProvider("tls-edge-mutual-tls")).provider;
@@ -105,6 +105,37 @@ describe("TlsEdgeMutualTls check", () => {
     expect((await failures(mtls, { edgeId: "edgtls_a", certificateAuthorityIds: "ca_a" }))[0].property).toBe("certificateAuthorityIds");
     expect((await failures(mtls, { edgeId: "edgtls_a", certificateAuthorityIds: [], enabled: "yes" }))[0].property).toBe("enabled");
     expect(await failures(mtls, { edgeId: "edgtls_a", certificateAuthorityIds: [UNKNOWN] })).toEqual([]);
+  });
+});
+
+describe("credentials at preview", () => {
+  it("check fails, naming what to set, when there is no API URL or key", async () => {
+    const saved = { ...process.env };
+    try {
+      delete process.env.ACCESSCTL_API_KEY;
+      for (const p of [apiKey, rule, mtls]) {
+        expect(await failures(p, {})).toContainEqual({ property: "", reason: expect.stringMatching(/^accessctl: no API key: set the stack config `pulumi config set --secret accessctl:apiKey …` or the environment variable ACCESSCTL_API_KEY$/) });
+      }
+      delete process.env.ACCESSCTL_API_URL;
+      expect(await failures(apiKey, {})).toEqual([{ property: "", reason: expect.stringMatching(/^accessctl: no API URL/) }]);
+      process.env.ACCESSCTL_API_URL = "http://api.example.com";
+      process.env.ACCESSCTL_API_KEY = "k".repeat(20);
+      expect(await failures(apiKey, {})).toEqual([{ property: "", reason: expect.stringMatching(/must use https:\/\//) }]);
+    } finally {
+      process.env.ACCESSCTL_API_URL = saved.ACCESSCTL_API_URL;
+      process.env.ACCESSCTL_API_KEY = saved.ACCESSCTL_API_KEY;
+    }
+  });
+});
+
+describe("an empty ownerId is unset, in check and in diff alike", () => {
+  it("no replacement (and no new token) on every up", async () => {
+    const checked = await apiKey.check({}, { description: "d", ownerId: "" });
+    expect(checked.failures).toEqual([]);
+    expect(checked.inputs.ownerId).toBeUndefined();
+    const outs = { description: "d", metadata: "", ownerId: "usr_a", token: "t" };
+    expect(await apiKey.diff("ak_1", outs, checked.inputs)).toEqual({ changes: false, replaces: [], deleteBeforeReplace: false });
+    expect(await apiKey.diff("ak_1", outs, { description: "d", ownerId: "" })).toEqual({ changes: false, replaces: [], deleteBeforeReplace: false });
   });
 });
 

@@ -137,18 +137,51 @@ describe("IpPolicyRule", () => {
   });
 });
 
-describe("IpPolicyRule that already exists", () => {
-  it("takes over a rule with the same policy, CIDR and action instead of failing with 409", async () => {
+describe("IpPolicyRule that already exists (one owner per object)", () => {
+  it("a create answered 409 fails naming the existing rule and both ways forward, and leaves the rule alone", async () => {
     const admin = client(emu.url, emu.adminToken);
     const p = emu.fixtures.ipPolicies[0];
-    const existing = (await admin.post("/ip_policy_rules", { ip_policy_id: p, cidr: "2001:db8:99::/48", action: "allow" })).body;
-    const before = (await listAll(emu.url, emu.adminToken, "/ip_policy_rules", "ip_policy_rules")).length;
-    const taken = await rule.provider.create({ ipPolicyId: p, cidr: "2001:DB8:99::/48", action: "allow", description: "declared" });
-    expect(taken.id).toBe(existing.id);
-    expect(taken.outs.description).toBe("declared");
-    expect((await listAll(emu.url, emu.adminToken, "/ip_policy_rules", "ip_policy_rules")).length).toBe(before);
+    const existing = (await admin.post("/ip_policy_rules", { ip_policy_id: p, cidr: "2001:db8:99::/48", action: "allow", description: "theirs" })).body;
+    const err = await rule.provider.create({ ipPolicyId: p, cidr: "2001:db8:99::/48", action: "allow", description: "declared" }).catch((e: Error) => e);
+    expect(err.message).toMatch(new RegExp(`HTTP 409 ERR_CONFLICT: .*; rule ${existing.id} already holds this CIDR and was not created by this run\\. ` +
+      `To manage it from this resource, declare adoptId: "${existing.id}"\\. If an interrupted \`pulumi up\` of this stack made it, run \`ACCESSCTL_ADOPT_EXISTING=1 pulumi up\` once\\.`));
+    expect((await admin.get(`/ip_policy_rules/${existing.id}`)).body.description).toBe("theirs");
     const clash = await rule.provider.create({ ipPolicyId: p, cidr: "2001:db8:99::/48", action: "deny" }).catch((e: Error) => e);
     expect(clash.message).toMatch(/HTTP 409 ERR_CONFLICT: .*; rule ipr_\w+ has this CIDR with action allow: delete it, or adopt it with adoptId "ipr_\w+" and action "allow"$/);
+  });
+
+  it("with ACCESSCTL_ADOPT_EXISTING=1 (the run after an interrupted up) takes it over, but never for two resources", async () => {
+    const admin = client(emu.url, emu.adminToken);
+    const p = emu.fixtures.ipPolicies[0];
+    const existing = (await admin.post("/ip_policy_rules", { ip_policy_id: p, cidr: "2001:db8:98::/48", action: "allow" })).body;
+    const before = (await listAll(emu.url, emu.adminToken, "/ip_policy_rules", "ip_policy_rules")).length;
+    process.env.ACCESSCTL_ADOPT_EXISTING = "1";
+    try {
+      const taken = await rule.provider.create({ ipPolicyId: p, cidr: "2001:DB8:98::/48", action: "allow", description: "declared" });
+      expect(taken.id).toBe(existing.id);
+      expect(taken.outs.description).toBe("declared");
+      expect((await listAll(emu.url, emu.adminToken, "/ip_policy_rules", "ip_policy_rules")).length).toBe(before);
+      const second = await rule.provider.create({ ipPolicyId: p, cidr: "2001:db8:98::/48", action: "allow", description: "again" }).catch((e: Error) => e);
+      expect(second.message).toMatch(new RegExp(`^create IP policy rule 2001:db8:98::/48: IP policy rule ${existing.id} is already managed by another resource of this stack; declare it once$`));
+      expect((await admin.get(`/ip_policy_rules/${existing.id}`)).body.description).toBe("declared");
+    } finally {
+      delete process.env.ACCESSCTL_ADOPT_EXISTING;
+    }
+  });
+
+  it("two resources of one run cannot claim one object: a 409 on a rule this run created, two adoptIds with one id", async () => {
+    const p = emu.fixtures.ipPolicies[1];
+    const first = await rule.provider.create({ ipPolicyId: p, cidr: "10.77.0.0/16", action: "deny" });
+    const second = await rule.provider.create({ ipPolicyId: p, cidr: "10.77.0.0/16", action: "deny" }).catch((e: Error) => e);
+    expect(second.message).toContain(`rule ${first.id} already holds this CIDR`);
+    const other = (await client(emu.url, emu.adminToken).post("/ip_policy_rules", { ip_policy_id: p, cidr: "10.78.0.0/16", action: "deny" })).body;
+    await rule.provider.create({ adoptId: other.id, ipPolicyId: p, cidr: "10.78.0.0/16", action: "deny", description: "one" });
+    const twice = await rule.provider.create({ adoptId: other.id, ipPolicyId: p, cidr: "10.78.0.0/16", action: "deny", description: "two" }).catch((e: Error) => e);
+    expect(twice.message).toBe(`adopt IP policy rule ${other.id}: IP policy rule ${other.id} is already managed by another resource of this stack; declare it once`);
+    expect((await client(emu.url, emu.adminToken).get(`/ip_policy_rules/${other.id}`)).body.description).toBe("one");
+    const key = (await client(emu.url, emu.adminToken).post("/api_keys", { description: "k" })).body;
+    await apiKey.provider.create({ adoptId: key.id });
+    expect((await apiKey.provider.create({ adoptId: key.id }).catch((e: Error) => e)).message).toMatch(/already managed by another resource of this stack/);
   });
 });
 
