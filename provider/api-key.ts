@@ -1,6 +1,7 @@
 // ApiKey: check / diff / create / read / update / delete against /api_keys.
 // This module is the dynamic provider itself (sdk/api-key.ts hands the module to Pulumi), so that
 // an installed package serializes into a one-line require of this file.
+import { plainError } from "./errors";
 import { api, ApiFailure, apiPath, listAll } from "./client";
 import { claim } from "./ownership";
 import { CheckFailure, checkConnection, checkId, checkKnown, checkText, isUnknown, normalize, text } from "./validate";
@@ -99,7 +100,7 @@ async function adopt(inputs: Inputs) {
   const id: string = inputs.adoptId;
   const found = (await api<ApiKeyBody>("GET", apiPath`/api_keys/${id}`, { what: `adopt API key ${id}`, expect: KEY_FIELDS })).body;
   if (inputs.ownerId && found.owner_id !== inputs.ownerId) {
-    throw new Error(`adopt API key ${id}: it is owned by ${found.owner_id}, not ${inputs.ownerId}; the owner of a key cannot be changed`);
+    throw plainError(`adopt API key ${id}: it is owned by ${found.owner_id}, not ${inputs.ownerId}; the owner of a key cannot be changed`);
   }
   claim("API key", id, `adopt API key ${id}`);
   try {
@@ -128,10 +129,10 @@ async function afterLostAnswer(err: ApiFailure, inputs: Inputs, started: number)
       if (same && (!inputs.ownerId || key.owner_id === inputs.ownerId) && !track.delivered.includes(key.id)) orphans.push(key.id);
     }
     for (const id of orphans) await remove(id);
-    return new Error(`${err.message}; the answer to the create was lost, so its token is unknown: ` +
+    return plainError(`${err.message}; the answer to the create was lost, so its token is unknown: ` +
       (orphans.length ? `deleted ${orphans.length} unconfirmed key(s) (${orphans.join(", ")}).` : "no key was created.") + " Run the update again.");
   } catch (cleanup) {
-    return new Error(`${err.message}; the answer to the create was lost and checking for a key it may have made failed too ` +
+    return plainError(`${err.message}; the answer to the create was lost and checking for a key it may have made failed too ` +
       `(${(cleanup as Error).message}): look for a key created after ${new Date(since).toISOString()} with this description and delete it.`);
   }
 }

@@ -3,6 +3,7 @@
 // one connection pool and one rate limiter per process, timeouts, and paging.
 import { Agent, Dispatcher, request } from "undici";
 import { ConfigSource, connection, Connection, rejectApiKey } from "./config";
+import { plainError, setMessage } from "./errors";
 
 const PACKAGE_VERSION = "0.1.0";
 const USER_AGENT = `accessctl-pulumi/${PACKAGE_VERSION} node/${process.versions.node}`;
@@ -103,9 +104,7 @@ export function redact(text: string, secrets: (string | undefined)[]): string {
   return out;
 }
 
-function failure(message: string, fields: Partial<ApiFailure>): ApiFailure {
-  return Object.assign(new Error(message), fields);
-}
+const failure = (message: string, fields: Partial<ApiFailure>): ApiFailure => plainError(message, fields);
 
 function describeError(what: string, status: number, body: unknown, text: string, secrets: (string | undefined)[]): ApiFailure {
   const b = (body ?? {}) as { error_code?: unknown; msg?: unknown; details?: { operation_id?: unknown } };
@@ -268,10 +267,9 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
 
 /** The error an operation ends with: how many attempts it took, and what to do about it. */
 function finish(err: ApiFailure, attempts: number): ApiFailure {
-  if (attempts > 1) err.message += ` (after ${attempts} attempts)`;
-  if (err.hint) err.message += `; ${err.hint}`;
+  const hint = err.hint ? `; ${err.hint}` : "";
   err.hint = undefined;
-  return err;
+  return setMessage(err, `${err.message}${attempts > 1 ? ` (after ${attempts} attempts)` : ""}${hint}`);
 }
 
 /** What to do about a refused API key, by where it came from. */
@@ -279,8 +277,9 @@ function authHint(conn: Connection): string {
   if (conn.rejected) return "neither accessctl:apiKey (as saved in the state) nor ACCESSCTL_API_KEY was accepted: set ACCESSCTL_API_KEY to a live API key of this account";
   if (conn.apiKeyFrom === "env") return "the API key in ACCESSCTL_API_KEY was refused: set it to a live API key of this account";
   return (
-    "the API key in accessctl:apiKey was refused. `pulumi refresh` and `--refresh` use the stack config saved in the state at the last update, " +
-    "not the current one: after rotating the key, run the command with ACCESSCTL_API_KEY set to the new key, or run `pulumi up` (without --refresh) first"
+    "the API key in accessctl:apiKey was refused. `pulumi refresh` and `--refresh` use the stack config saved in the state by the last update, " +
+    "not the current one: after rotating the key, add --run-program (`pulumi refresh --run-program`, `pulumi up --refresh --run-program`), " +
+    "or run `pulumi up` without --refresh first, or set ACCESSCTL_API_KEY to the new key"
   );
 }
 

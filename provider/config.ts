@@ -3,6 +3,7 @@
 // provider runs, never at module load: a value held in a module variable at serialization time
 // would be written into the state in plain text.
 
+import { plainError, quietHostErrorLog } from "./errors";
 export interface Connection {
   apiUrl: string;
   apiKey: string;
@@ -39,6 +40,7 @@ function stackConfigSlot(): { value?: ConfigSource; rejected?: string[] } {
 
 /** The dynamic provider's configure hook: remember the stack config of this provider process. */
 export async function configure(req: { config: { get(key: string): string | undefined } }): Promise<void> {
+  quietHostErrorLog(); // configure runs in the provider process only
   const values: ConfigSource = {};
   for (const key of CONFIG_KEYS) values[key] = req.config.get(`accessctl:${key}`);
   stackConfigSlot().value = values;
@@ -55,10 +57,10 @@ export function connection(source?: ConfigSource): Connection {
   const apiUrl = source.apiUrl || env.ACCESSCTL_API_URL;
   const envKey = env.ACCESSCTL_API_KEY || undefined;
   if (!apiUrl) {
-    throw new Error("accessctl: no API URL: set the stack config `pulumi config set accessctl:apiUrl https://…` or the environment variable ACCESSCTL_API_URL");
+    throw plainError("accessctl: no API URL: set the stack config `pulumi config set accessctl:apiUrl https://…` or the environment variable ACCESSCTL_API_URL");
   }
   if (!source.apiKey && !envKey) {
-    throw new Error("accessctl: no API key: set the stack config `pulumi config set --secret accessctl:apiKey …` or the environment variable ACCESSCTL_API_KEY");
+    throw plainError("accessctl: no API key: set the stack config `pulumi config set --secret accessctl:apiKey …` or the environment variable ACCESSCTL_API_KEY");
   }
   checkApiUrl(apiUrl);
   const other = source.apiKey && envKey && envKey !== source.apiKey ? envKey : undefined;
@@ -92,7 +94,7 @@ export function connectionProblem(): string | undefined {
 function wholeNumber(key: string, value: string | undefined, fallback: number, min: number): number {
   if (value === undefined || value === "") return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < min) throw new Error(`accessctl:${key} must be a whole number of at least ${min}, got ${JSON.stringify(value)}`);
+  if (!Number.isInteger(n) || n < min) throw plainError(`accessctl:${key} must be a whole number of at least ${min}, got ${JSON.stringify(value)}`);
   return n;
 }
 
@@ -102,12 +104,12 @@ export function checkApiUrl(apiUrl: string): void {
   try {
     url = new URL(apiUrl);
   } catch {
-    throw new Error(`accessctl:apiUrl is not a URL: ${JSON.stringify(apiUrl)}`);
+    throw plainError(`accessctl:apiUrl is not a URL: ${JSON.stringify(apiUrl)}`);
   }
-  if (url.username || url.password) throw new Error("accessctl:apiUrl must not carry credentials; use accessctl:apiKey");
+  if (url.username || url.password) throw plainError("accessctl:apiUrl must not carry credentials; use accessctl:apiKey");
   if (url.protocol === "https:") return;
   const host = url.hostname.replace(/^\[|\]$/g, "");
   const loopback = host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
   if (url.protocol === "http:" && loopback) return;
-  throw new Error(`accessctl:apiUrl must use https:// (plain http:// is allowed only to loopback addresses), got ${url.protocol}//${url.host}`);
+  throw plainError(`accessctl:apiUrl must use https:// (plain http:// is allowed only to loopback addresses), got ${url.protocol}//${url.host}`);
 }

@@ -1,7 +1,8 @@
 // IpPolicyRule: check / diff / create / read / update / delete against /ip_policy_rules.
 // This module is the dynamic provider itself (see provider/api-key.ts).
+import { plainError } from "./errors";
 import { api, ApiFailure, apiPath, listAll } from "./client";
-import { adoptExistingAllowed, claim, mayHaveCreated, noteLostCreate } from "./ownership";
+import { adoptExistingAllowed, claim, claimed, mayHaveCreated, noteLostCreate } from "./ownership";
 import { CheckFailure, checkConnection, checkId, checkKnown, checkText, isUnknown, normalize, parseCidr, sameCidr, text } from "./validate";
 
 export { configure } from "./config";
@@ -108,11 +109,12 @@ export async function create(inputs: Inputs) {
     const existing = await findExisting(inputs).catch(() => undefined);
     if (!existing) throw err;
     if (existing.action !== inputs.action) {
-      throw new Error(`${err.message}; rule ${existing.id} has this CIDR with action ${existing.action}: delete it, or adopt it with adoptId "${existing.id}" and action "${existing.action}"`);
+      throw plainError(`${err.message}; rule ${existing.id} has this CIDR with action ${existing.action}: delete it, or adopt it with adoptId "${existing.id}" and action "${existing.action}"`);
     }
     // Take it over only if this run may have made it, or the user said so; else it is someone else's.
-    if (!err.ambiguous && !mayHaveCreated(KIND, slot) && !adoptExistingAllowed()) {
-      throw new Error(`${err.message}; rule ${existing.id} already holds this CIDR and was not created by this run. ` +
+    // (One that another resource of this run manages fails in claim, with that reason.)
+    if (!err.ambiguous && !mayHaveCreated(KIND, slot) && !adoptExistingAllowed() && !claimed(KIND, existing.id)) {
+      throw plainError(`${err.message}; rule ${existing.id} already holds this CIDR and was not created by this run. ` +
         `To manage it from this resource, declare adoptId: "${existing.id}". If an interrupted \`pulumi up\` of this stack made it, ` +
         "run `ACCESSCTL_ADOPT_EXISTING=1 pulumi up` once. If another stack manages it, remove it from this one.");
     }
@@ -133,7 +135,7 @@ async function adopt(id: string, inputs: Inputs) {
   const found = (await api<IpPolicyRuleBody>("GET", apiPath`/ip_policy_rules/${id}`, { what: `adopt IP policy rule ${id}`, expect: RULE_FIELDS })).body;
   for (const [property, have, want] of [["ipPolicyId", found.ip_policy.id, inputs.ipPolicyId], ["action", found.action, inputs.action]]) {
     if (have !== want) {
-      throw new Error(`adopt IP policy rule ${id}: its ${property} is ${have}, not ${want}, and the API cannot change it; declare ${property}: "${have}" or let Pulumi create a new rule`);
+      throw plainError(`adopt IP policy rule ${id}: its ${property} is ${have}, not ${want}, and the API cannot change it; declare ${property}: "${have}" or let Pulumi create a new rule`);
     }
   }
   claim(KIND, id, `adopt IP policy rule ${id}`);

@@ -5,6 +5,7 @@
 // The records live on globalThis: module variables are not shared once Pulumi serializes the
 // provider by value, and the symbol is made inside the functions (a captured one cannot be serialized).
 
+import { plainError } from "./errors";
 interface Ownership {
   /** "<kind> <id>" of every object a resource of this run has claimed. */
   claimed: string[];
@@ -24,9 +25,14 @@ function ownership(): Ownership {
 export function claim(kind: string, id: string, what: string): void {
   const { claimed } = ownership();
   if (claimed.includes(`${kind} ${id}`)) {
-    throw new Error(`${what}: ${kind} ${id} is already managed by another resource of this stack; declare it once`);
+    throw plainError(`${what}: ${kind} ${id} is already managed by another resource of this stack; declare it once`);
   }
   claimed.push(`${kind} ${id}`);
+}
+
+/** Whether a resource of this run manages `id` already. */
+export function claimed(kind: string, id: string): boolean {
+  return ownership().claimed.includes(`${kind} ${id}`);
 }
 
 /** A create of this run whose answer was lost: what it may have made can be taken over later in the run. */

@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as provider from "../provider/api-key";
 import { listAll } from "../provider/client";
-import { programConfig } from "./connection";
+import { checkResource, programConfig } from "./connection";
 
 export interface ApiKeyArgs {
   /** What uses the key. Optional; at most 255 bytes of UTF-8. Removing it clears it on the service. */
@@ -37,7 +37,13 @@ export class ApiKey extends pulumi.dynamic.Resource {
   /** The id given in `adoptId`, if the key was adopted. */
   declare public readonly adoptId: pulumi.Output<string | undefined>;
 
+  /** The existing key `id`, read-only: its state is read from the API, nothing is changed or deleted. */
+  public static get(name: string, id: pulumi.Input<string>, opts?: pulumi.CustomResourceOptions): ApiKey {
+    return new ApiKey(name, {}, { ...opts, id });
+  }
+
   constructor(name: string, args: ApiKeyArgs = {}, opts: pulumi.CustomResourceOptions = {}) {
+    checkResource("ApiKey", name, opts, `declare adoptId: ${JSON.stringify(opts.import)} to take the key over`);
     const outputs = { ownerId: undefined, uri: undefined, createdAt: undefined, token: undefined, description: undefined, metadata: undefined, adoptId: undefined };
     super(provider, name, { ...outputs, ...args }, pulumi.mergeOptions(opts, { additionalSecretOutputs: ["token"] }), "accessctl", "ApiKey");
   }
@@ -51,6 +57,11 @@ export interface ApiKeyInfo {
   metadata: string;
   ownerId: string;
   createdAt: string;
+}
+
+/** listApiKeys as an Output, for programs that do not await (Pulumi's getXOutput convention). */
+export function listApiKeysOutput(): pulumi.Output<ApiKeyInfo[]> {
+  return pulumi.output(listApiKeys());
 }
 
 /** Every API key of the account, all pages. Uses the `accessctl:` stack config, else ACCESSCTL_* env. */

@@ -1,5 +1,6 @@
-// Connection settings for code that runs in the program process (the list helpers): the stack
-// config, read when called, and handed to each request rather than kept in a module variable.
+// What runs in the program process: the connection settings of the list helpers (the stack config,
+// read when called and handed to each request rather than kept in a module variable), and the
+// checks our resource classes make before registering anything.
 import * as pulumi from "@pulumi/pulumi";
 import { ConfigSource } from "../provider/config";
 
@@ -8,5 +9,25 @@ export function programConfig(): ConfigSource {
     apiUrl: pulumi.runtime.getConfig("accessctl:apiUrl"),
     apiKey: pulumi.runtime.getConfig("accessctl:apiKey"),
     maxRequestsPerMinute: pulumi.runtime.getConfig("accessctl:maxRequestsPerMinute"),
+    maxRetries: pulumi.runtime.getConfig("accessctl:maxRetries"),
   };
+}
+
+/**
+ * Refuses, before anything is registered: the `import` option (Pulumi cannot import through a
+ * dynamic provider: it fails with "code must be a string, not undefined"), and an API key kept in
+ * plain text in the stack config (so in Pulumi.<stack>.yaml and in the state).
+ */
+export function checkResource(type: string, name: string, opts: pulumi.CustomResourceOptions | undefined, instead: string): void {
+  if (opts?.import !== undefined) {
+    throw new pulumi.RunError(`accessctl:${type} ${name}: the import option does not work with Pulumi dynamic providers; ${instead}`);
+  }
+  // Pulumi marks the program's secret config keys for the SDK; the function is internal, so look before using it.
+  const isSecret = (pulumi.runtime as unknown as { isConfigSecret?: (key: string) => boolean }).isConfigSecret;
+  if (pulumi.runtime.getConfig("accessctl:apiKey") !== undefined && isSecret && !isSecret("accessctl:apiKey")) {
+    throw new pulumi.RunError(
+      "accessctl:apiKey is stored in plain text in Pulumi.<stack>.yaml and in the state. Rotate that key, then store the new one encrypted: " +
+        "`pulumi config set --secret accessctl:apiKey <new key>` (or pass it as ACCESSCTL_API_KEY and `pulumi config rm accessctl:apiKey`)",
+    );
+  }
 }

@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as provider from "../provider/ip-policy-rule";
 import { listAll } from "../provider/client";
-import { programConfig } from "./connection";
+import { checkResource, programConfig } from "./connection";
 
 export interface IpPolicyRuleArgs {
   /** The IP policy (`ipp_…`) the rule belongs to. Changing it replaces the rule. */
@@ -42,7 +42,13 @@ export class IpPolicyRule extends pulumi.dynamic.Resource {
   /** The id given in `adoptId`, if the rule was adopted. */
   declare public readonly adoptId: pulumi.Output<string | undefined>;
 
+  /** The existing rule `id`, read-only: its state is read from the API, nothing is changed or deleted. */
+  public static get(name: string, id: pulumi.Input<string>, opts?: pulumi.CustomResourceOptions): IpPolicyRule {
+    return new IpPolicyRule(name, {} as IpPolicyRuleArgs, { ...opts, id });
+  }
+
   constructor(name: string, args: IpPolicyRuleArgs, opts?: pulumi.CustomResourceOptions) {
+    checkResource("IpPolicyRule", name, opts, `declare adoptId: ${JSON.stringify(opts?.import)} (with the rule's policy and action) to take the rule over`);
     const outputs = { ipPolicy: undefined, uri: undefined, createdAt: undefined, description: undefined, metadata: undefined, adoptId: undefined };
     super(provider, name, { ...outputs, ...args }, opts, "accessctl", "IpPolicyRule");
   }
@@ -51,6 +57,11 @@ export class IpPolicyRule extends pulumi.dynamic.Resource {
 /** A rule as listed by the API. */
 export interface IpPolicyRuleInfo extends Omit<provider.IpPolicyRuleOutputs, "adoptId"> {
   id: string;
+}
+
+/** listIpPolicyRules as an Output, for programs that do not await (Pulumi's getXOutput convention). */
+export function listIpPolicyRulesOutput(filter: { ipPolicyId?: pulumi.Input<string> } = {}): pulumi.Output<IpPolicyRuleInfo[]> {
+  return pulumi.output(filter.ipPolicyId).apply((ipPolicyId) => listIpPolicyRules({ ipPolicyId }));
 }
 
 /** Every rule of the account, or of one policy, all pages. Uses the `accessctl:` stack config, else ACCESSCTL_* env. */

@@ -1,5 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as provider from "../provider/tls-edge-mutual-tls";
+import { checkResource } from "./connection";
 
 export interface TlsEdgeMutualTlsArgs {
   /** The TLS edge (`edgtls_…`). Changing it moves the module: the old edge's module is deleted. */
@@ -24,7 +25,13 @@ export class TlsEdgeMutualTls extends pulumi.dynamic.Resource {
   /** The certificate authorities as references. */
   declare public readonly certificateAuthorities: pulumi.Output<{ id: string; uri: string }[]>;
 
+  /** The module of the existing edge `edgeId`, read-only: read from the API, nothing is changed or deleted. */
+  public static get(name: string, edgeId: pulumi.Input<string>, opts?: pulumi.CustomResourceOptions): TlsEdgeMutualTls {
+    return new TlsEdgeMutualTls(name, {} as TlsEdgeMutualTlsArgs, { ...opts, id: edgeId });
+  }
+
   constructor(name: string, args: TlsEdgeMutualTlsArgs, opts?: pulumi.CustomResourceOptions) {
+    checkResource("TlsEdgeMutualTls", name, opts, "declare the edge (edgeId) instead: creating the resource takes its module over as a whole");
     super(provider, name, { certificateAuthorities: undefined, enabled: undefined, ...args }, opts, "accessctl", "TlsEdgeMutualTls");
   }
 }

@@ -197,7 +197,7 @@ describe("a rotated key", () => {
     await useApi(server.url, "old-revoked-key-0123456789");
     const { provider } = await serializedProvider("api-key");
     const err = await provider.read("ak_1", {}).catch((e: Error) => e);
-    expect(err.message).toMatch(/^read API key ak_1: HTTP 401 ERR_UNAUTHORIZED: invalid API key \(operation op_a\); the API key in accessctl:apiKey was refused\. .*ACCESSCTL_API_KEY.*`pulumi up`/);
+    expect(err.message).toMatch(/^read API key ak_1: HTTP 401 ERR_UNAUTHORIZED: invalid API key \(operation op_a\); the API key in accessctl:apiKey was refused\. .*`pulumi refresh --run-program`.*`pulumi up` without --refresh first, or set ACCESSCTL_API_KEY to the new key$/);
     process.env.ACCESSCTL_API_KEY = "another-dead-key-0123456789";
     const both = await provider.read("ak_1", {}).catch((e: Error) => e);
     expect(both.message).toMatch(/neither accessctl:apiKey \(as saved in the state\) nor ACCESSCTL_API_KEY was accepted/);

@@ -173,7 +173,7 @@ describe("IpPolicyRule that already exists (one owner per object)", () => {
     const p = emu.fixtures.ipPolicies[1];
     const first = await rule.provider.create({ ipPolicyId: p, cidr: "10.77.0.0/16", action: "deny" });
     const second = await rule.provider.create({ ipPolicyId: p, cidr: "10.77.0.0/16", action: "deny" }).catch((e: Error) => e);
-    expect(second.message).toContain(`rule ${first.id} already holds this CIDR`);
+    expect(second.message).toBe(`create IP policy rule 10.77.0.0/16: IP policy rule ${first.id} is already managed by another resource of this stack; declare it once`);
     const other = (await client(emu.url, emu.adminToken).post("/ip_policy_rules", { ip_policy_id: p, cidr: "10.78.0.0/16", action: "deny" })).body;
     await rule.provider.create({ adoptId: other.id, ipPolicyId: p, cidr: "10.78.0.0/16", action: "deny", description: "one" });
     const twice = await rule.provider.create({ adoptId: other.id, ipPolicyId: p, cidr: "10.78.0.0/16", action: "deny", description: "two" }).catch((e: Error) => e);

@@ -1,0 +1,37 @@
+// Errors as `pulumi` shows them best: one line per resource. The dynamic-provider host returns a
+// failed read/delete/check/diff to the engine (shown under the resource) and also logs it as
+// `${err}: ${err.stack}` to stderr, which the engine prints under the stack: the message twice and
+// a stack trace of our internals. Our errors carry their message as their stack, and the provider
+// process drops exactly that log line (`Error: M: M`); any other error keeps its stack trace.
+// Plain Errors with fields: a subclass loses its message through Pulumi's serialization.
+
+export function plainError<T extends object>(message: string, fields?: T): Error & T {
+  const err = Object.assign(new Error(message), fields);
+  err.stack = message;
+  return err;
+}
+
+/** Sets an error's message (and its stack, which stands for it). */
+export function setMessage<T extends Error>(err: T, message: string): T {
+  err.message = message;
+  err.stack = message;
+  return err;
+}
+
+/** In the provider process: drop the host's second, stack-trace copy of our errors. Idempotent. */
+export function quietHostErrorLog(): void {
+  const global = globalThis as unknown as Record<symbol, boolean | undefined>;
+  const key = Symbol.for("@accessctl/pulumi/quiet-host-errors");
+  if (global[key]) return;
+  global[key] = true;
+  const original = console.error;
+  console.error = (...args: unknown[]) => {
+    const line = args[0];
+    if (args.length === 1 && typeof line === "string" && line.startsWith("Error: ")) {
+      const rest = line.slice("Error: ".length);
+      const message = rest.slice(0, (rest.length - 2) / 2);
+      if (rest === `${message}: ${message}`) return;
+    }
+    original.apply(console, args);
+  };
+}
