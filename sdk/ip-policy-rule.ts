@@ -49,7 +49,8 @@ export class IpPolicyRule extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: IpPolicyRuleArgs, opts?: pulumi.CustomResourceOptions) {
     checkResource("IpPolicyRule", name, opts, `declare adoptId: ${JSON.stringify(opts?.import)} (with the rule's policy and action) to take the rule over`);
-    const outputs = { ipPolicy: undefined, uri: undefined, createdAt: undefined, description: undefined, metadata: undefined, adoptId: undefined };
+    // Every output named, so that a lookup by id (get) resolves them all.
+    const outputs = { ipPolicyId: undefined, cidr: undefined, action: undefined, ipPolicy: undefined, uri: undefined, createdAt: undefined, description: undefined, metadata: undefined, adoptId: undefined };
     super(provider, name, { ...outputs, ...args }, opts, "accessctl", "IpPolicyRule");
   }
 }

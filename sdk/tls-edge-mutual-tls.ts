@@ -32,6 +32,8 @@ export class TlsEdgeMutualTls extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: TlsEdgeMutualTlsArgs, opts?: pulumi.CustomResourceOptions) {
     checkResource("TlsEdgeMutualTls", name, opts, "declare the edge (edgeId) instead: creating the resource takes its module over as a whole");
-    super(provider, name, { certificateAuthorities: undefined, enabled: undefined, ...args }, opts, "accessctl", "TlsEdgeMutualTls");
+    // Every output named, so that a lookup by id (get) resolves them all.
+    const outputs = { edgeId: undefined, certificateAuthorityIds: undefined, certificateAuthorities: undefined, enabled: undefined };
+    super(provider, name, { ...outputs, ...args }, opts, "accessctl", "TlsEdgeMutualTls");
   }
 }

@@ -1,7 +1,8 @@
 // The program of the end-to-end tests, as a user would write it against the installed package.
 // What it declares comes from the stack config `spec`:
 //   { keys: {name: ApiKeyArgs}, rules: {name: IpPolicyRuleArgs}, modules: {name: TlsEdgeMutualTlsArgs},
-//     listPolicy?: "ipp_…" (export what the list helpers see, before this run's changes) }
+//     listPolicy?: "ipp_…" (export what the list helpers see, before this run's changes),
+//     opts?: {name: resource options}, gets?: {name: {type: "ApiKey"|"IpPolicyRule"|"TlsEdgeMutualTls", id}} }
 "use strict";
 const pulumi = require("@pulumi/pulumi");
 const accessctl = require("@accessctl/pulumi");
@@ -9,17 +10,21 @@ const accessctl = require("@accessctl/pulumi");
 const spec = new pulumi.Config().requireObject("spec");
 const out = {};
 for (const [name, args] of Object.entries(spec.keys || {})) {
-  const key = new accessctl.ApiKey(name, args);
+  const key = new accessctl.ApiKey(name, args, (spec.opts || {})[name]);
   out[`key_${name}`] = { id: key.id, ownerId: key.ownerId, description: key.description };
   out[`token_${name}`] = key.token;
 }
 for (const [name, args] of Object.entries(spec.rules || {})) {
-  const rule = new accessctl.IpPolicyRule(name, args);
+  const rule = new accessctl.IpPolicyRule(name, args, (spec.opts || {})[name]);
   out[`rule_${name}`] = { id: rule.id, cidr: rule.cidr, action: rule.action };
 }
 for (const [name, args] of Object.entries(spec.modules || {})) {
   const module = new accessctl.TlsEdgeMutualTls(name, args);
   out[`module_${name}`] = { id: module.id, enabled: module.enabled, certificateAuthorityIds: module.certificateAuthorityIds };
+}
+for (const [name, { type, id }] of Object.entries(spec.gets || {})) {
+  const found = accessctl[type].get(name, id); // read-only lookup by id
+  out[`get_${name}`] = { id: found.id, description: found.description, cidr: found.cidr, enabled: found.enabled };
 }
 if (spec.listPolicy) {
   out.listedRuleCidrs = accessctl.listIpPolicyRules({ ipPolicyId: spec.listPolicy }).then((rules) => rules.map((r) => r.cidr).sort());

@@ -38,6 +38,8 @@ export interface StackOptions {
 
 export function testStack(options: StackOptions) {
   const backend = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-backend-"));
+  // Stack config set with setConfig, for the runs that follow (as `pulumi config set` would).
+  const laterConfig: Record<string, { value: string; secret?: boolean }> = {};
   const name = options.name ?? "test";
   const apiKey = options.apiKey ?? options.emulator.adminToken;
   const viaEnv = options.credentials === "env";
@@ -55,7 +57,7 @@ export function testStack(options: StackOptions) {
       op,
       binDir: options.project.binDir,
       backend: `file://${backend}`,
-      config: spec ? { ...baseConfig, ...options.extraConfig, spec: { value: JSON.stringify(spec) } } : undefined,
+      config: spec ? { ...baseConfig, ...options.extraConfig, ...laterConfig, spec: { value: JSON.stringify(spec) } } : undefined,
       ...extra,
       env: { ...env, ...(extra.env as Record<string, string> | undefined) },
     };
@@ -72,6 +74,10 @@ export function testStack(options: StackOptions) {
     backend,
     run,
     start,
+    /** Changes one stack config value for every later run (e.g. a rotated accessctl:apiKey). */
+    setConfig(key: string, value: string, secret = false) {
+      laterConfig[key] = { value, secret };
+    },
     /** Like run, but fails the test with Pulumi's output when the operation fails. */
     async ok(op: string, spec?: Spec, extra: Record<string, unknown> = {}): Promise<RunResult> {
       const result = await run(op, spec, extra);
