@@ -204,3 +204,14 @@ describe("a rotated key", () => {
     expect(both.message).not.toContain("another-dead-key");
   });
 });
+
+describe("list helpers", () => {
+  it("honour accessctl:maxRetries from the stack config", async () => {
+    const server = await serve((_req, res) => json(res, 503, { error_code: "ERR_UNAVAILABLE", status_code: 503, msg: "busy", details: { operation_id: "op_b" } }, { "retry-after": "0" }));
+    const pulumi = compiled("../node_modules/@pulumi/pulumi/index.js");
+    pulumi.runtime.setAllConfig({ "accessctl:apiUrl": server.url, "accessctl:apiKey": "k".repeat(20), "accessctl:maxRetries": "1" });
+    const sdk = compiled("sdk/index.js");
+    await expect(sdk.listApiKeys()).rejects.toThrow(/^list API keys: HTTP 503 ERR_UNAVAILABLE: busy \(operation op_b\) \(after 2 attempts\)$/);
+    expect(server.hits.length).toBe(2);
+  }, 30_000);
+});
