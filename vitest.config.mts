@@ -12,6 +12,7 @@ const userPath = ["test/e2e/lifecycle.test.ts", "test/e2e/user-project.test.ts",
 
 export default defineConfig({
   test: {
+    reporters: ["default", "./test/summary-reporter.ts"],
     projects: [
       {
         test: {

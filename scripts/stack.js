@@ -156,7 +156,7 @@ function spawnJob(job, { detached = false } = {}) {
   return { child, done };
 }
 
-module.exports = { run, spawnJob };
+module.exports = { run, spawnJob, pulumi };
 
 if (require.main === module) {
   let job;

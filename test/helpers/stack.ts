@@ -51,6 +51,8 @@ export function testStack(options: StackOptions) {
 
   /** Starts an operation in its own process group (so that a test can kill Pulumi and all its children). */
   function start(op: string, spec?: Spec, extra: Record<string, unknown> = {}): { child: ChildProcess; done: Promise<RunResult> } {
+    // moreConfig: stack config for this run on top of the stack's (Pulumi keeps config between runs).
+    const { moreConfig, ...rest } = extra as { moreConfig?: Record<string, { value: string; secret?: boolean }> };
     const job = {
       dir: options.project.dir,
       stack: name,
@@ -58,9 +60,9 @@ export function testStack(options: StackOptions) {
       binDir: options.project.binDir,
       node: options.project.nodeDir,
       backend: `file://${backend}`,
-      config: spec ? { ...baseConfig, ...options.extraConfig, spec: { value: JSON.stringify(spec) } } : undefined,
-      ...extra,
-      env: { ...env, ...(extra.env as Record<string, string> | undefined) },
+      config: spec ? { ...baseConfig, ...options.extraConfig, ...moreConfig, spec: { value: JSON.stringify(spec) } } : undefined,
+      ...rest,
+      env: { ...env, ...(rest.env as Record<string, string> | undefined) },
     };
     const { child, done: raw } = spawnJob(job, { detached: true }) as { child: ChildProcess; done: Promise<any> };
     const done = raw.then((r: any) => ({ ...r, output: `${r.childStderr}\n${r.stdout ?? ""}\n${r.stderr ?? ""}` }) as RunResult);
