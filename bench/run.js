@@ -17,7 +17,7 @@ const fs = require("node:fs");
 const os = require("node:os");
 const path = require("node:path");
 const emulatorProcess = require("../scripts/emulator-process");
-const { packProject, pulumiBinDir, REPO } = require("../scripts/pack-project");
+const { makeProject, packTarball, pulumiBinDir, REPO } = require("../scripts/pack-project");
 const { spawnJob } = require("../scripts/stack");
 
 function flags(argv) {
@@ -71,12 +71,11 @@ function watchProviderMemory() {
   };
 }
 
-async function measureEngine(variant, n, f, project, binDir) {
+async function measureEngine(variant, n, f, projects, binDir) {
   const emu = await startEmulator(["--rate-limit", "off", "--latency", String(f.latency)]);
   const backend = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-bench-backend-"));
   const job = (op, extra = {}) => ({
-    dir: project.dir,
-    program: variant === "ours" ? "ours.js" : "baseline.js",
+    dir: projects[variant],
     stack: `${variant}-${n}`,
     op,
     binDir,
@@ -157,7 +156,7 @@ async function measureFloor(n, f) {
   }
 }
 
-async function measureRateLimit(rules, project, binDir) {
+async function measureRateLimit(rules, projects, binDir) {
   const emu = await startEmulator([]); // the service's default: 120 requests per 60 s per account
   const backend = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-bench-backend-"));
   try {
@@ -166,7 +165,7 @@ async function measureRateLimit(rules, project, binDir) {
     let seconds = 0;
     try {
       seconds = (await pulumi({
-        dir: project.dir, program: "ours.js", stack: "rate", op: "up", binDir, backend: `file://${backend}`,
+        dir: projects.ours, stack: "rate", op: "up", binDir, backend: `file://${backend}`,
         config: { ipPolicyIds: { value: JSON.stringify(emu.fixtures.ipPolicies) }, count: { value: String(rules) }, apiKeys: { value: "0" } },
         env: { ACCESSCTL_API_URL: emu.url, ACCESSCTL_API_KEY: emu.adminToken },
       })).seconds;
@@ -189,27 +188,32 @@ async function main() {
   const f = flags(process.argv.slice(2));
   const started = Date.now();
   const binDir = pulumiBinDir();
-  const project = packProject("accessctl-bench", {
-    "ours.js": path.join(REPO, "dist/examples/many-rules/index.js"),
-    "baseline.js": path.join(REPO, "bench/baseline.js"),
-  });
+  // Two projects as users have them, both named accessctl-bench: examples/many-rules (TypeScript)
+  // with our packed package, and the baseline provider's program.
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-bench-"));
+  const tarball = packTarball(root);
+  const projects = {
+    ours: makeProject(path.join(root, "ours"), { name: "accessctl-bench", tarball, from: path.join(REPO, "examples/many-rules") }),
+    baseline: makeProject(path.join(root, "baseline"), { name: "accessctl-bench", tarball, files: { "index.js": path.join(REPO, "bench/baseline.js") }, main: "index.js" }),
+  };
+  fs.writeFileSync(path.join(projects.ours, "Pulumi.yaml"), "name: accessctl-bench\nruntime: nodejs\n");
   const results = { date: new Date().toISOString(), machine: `${os.cpus().length} × ${os.cpus()[0].model}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}, node ${process.version}`, command: `npm run bench -- ${process.argv.slice(2).join(" ")}`.trim(), flags: f, engine: [], rateLimit: undefined };
   try {
     for (const n of f.sizes) {
       process.stderr.write(`bench: N=${n}: ours…\n`);
-      const ours = await measureEngine("ours", n, f, project, binDir);
+      const ours = await measureEngine("ours", n, f, projects, binDir);
       process.stderr.write(`bench: N=${n}: baseline…\n`);
-      const baseline = await measureEngine("baseline", n, f, project, binDir);
+      const baseline = await measureEngine("baseline", n, f, projects, binDir);
       process.stderr.write(`bench: N=${n}: floor…\n`);
       const floor = await measureFloor(n, f);
       results.engine.push({ n, keys: f.keys, ours, baseline, floor });
     }
     if (!f.skipRate) {
       process.stderr.write(`bench: up of ${f.rateRules} rules at the default rate limit…\n`);
-      results.rateLimit = await measureRateLimit(f.rateRules, project, binDir);
+      results.rateLimit = await measureRateLimit(f.rateRules, projects, binDir);
     }
   } finally {
-    fs.rmSync(project.root, { recursive: true, force: true });
+    fs.rmSync(root, { recursive: true, force: true });
   }
   results.totalSeconds = (Date.now() - started) / 1000;
   const out = path.join(REPO, f.skipCheckpoints ? "bench/results-skip-checkpoints.json" : "bench/results.json");

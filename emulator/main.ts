@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 // `npm run --silent emulator -- [flags]`: starts the emulator in the foreground. The first line on
 // stdout is one JSON object (url, tokens, fixture ids); every later line goes to stderr.
 import * as path from "node:path";

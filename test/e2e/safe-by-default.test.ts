@@ -79,20 +79,22 @@ describe("credentials", () => {
     const s = stack(emu, "rotate", { apiKey: k1.token });
     const spec: Spec = { rules: { r: { ipPolicyId: emu.fixtures.ipPolicies[0], cidr: "100.64.0.0/10", action: "allow" } } };
     await s.ok("up", spec);
-    s.setConfig("accessctl:apiKey", k2.token, true);
+    // Rotate: the new key in the stack config (the harness sets it before each run), the old one deleted.
+    const rotated = { moreConfig: { "accessctl:apiKey": { value: k2.token, secret: true } } };
     await admin.delete(`/api_keys/${k1.id}`);
 
-    const stale = await s.run("preview", spec, { refresh: true });
+    const stale = await s.run("preview", spec, { ...rotated, refresh: true });
     expect(stale.ok).toBe(false);
     expect(stale.output).toMatch(/read IP policy rule ipr_\w+: HTTP 401 ERR_UNAUTHORIZED: .*the API key in accessctl:apiKey was refused\. .*`pulumi refresh --run-program`/);
     expectCleanErrors(stale.output);
     expect(stale.output).not.toContain(k1.token);
+    expect((await s.run("refresh", spec, rotated)).ok).toBe(false); // a plain refresh: the stored key too
 
-    const withEnv = await s.ok("preview", spec, { refresh: true, env: { ACCESSCTL_API_KEY: k2.token } });
+    const withEnv = await s.ok("preview", spec, { ...rotated, refresh: true, env: { ACCESSCTL_API_KEY: k2.token } });
     expect(withEnv.changeSummary).toEqual({ same: 2 });
-    await s.ok("up", spec); // saves the current config in the state
-    await s.ok("refresh", spec); // so a plain refresh works again
-    await s.ok("destroy", spec);
+    await s.ok("refresh", spec, { ...rotated, runProgram: true }); // what the 401 says: runs with the current config, and saves it
+    await s.ok("refresh", spec, rotated); // so a plain refresh works again
+    await s.ok("destroy", spec, rotated);
   });
 
   it("preview fails without an API key, and refuses one kept in plain text", async () => {
@@ -106,8 +108,7 @@ describe("credentials", () => {
     expect((await emu.stats()).requests).toBe(before);
 
     const plain = stack(emu, "plain-key");
-    plain.setConfig("accessctl:apiKey", emu.adminToken, false);
-    const refused = await plain.run("preview", spec);
+    const refused = await plain.run("preview", spec, { moreConfig: { "accessctl:apiKey": { value: emu.adminToken } } });
     expect(refused.ok).toBe(false);
     expect(refused.output).toContain("accessctl:apiKey is stored in plain text in Pulumi.<stack>.yaml and in the state");
     expect(refused.output).toContain("pulumi config set --secret accessctl:apiKey");
