@@ -14,10 +14,15 @@ let apiKey: LoadedProvider["provider"];
 beforeAll(async () => {
   emu = await startEmulator(["--rate-limit", "off"]);
   admin = client(emu.url, emu.adminToken);
+  // check fails without a URL and key (issue 10); it makes no call with them.
+  process.env.ACCESSCTL_API_URL = emu.url;
+  process.env.ACCESSCTL_API_KEY = emu.adminToken;
   rule = (await serializedProvider("ip-policy-rule")).provider;
   apiKey = (await serializedProvider("api-key")).provider;
 });
 afterAll(async () => {
+  delete process.env.ACCESSCTL_API_URL;
+  delete process.env.ACCESSCTL_API_KEY;
   await emu?.stop();
 });
 
