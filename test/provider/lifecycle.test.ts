@@ -211,6 +211,12 @@ describe("TlsEdgeMutualTls", () => {
     await p.delete(edgeId, updated.outs);
   });
 
+  it("refuses a second module resource for one edge in the same run", async () => {
+    const edgeId = emu.fixtures.tlsEdges[1]; // created by the first test of this block
+    const err = await mtls.provider.create({ edgeId, certificateAuthorityIds: [emu.fixtures.certificateAuthorities[0]] }).catch((e: Error) => e);
+    expect(err.message).toBe(`set mutual TLS of TLS edge ${edgeId}: TLS edge ${edgeId} is already managed by another resource of this stack; declare it once`);
+  });
+
   it("names an unknown certificate authority", async () => {
     const err = await mtls.provider.create({ edgeId: emu.fixtures.tlsEdges[0], certificateAuthorityIds: ["ca_nope"] }).catch((e: Error) => e);
     expect(err.message).toContain("no such certificate authority: ca_nope");
