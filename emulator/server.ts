@@ -184,7 +184,7 @@ export function createEmulator(options: EmulatorOptions): Emulator {
           const address = server.address() as AddressInfo;
           knownHosts = hostsOf(host, address);
           baseUrl = `http://${hostPort(address.address, address.port)}`;
-          resolve(options.publicUrl ?? baseUrl);
+          resolve(baseUrl);
         });
       });
     },
