@@ -3,16 +3,14 @@
 import * as http from "node:http";
 import { ListEnvelope, MAX_PAGE_SIZE, TEXT_LIMITS } from "../contract/common";
 import { apiError, shown, shownName } from "./errors";
-import type { Account, KeyRecord, Page, Principal, Store } from "./store";
+import type { Account, Page, Principal, Store } from "./store";
 
 /** What a handler gets: the caller, its account, the parsed body and query, named path parameters. */
 export interface Ctx {
   store: Store;
   account: Account;
   caller: Principal;
-  callerKey: KeyRecord;
   body: Record<string, unknown>;
-  hasBody: boolean;
   query: URLSearchParams;
   params: Record<string, string>;
   /** Scheme, host and port the links in answers start with. */
