@@ -150,6 +150,7 @@ export class DataFile {
    * `current` gives the store's state when the journal is folded into the snapshot.
    */
   static open(file: string, current: () => Snapshot): { dataFile: DataFile; snapshot?: Snapshot; entries: Entry[] } {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
     const lockFile = lock(file);
     try {
       const tempFile = new RegExp(`^\\.${path.basename(file).replace(/[^\w]/g, "\\$&")}\\.\\d+\\.tmp$`);
@@ -229,8 +230,9 @@ export class DataFile {
   }
 
   close(): void {
+    if (this.pending.length && !this.failed) this.flush();
     fs.closeSync(this.journal);
-    if (fs.readFileSync(this.lockFile, "utf8") === String(process.pid)) fs.rmSync(this.lockFile, { force: true });
+    if (readLock(this.lockFile) === process.pid) fs.rmSync(this.lockFile, { force: true });
   }
 }
 
@@ -279,11 +281,20 @@ function lock(file: string): string {
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
     }
-    const pid = Number(fs.readFileSync(lockFile, "utf8"));
-    if (isAlive(pid)) {
+    const pid = readLock(lockFile);
+    // Our own PID in it: left by an earlier process that had it (a container restarted after a kill).
+    if (pid !== process.pid && isAlive(pid)) {
       throw new Error(`${file} is in use by another emulator (pid ${pid}); stop it or use another --data file (if no emulator runs, remove ${lockFile})`);
     }
     fs.rmSync(lockFile, { force: true });
+  }
+}
+
+function readLock(lockFile: string): number {
+  try {
+    return Number(fs.readFileSync(lockFile, "utf8"));
+  } catch {
+    return NaN; // gone meanwhile
   }
 }
 

@@ -129,8 +129,10 @@ export function page<T extends { id: string }>(
     throw apiError(400, "ERR_INVALID_QUERY", `before_id does not name an object of this list: ${shown(beforeId)}`);
   }
   const { items, more } = list(before, limit);
-  const next = more ? `${ctx.baseUrl}${path}?limit=${limit}&before_id=${encodeURIComponent(items[items.length - 1].id)}` : null;
-  const self = `${ctx.baseUrl}${path}${ctx.query.size ? `?${ctx.query.toString()}` : ""}`;
+  const link = (query: string[]) => `${ctx.baseUrl}${path}${query.length ? `?${query.join("&")}` : ""}`;
+  // This page's link names what was understood, not what was sent (a repeated parameter is not echoed).
+  const self = link([...(ctx.query.has("limit") ? [`limit=${limit}`] : []), ...(before ? [`before_id=${encodeURIComponent(before.id)}`] : [])]);
+  const next = more ? link([`limit=${limit}`, `before_id=${encodeURIComponent(items[items.length - 1].id)}`]) : null;
   return { items, uri: self, next_page_uri: next };
 }
 

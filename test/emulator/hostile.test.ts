@@ -77,6 +77,11 @@ describe("echoes", () => {
       expect(res.text).not.toContain(token);
       expect(res.text).not.toContain(token.slice(-20));
     }
+    // A repeated parameter: the first is used, and the list's own link does not carry the second.
+    const repeated = await admin.get(`/api_keys?limit=5&limit=${token}`);
+    expect(repeated.status).toBe(200);
+    expect(repeated.body.uri).toBe(`${emu.url}/api_keys?limit=5`);
+    expect(repeated.text).not.toContain(token.slice(-20));
     const huge = await admin.post("/ip_policy_rules", { cidr: "10.202.0.0/16", ip_policy_id: emu.fixtures.ipPolicies[0], action: "x".repeat(900_000) });
     expectShape(huge, [400]);
     expect(huge.text.length).toBeLessThan(1000);
