@@ -1,7 +1,7 @@
 // /api_keys: create (the only answer that carries the token), get, list, update, delete.
 import { ApiKeyBody, ApiKeyList, API_KEYS_PATH } from "../contract/api-key";
-import { apiError, notFound, shown } from "./errors";
-import { checkByteLimits, checkFields, Ctx, optionalText, page, Reply, textFields } from "./http";
+import { apiError, shown } from "./errors";
+import { checkByteLimits, checkFields, Ctx, found, optionalText, page, Reply, textFields } from "./http";
 import { KeyRecord } from "./store";
 
 function view(ctx: Ctx, key: KeyRecord, token: string | null = null): ApiKeyBody {
@@ -15,11 +15,7 @@ function view(ctx: Ctx, key: KeyRecord, token: string | null = null): ApiKeyBody
   };
 }
 
-function find(ctx: Ctx): KeyRecord {
-  const key = ctx.store.key(ctx.account, ctx.params.id);
-  if (!key) throw notFound("API key", ctx.params.id);
-  return key;
-}
+const find = (ctx: Ctx): KeyRecord => found(ctx, ctx.store.apiKeys, "API key");
 
 export function create(ctx: Ctx): Reply {
   checkFields(ctx.body, { description: "string", metadata: "string", owner_id: "string" });
@@ -42,12 +38,7 @@ export function get(ctx: Ctx): Reply {
 }
 
 export function list(ctx: Ctx): Reply {
-  const { items, uri, next_page_uri } = page(
-    ctx,
-    API_KEYS_PATH,
-    (id) => ctx.store.key(ctx.account, id),
-    (before, limit) => ctx.store.listKeys(ctx.account, before, limit),
-  );
+  const { items, uri, next_page_uri } = page(ctx, API_KEYS_PATH, ctx.store.apiKeys);
   return { status: 200, body: { keys: items.map((k) => view(ctx, k)), uri, next_page_uri } satisfies ApiKeyList };
 }
 

@@ -2,8 +2,8 @@
 // sending an answer. Errors come from errors.ts, the one factory.
 import * as http from "node:http";
 import { ListEnvelope, MAX_PAGE_SIZE, TEXT_LIMITS } from "../contract/common";
-import { apiError, shown, shownName } from "./errors";
-import type { Account, Page, Principal, Store } from "./store";
+import { apiError, notFound, shown, shownName } from "./errors";
+import type { Account, Lookup, Principal, Store } from "./store";
 
 /** What a handler gets: the caller, its account, the parsed body and query, named path parameters. */
 export interface Ctx {
@@ -105,6 +105,13 @@ export function checkByteLimits(body: Record<string, unknown>): void {
   }
 }
 
+/** The record the path's `id` names in the caller's account, or 404. */
+export function found<T>(ctx: Ctx, table: Lookup<T>, what: string): T {
+  const record = table.get(ctx.account, ctx.params.id);
+  if (!record) throw notFound(what, ctx.params.id);
+  return record;
+}
+
 /** The list query: `limit` (1 to MAX_PAGE_SIZE) and `before_id`, the last id of the previous page. */
 export function pageQuery(ctx: Ctx): { limit: number; beforeId?: string } {
   for (const name of ctx.query.keys()) {
@@ -117,18 +124,13 @@ export function pageQuery(ctx: Ctx): { limit: number; beforeId?: string } {
 }
 
 /** Newest-first paging: the page of `list` after `before_id`, with its links. */
-export function page<T extends { id: string }>(
-  ctx: Ctx,
-  path: string,
-  find: (id: string) => T | undefined,
-  list: (before: T | undefined, limit: number) => Page<T>,
-): { items: T[] } & ListEnvelope {
+export function page<T extends { id: string }>(ctx: Ctx, path: string, table: Lookup<T>): { items: T[] } & ListEnvelope {
   const { limit, beforeId } = pageQuery(ctx);
-  const before = beforeId === undefined ? undefined : find(beforeId);
+  const before = beforeId === undefined ? undefined : table.get(ctx.account, beforeId);
   if (beforeId !== undefined && !before) {
     throw apiError(400, "ERR_INVALID_QUERY", `before_id does not name an object of this list: ${shown(beforeId)}`);
   }
-  const { items, more } = list(before, limit);
+  const { items, more } = table.page(ctx.account, before, limit);
   const link = (query: string[]) => `${ctx.baseUrl}${path}${query.length ? `?${query.join("&")}` : ""}`;
   // This page's link names what was understood, not what was sent (a repeated parameter is not echoed).
   const self = link([...(ctx.query.has("limit") ? [`limit=${limit}`] : []), ...(before ? [`before_id=${encodeURIComponent(before.id)}`] : [])]);

@@ -2,7 +2,7 @@
 import * as ipaddr from "ipaddr.js";
 import { IP_POLICY_RULES_PATH, IpPolicyRuleBody, IpPolicyRuleList, RULE_ACTIONS, RuleAction } from "../contract/ip-policy-rule";
 import { apiError, notFound } from "./errors";
-import { checkByteLimits, checkFields, Ctx, optionalText, page, Reply, textFields } from "./http";
+import { checkByteLimits, checkFields, Ctx, found, optionalText, page, Reply, textFields } from "./http";
 import { RuleRecord } from "./store";
 
 /**
@@ -51,11 +51,7 @@ function view(ctx: Ctx, rule: RuleRecord): IpPolicyRuleBody {
   };
 }
 
-function find(ctx: Ctx): RuleRecord {
-  const rule = ctx.store.rule(ctx.account, ctx.params.id);
-  if (!rule) throw notFound("IP policy rule", ctx.params.id);
-  return rule;
-}
+const find = (ctx: Ctx): RuleRecord => found(ctx, ctx.store.ipPolicyRules, "IP policy rule");
 
 export function create(ctx: Ctx): Reply {
   checkFields(ctx.body, { cidr: "string", ip_policy_id: "string", action: "string", description: "string", metadata: "string" });
@@ -77,12 +73,7 @@ export function get(ctx: Ctx): Reply {
 }
 
 export function list(ctx: Ctx): Reply {
-  const { items, uri, next_page_uri } = page(
-    ctx,
-    IP_POLICY_RULES_PATH,
-    (id) => ctx.store.rule(ctx.account, id),
-    (before, limit) => ctx.store.listRules(ctx.account, before, limit),
-  );
+  const { items, uri, next_page_uri } = page(ctx, IP_POLICY_RULES_PATH, ctx.store.ipPolicyRules);
   return { status: 200, body: { ip_policy_rules: items.map((r) => view(ctx, r)), uri, next_page_uri } satisfies IpPolicyRuleList };
 }
 

@@ -66,17 +66,69 @@ export interface Page<T> {
   more: boolean;
 }
 
+/** What handlers may read of a table: one account's record by id, and its pages. */
+export interface Lookup<T> {
+  get(account: Account, id: string): T | undefined;
+  page(account: Account, before: T | undefined, limit: number): Page<T>;
+}
+
+/** Records of one kind: by id, by one more key (unique), and per account in creation order. */
+class Table<T extends { id: string; accountId: string; seq: number }> implements Lookup<T> {
+  private readonly byId = new Map<string, T>();
+  private readonly byKey = new Map<string, T>();
+  private readonly lists = new Map<string, SeqList<T>>();
+
+  constructor(private readonly keyOf: (record: T) => string | undefined) {}
+
+  get(account: Account, id: string): T | undefined {
+    const record = this.byId.get(id);
+    return record?.accountId === account.id ? record : undefined;
+  }
+
+  page(account: Account, before: T | undefined, limit: number): Page<T> {
+    return this.listOf(account.id).page(before, limit);
+  }
+
+  byOtherKey(key: string): T | undefined {
+    return this.byKey.get(key);
+  }
+
+  all(): T[] {
+    return [...this.byId.values()];
+  }
+
+  put(record: T): void {
+    this.remove(record.id);
+    this.byId.set(record.id, record);
+    const key = this.keyOf(record);
+    if (key !== undefined) this.byKey.set(key, record);
+    this.listOf(record.accountId).put(record);
+  }
+
+  remove(id: string): void {
+    const old = this.byId.get(id);
+    if (!old) return;
+    this.byId.delete(id);
+    const key = this.keyOf(old);
+    if (key !== undefined) this.byKey.delete(key);
+    this.listOf(old.accountId).remove(old);
+  }
+
+  private listOf(accountId: string): SeqList<T> {
+    let list = this.lists.get(accountId);
+    if (!list) this.lists.set(accountId, (list = new SeqList()));
+    return list;
+  }
+}
+
 export type TextFields = { description?: string; metadata?: string };
 
 export class Store {
   readonly accounts: Account[] = [];
   private seq = 0;
-  private readonly keys = new Map<string, KeyRecord>();
-  private readonly keysByTokenHash = new Map<string, KeyRecord>();
-  private readonly rules = new Map<string, RuleRecord>();
-  private readonly rulesByCidr = new Map<string, RuleRecord>(); // account, policy, canonical CIDR
+  private readonly keys = new Table<KeyRecord>((k) => k.tokenHash || undefined);
+  private readonly rules = new Table<RuleRecord>((r) => cidrKey(r.accountId, r.ipPolicyId, r.cidr));
   private readonly modules = new Map<string, ModuleRecord>(); // by edge id
-  private readonly lists = new Map<string, { keys: SeqList<KeyRecord>; rules: SeqList<RuleRecord> }>();
   private readonly dataFile?: DataFile;
 
   /** With a data file: loads it (or starts afresh when there is none); without: in memory only. */
@@ -84,10 +136,7 @@ export class Store {
     const opened = file ? DataFile.open(file, () => this.snapshot()) : undefined;
     const loaded = opened?.snapshot ?? freshSnapshot();
     this.seq = loaded.seq;
-    for (const account of loaded.accounts) {
-      this.accounts.push(account);
-      this.lists.set(account.id, { keys: new SeqList(), rules: new SeqList() });
-    }
+    this.accounts.push(...loaded.accounts);
     for (const key of loaded.keys) this.apply({ op: "key", key });
     for (const rule of loaded.rules) this.apply({ op: "rule", rule });
     for (const module of loaded.modules) this.apply({ op: "module", module });
@@ -112,7 +161,7 @@ export class Store {
     const issued = { admin: "", member: "", other: "" };
     for (const kind of ["admin", "member", "other"] as const) {
       const [account, owner] = owners[kind];
-      const existing = [...this.keys.values()].find((k) => k.fixture === kind);
+      const existing = this.keys.all().find((k) => k.fixture === kind);
       const key = existing ?? fixtureKey(account, owner, kind, ++this.seq);
       const token = kind === "admin" && adminToken ? adminToken : newToken(key.id);
       this.change({ op: "key", key: { ...key, tokenHash: hashToken(token) } });
@@ -133,7 +182,7 @@ export class Store {
 
   /** The live key a bearer token belongs to. */
   authenticate(token: string): KeyRecord | undefined {
-    return this.keysByTokenHash.get(hashToken(token));
+    return this.keys.byOtherKey(hashToken(token));
   }
 
   accountOf(id: string): Account {
@@ -150,13 +199,8 @@ export class Store {
 
   // API keys
 
-  key(account: Account, id: string): KeyRecord | undefined {
-    const key = this.keys.get(id);
-    return key?.accountId === account.id ? key : undefined;
-  }
-
-  listKeys(account: Account, before: KeyRecord | undefined, limit: number): Page<KeyRecord> {
-    return this.listsOf(account).keys.page(before, limit);
+  get apiKeys(): Lookup<KeyRecord> {
+    return this.keys;
   }
 
   /** Creates a key and returns it with its token, which is not kept. */
@@ -183,13 +227,8 @@ export class Store {
 
   // IP policy rules
 
-  rule(account: Account, id: string): RuleRecord | undefined {
-    const rule = this.rules.get(id);
-    return rule?.accountId === account.id ? rule : undefined;
-  }
-
-  listRules(account: Account, before: RuleRecord | undefined, limit: number): Page<RuleRecord> {
-    return this.listsOf(account).rules.page(before, limit);
+  get ipPolicyRules(): Lookup<RuleRecord> {
+    return this.rules;
   }
 
   /** `cidr` in canonical form; a policy holds a CIDR once (409). */
@@ -229,12 +268,8 @@ export class Store {
   }
 
   private refuseDuplicate(account: Account, ipPolicyId: string, cidr: string): void {
-    const clash = this.rulesByCidr.get(cidrKey(account.id, ipPolicyId, cidr));
+    const clash = this.rules.byOtherKey(cidrKey(account.id, ipPolicyId, cidr));
     if (clash) throw apiError(409, "ERR_CONFLICT", `IP policy ${ipPolicyId} already has a rule for ${cidr}: ${clash.id}`);
-  }
-
-  private listsOf(account: Account) {
-    return this.lists.get(account.id)!;
   }
 
   /** Applies a change in memory and queues it for the data file. */
@@ -247,44 +282,18 @@ export class Store {
   /** Applies a change to the records and every index; loading and replaying the journal use it too. */
   private apply(change: Change): void {
     switch (change.op) {
-      case "key": {
-        const old = this.keys.get(change.key.id);
-        if (old) this.keysByTokenHash.delete(old.tokenHash);
-        this.keys.set(change.key.id, change.key);
-        if (change.key.tokenHash) this.keysByTokenHash.set(change.key.tokenHash, change.key);
-        this.lists.get(change.key.accountId)!.keys.put(change.key);
-        break;
-      }
-      case "deleteKey": {
-        const old = this.keys.get(change.id);
-        if (!old) break;
-        this.keys.delete(old.id);
-        this.keysByTokenHash.delete(old.tokenHash);
-        this.lists.get(old.accountId)!.keys.remove(old);
-        break;
-      }
-      case "rule": {
-        const old = this.rules.get(change.rule.id);
-        if (old) this.rulesByCidr.delete(cidrKey(old.accountId, old.ipPolicyId, old.cidr));
-        this.rules.set(change.rule.id, change.rule);
-        this.rulesByCidr.set(cidrKey(change.rule.accountId, change.rule.ipPolicyId, change.rule.cidr), change.rule);
-        this.lists.get(change.rule.accountId)!.rules.put(change.rule);
-        break;
-      }
-      case "deleteRule": {
-        const old = this.rules.get(change.id);
-        if (!old) break;
-        this.rules.delete(old.id);
-        this.rulesByCidr.delete(cidrKey(old.accountId, old.ipPolicyId, old.cidr));
-        this.lists.get(old.accountId)!.rules.remove(old);
-        break;
-      }
+      case "key":
+        return this.keys.put(change.key);
+      case "deleteKey":
+        return this.keys.remove(change.id);
+      case "rule":
+        return this.rules.put(change.rule);
+      case "deleteRule":
+        return this.rules.remove(change.id);
       case "module":
-        this.modules.set(change.module.edgeId, change.module);
-        break;
+        return void this.modules.set(change.module.edgeId, change.module);
       case "deleteModule":
-        this.modules.delete(change.edgeId);
-        break;
+        return void this.modules.delete(change.edgeId);
     }
   }
 
@@ -293,8 +302,8 @@ export class Store {
       version: 1,
       seq: this.seq,
       accounts: this.accounts,
-      keys: [...this.keys.values()].sort(bySeq),
-      rules: [...this.rules.values()].sort(bySeq),
+      keys: this.keys.all().sort(bySeq),
+      rules: this.rules.all().sort(bySeq),
       modules: [...this.modules.values()],
     };
   }
