@@ -132,6 +132,34 @@ describe("durability", () => {
     }
   });
 
+  it("folds the journal into the snapshot once it outgrows it, and loses nothing doing so", async () => {
+    const file = await dataFile();
+    const emu = await startEmulator(["--data", file, "--rate-limit", "off"]);
+    const admin = client(emu.url, emu.adminToken);
+    const ids: string[] = [];
+    let next = 0;
+    // About 1.3 MB of journal: past the 1 MiB at which a small snapshot is rewritten.
+    await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        while (next < 1000) {
+          const res = await admin.post("/api_keys", { description: `bulk ${next++}`, metadata: "m".repeat(1200) });
+          expect(res.status).toBe(201);
+          ids.push(res.body.id);
+        }
+      }),
+    );
+    expect(fs.statSync(`${file}.journal`).size).toBeLessThan(1 << 20);
+    expect(fs.statSync(file).size).toBeGreaterThan(500_000);
+    await emu.kill();
+    const again = await startEmulator(["--data", file, "--rate-limit", "off"]);
+    try {
+      const stored = new Set((await listAll(again.url, again.adminToken, "/api_keys", "keys")).map((k) => k.id));
+      expect(ids.filter((id) => !stored.has(id))).toEqual([]);
+    } finally {
+      await again.stop();
+    }
+  });
+
   it("keeps exactly one rule among concurrent creates of one CIDR", async () => {
     const emu = await startEmulator(["--rate-limit", "off"]);
     try {
