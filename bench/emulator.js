@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The emulator alone (`npm run build && node bench/emulator.js`; also the last part of `npm run bench`):
-// requests per second, p50 and p99 latency of rule create / get / delete with 1,000 and 100,000
-// objects already stored, in memory and with --data (every change fsync'd before its answer).
+// requests per second, p50 and p99 latency of rule create / get / delete (medians of 3 rounds) with
+// 1,000 and 100,000 objects already stored, in memory and with --data (every change fsync'd before its answer).
 // Objects are stored beforehand: through the API in memory, written into the data file with --data.
 // Prints a table and returns the figures; standalone it writes bench/results-emulator.json.
 "use strict";
@@ -13,7 +13,8 @@ const emulatorProcess = require("../scripts/emulator-process");
 
 const REPO = path.resolve(__dirname, "..");
 const SIZES = [1_000, 100_000];
-const REQUESTS = 5_000; // per operation, after 500 of each untimed to warm up
+const REQUESTS = 5_000; // per operation and round, after 500 of each untimed to warm up
+const ROUNDS = 3;
 const PARALLEL = 16; // requests in flight
 
 const alnum = (n) => randomBytes(n * 2).toString("base64").replace(/[^A-Za-z0-9]/g, "").slice(0, n);
@@ -66,8 +67,9 @@ async function seededDataFile(dir, n) {
 async function measure(n, withData, request) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-bench-emu-"));
   try {
+    const args = withData ? ["--data", await seededDataFile(dir, n)] : [];
     const started = Date.now();
-    const emu = await startEmulator(withData ? ["--data", await seededDataFile(dir, n)] : []);
+    const emu = await startEmulator(args);
     const startSeconds = (Date.now() - started) / 1000;
     try {
       const call = async (method, p, body) => {
@@ -93,7 +95,14 @@ async function measure(n, withData, request) {
         return { create, get, delete: del };
       };
       await cycle(500, 12);
-      const figures = await cycle(REQUESTS, 11);
+      // Each figure is the median of ROUNDS rounds: the machine may be shared.
+      const rounds = [];
+      for (let r = 0; r < ROUNDS; r++) rounds.push(await cycle(REQUESTS, 20 + r));
+      const median = (values) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
+      const figures = {};
+      for (const op of ["create", "get", "delete"]) {
+        figures[op] = Object.fromEntries(["perSecond", "p50Ms", "p99Ms"].map((k) => [k, median(rounds.map((round) => round[op][k]))]));
+      }
       const rssMb = Math.round(Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${emu.child.pid}/status`, "utf8"))[1]) / 1024);
       return { stored: n, data: withData, startSeconds, ...figures, rssMb };
     } finally {
@@ -119,7 +128,7 @@ async function run() {
   } finally {
     await agent.close();
   }
-  console.log(`\nEmulator alone: ${REQUESTS} requests per operation, ${PARALLEL} in flight, --rate-limit off\n`);
+  console.log(`\nEmulator alone: ${REQUESTS} requests per operation, ${PARALLEL} in flight, --rate-limit off; medians of ${ROUNDS} rounds\n`);
   console.log("| stored rules | data | operation | requests/s | p50 ms | p99 ms |");
   console.log("|---|---|---|---|---|---|");
   for (const r of rows) {
@@ -129,7 +138,7 @@ async function run() {
   }
   console.log("\n| stored rules | data | start s | emulator RSS MB |\n|---|---|---|---|");
   for (const r of rows) console.log(`| ${r.stored} | ${r.data ? "--data" : "memory"} | ${r.startSeconds.toFixed(2)} | ${r.rssMb} |`);
-  return { requestsPerOperation: REQUESTS, parallel: PARALLEL, rows };
+  return { requestsPerOperation: REQUESTS, parallel: PARALLEL, rounds: ROUNDS, rows };
 }
 
 module.exports = { run };
