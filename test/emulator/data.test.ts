@@ -20,6 +20,14 @@ async function dataFile(): Promise<string> {
   return file;
 }
 
+/** Starting with these flags fails with this message (an emulator that starts anyway is stopped). */
+async function expectRefused(flags: string[], message: RegExp) {
+  const result = await startEmulator(flags).catch((e: Error) => e);
+  if (!(result instanceof Error)) await result.stop();
+  expect(result).toBeInstanceOf(Error);
+  expect((result as Error).message).toMatch(message);
+}
+
 const read = (file: string) => JSON.parse(fs.readFileSync(file, "utf8"));
 const write = (file: string, value: unknown) => fs.writeFileSync(file, typeof value === "string" ? value : JSON.stringify(value));
 const alnum = (n: number) => randomBytes(n).toString("base64").replace(/[^A-Za-z0-9]/g, "a").slice(0, n);
@@ -28,15 +36,18 @@ describe("fixtures", () => {
   it("refuses to delete a fixture key (403), and restarts on a data file that lost one", async () => {
     const file = await dataFile();
     const emu = await startEmulator(["--data", file, "--rate-limit", "off"]);
-    const keys = await listAll(emu.url, emu.adminToken, "/api_keys", "keys");
-    const fixtures = keys.filter((k) => /^emulator fixture/.test(k.description));
-    expect(fixtures).toHaveLength(2); // the admin's and the member's; the other account's is not listed here
-    for (const key of fixtures) {
-      const res = await client(emu.url, emu.adminToken).delete(`/api_keys/${key.id}`);
-      expect(res.status).toBe(403);
-      expect(res.body.msg).toMatch(/fixture key/);
+    try {
+      const keys = await listAll(emu.url, emu.adminToken, "/api_keys", "keys");
+      const fixtures = keys.filter((k) => /^emulator fixture/.test(k.description));
+      expect(fixtures).toHaveLength(2); // the admin's and the member's; the other account's is not listed here
+      for (const key of fixtures) {
+        const res = await client(emu.url, emu.adminToken).delete(`/api_keys/${key.id}`);
+        expect(res.status).toBe(403);
+        expect(res.body.msg).toMatch(/fixture key/);
+      }
+    } finally {
+      await emu.stop();
     }
-    await emu.stop();
     // A data file from before the protection, whose member key was deleted.
     const state = read(file);
     state.keys = state.keys.filter((k: any) => k.fixture !== "member");
@@ -68,7 +79,7 @@ describe("data file", () => {
     for (const [content, message] of cases) {
       write(file, content);
       const before = fs.readFileSync(file);
-      await expect(startEmulator(["--data", file])).rejects.toThrow(message);
+      await expectRefused(["--data", file], message);
       expect(fs.readFileSync(file).equals(before)).toBe(true);
       expect(fs.existsSync(`${file}.lock`)).toBe(false);
     }
@@ -79,14 +90,17 @@ describe("data file", () => {
     fs.writeFileSync(`${file}.journal`, `{"seq":99,"op":"deleteKey","id":"ak_x"}\n{"seq": 100, "op": "ke`);
     await (await startEmulator(["--data", file])).stop();
     fs.writeFileSync(`${file}.journal`, `garbage\n{"seq":99,"op":"deleteKey","id":"ak_x"}\n`);
-    await expect(startEmulator(["--data", file])).rejects.toThrow(/state\.json\.journal: line 1: the content must be valid JSON/);
+    await expectRefused(["--data", file], /state\.json\.journal: line 1: the content must be valid JSON/);
   });
 
   it("refuses a second emulator on the same data file, and takes over the lock of one that was killed", async () => {
     const file = await dataFile();
     const first = await startEmulator(["--data", file]);
-    await expect(startEmulator(["--data", file])).rejects.toThrow(new RegExp(`in use by another emulator \\(pid ${first.process.pid}\\)`));
-    await first.kill();
+    try {
+      await expectRefused(["--data", file], new RegExp(`in use by another emulator \\(pid ${first.process.pid}\\)`));
+    } finally {
+      await first.kill();
+    }
     expect(fs.existsSync(`${file}.lock`)).toBe(true);
     const second = await startEmulator(["--data", file]);
     expect(await second.stop()).toBe(0);
@@ -119,7 +133,7 @@ describe("durability", () => {
         if (acknowledged.length === 100) killed ??= emu.kill();
       }),
     );
-    await killed;
+    await (killed ?? emu.kill());
     expect(acknowledged.length).toBeGreaterThanOrEqual(100);
     const again = await startEmulator(["--data", file, "--rate-limit", "off"]);
     try {
@@ -138,19 +152,22 @@ describe("durability", () => {
     const admin = client(emu.url, emu.adminToken);
     const ids: string[] = [];
     let next = 0;
-    // About 1.3 MB of journal: past the 1 MiB at which a small snapshot is rewritten.
-    await Promise.all(
-      Array.from({ length: 20 }, async () => {
-        while (next < 1000) {
-          const res = await admin.post("/api_keys", { description: `bulk ${next++}`, metadata: "m".repeat(1200) });
-          expect(res.status).toBe(201);
-          ids.push(res.body.id);
-        }
-      }),
-    );
-    expect(fs.statSync(`${file}.journal`).size).toBeLessThan(1 << 20);
-    expect(fs.statSync(file).size).toBeGreaterThan(500_000);
-    await emu.kill();
+    try {
+      // About 1.3 MB of journal: past the 1 MiB at which a small snapshot is rewritten.
+      await Promise.all(
+        Array.from({ length: 20 }, async () => {
+          while (next < 1000) {
+            const res = await admin.post("/api_keys", { description: `bulk ${next++}`, metadata: "m".repeat(1200) });
+            expect(res.status).toBe(201);
+            ids.push(res.body.id);
+          }
+        }),
+      );
+      expect(fs.statSync(`${file}.journal`).size).toBeLessThan(1 << 20);
+      expect(fs.statSync(file).size).toBeGreaterThan(500_000);
+    } finally {
+      await emu.kill();
+    }
     const again = await startEmulator(["--data", file, "--rate-limit", "off"]);
     try {
       const stored = new Set((await listAll(again.url, again.adminToken, "/api_keys", "keys")).map((k) => k.id));
