@@ -212,6 +212,7 @@ async function main() {
       process.stderr.write(`bench: up of ${f.rateRules} rules at the default rate limit…\n`);
       results.rateLimit = await measureRateLimit(f.rateRules, projects, binDir);
     }
+    results.emulator = await require("./emulator").run(); // prints its own tables
   } finally {
     fs.rmSync(root, { recursive: true, force: true });
   }

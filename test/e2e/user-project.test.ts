@@ -64,6 +64,7 @@ describe.each([
       expect(up.outputs!.officeCidr).toEqual({ value: "192.0.2.0/24", secret: false });
       expect(up.outputs!.authorities.value).toEqual([emu.fixtures.certificateAuthorities[0]]);
       const officeId = up.outputs!.officeId.value;
+      expect(up.outputs!.nodeVersion.value.split(".")[0]).toBe(process.env.ACCESSCTL_E2E_NODE ?? process.versions.node.split(".")[0]);
 
       // The drift gate of a pipeline passes when nothing changed.
       const clean = await stack.run("preview", {}, { refresh: true, expectNoChanges: true });

@@ -21,3 +21,4 @@ export const officeId: pulumi.Output<string> = office.id;
 export const officeCidr: pulumi.Output<string> = office.cidr;
 export const deployerToken = deployer.token; // a secret
 export const authorities = edge.certificateAuthorities.apply((cas) => cas.map((ca) => ca.id));
+export const nodeVersion = process.versions.node;
