@@ -9,11 +9,14 @@ import { ConfigSource, connection } from "./config";
 import { accountOf } from "./limiter";
 
 const MAX_PAGES = 200; // 20,000 objects at the service's 100 a page; past that, GETs
-const REUSE_MS = 60_000; // a walk answers the reads that arrive within a minute of its start
+// Reads "arrive together" while a walk runs and until none has come for this long: a refresh
+// issues its reads in one burst, a read after a pause gets a fresh walk.
+const QUIET_MS = 10_000;
 
 interface Walk {
   generation: number;
-  startedAt: number;
+  running: boolean;
+  lastUsed: number;
   /** id → object as listed; undefined when the walk failed (then every read does its GET). */
   found: Promise<Record<string, unknown> | undefined>;
 }
@@ -60,30 +63,46 @@ function walk(r: ListRead): Promise<Record<string, unknown> | undefined> {
   const state = cache();
   const key = `${accountOf(connection(r.source))} ${r.list}`;
   const cached = state.walks[key];
-  if (cached && cached.generation === state.generation && Date.now() - cached.startedAt < REUSE_MS) return cached.found;
-  const found = listPages(r).catch(() => undefined); // a failed walk costs GETs, never a failed read
-  state.walks[key] = { generation: state.generation, startedAt: Date.now(), found };
-  return found;
+  if (cached && cached.generation === state.generation && (cached.running || Date.now() - cached.lastUsed < QUIET_MS)) {
+    cached.lastUsed = Date.now();
+    return cached.found;
+  }
+  const walk: Walk = { generation: state.generation, running: true, lastUsed: Date.now(), found: Promise.resolve(undefined) };
+  walk.found = listPages(r)
+    .catch(() => undefined) // a failed walk costs GETs, never a failed read
+    .finally(() => Object.assign(walk, { running: false, lastUsed: Date.now() }));
+  state.walks[key] = walk;
+  return walk.found;
 }
 
-/** Up to MAX_PAGES pages; stops early at a page seen before (a loop). Items without the fields a read needs are left out. */
+/**
+ * Up to MAX_PAGES pages; stops at a page seen before (a loop), so a walk may be partial: what it
+ * misses gets a GET. Items without the fields a read needs are left out.
+ */
 async function listPages(r: ListRead): Promise<Record<string, unknown>> {
   const found: Record<string, unknown> = {};
   const seen: string[] = [];
+  const apiUrl = connection(r.source).apiUrl;
   let next: string | null = r.list;
-  while (next && seen.length < MAX_PAGES && !seen.includes(next)) {
-    seen.push(next);
+  while (next && seen.length < MAX_PAGES) {
+    const absolute = new URL(next.startsWith("/") ? apiUrl + next : next).href;
+    if (seen.includes(absolute)) break;
+    seen.push(absolute);
     const page: { body: Record<string, unknown> } = await api("GET", next, { what: `list for ${r.what}`, source: r.source });
     const items = page.body?.[r.field];
     if (!Array.isArray(items)) break;
+    let fresh = 0;
     for (const item of items) {
       try {
         checkAnswer(item, r.expect, r.what);
-        found[(item as { id: string }).id] = item;
       } catch {
-        // its own GET will tell
+        continue; // its own GET will tell
       }
+      const id = (item as { id: string }).id;
+      if (!(id in found)) fresh++;
+      found[id] = item;
     }
+    if (items.length > 0 && fresh === 0) break; // the same page again under another URI: a loop
     const nextUri = page.body.next_page_uri;
     next = typeof nextUri === "string" && nextUri ? nextUri : null;
   }
