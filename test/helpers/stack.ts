@@ -34,6 +34,8 @@ export interface StackOptions {
   credentials?: "config" | "env";
   apiKey?: string;
   extraConfig?: Record<string, { value: string; secret?: boolean }>;
+  /** A shared backend (e.g. postgres://…) instead of a file backend of this stack's own; state() and backendText() need a file backend. */
+  backendUrl?: string;
 }
 
 export function testStack(options: StackOptions) {
@@ -54,7 +56,7 @@ export function testStack(options: StackOptions) {
       stack: name,
       op,
       binDir: options.project.binDir,
-      backend: `file://${backend}`,
+      backend: options.backendUrl ?? `file://${backend}`,
       config: spec ? { ...baseConfig, ...options.extraConfig, spec: { value: JSON.stringify(spec) } } : undefined,
       ...extra,
       env: { ...env, ...(extra.env as Record<string, string> | undefined) },
