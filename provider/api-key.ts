@@ -145,7 +145,11 @@ export async function read(id: string, props: Inputs) {
   const list = { list: "/api_keys", field: "keys", path: apiPath`/api_keys/${id}`, what: `read API key ${id}`, expect: KEY_FIELDS, source: profileSource(props.profile) };
   const found = await readObject<ApiKeyBody>(id, list);
   if (!found) return {}; // deleted outside Pulumi: refresh drops it
-  return { id, props: { ...toOutputs(found, props.token), ...keptInputs(props) } };
+  const outs = toOutputs(found, props.token);
+  // Inputs as the live key would declare them, so that `preview --diff` after a refresh marks the
+  // drifted properties (see ip-policy-rule.ts). ownerId is left out: it cannot drift.
+  const inputs = { ...(outs.description ? { description: outs.description } : {}), ...(outs.metadata ? { metadata: outs.metadata } : {}), ...keptInputs(props) };
+  return { id, props: { ...outs, ...keptInputs(props) }, inputs };
 }
 
 export async function update(id: string, olds: Inputs, news: Inputs) {

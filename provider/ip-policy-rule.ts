@@ -152,11 +152,20 @@ async function patch(id: string, inputs: Inputs): Promise<IpPolicyRuleBody> {
   return (await api<IpPolicyRuleBody>("PATCH", apiPath`/ip_policy_rules/${id}`, { what: `update IP policy rule ${id}`, body, expect: RULE_FIELDS, source: profileSource(inputs.profile) }).finally(listsChanged)).body;
 }
 
+/** Description and metadata as a program declares them: left out when empty. */
+function declared(outs: { description: string; metadata: string }) {
+  return { ...(outs.description ? { description: outs.description } : {}), ...(outs.metadata ? { metadata: outs.metadata } : {}) };
+}
+
 export async function read(id: string, props: Inputs) {
   const list = { list: "/ip_policy_rules", field: "ip_policy_rules", path: apiPath`/ip_policy_rules/${id}`, what: `read IP policy rule ${id}`, expect: RULE_FIELDS, source: profileSource(props.profile) };
   const found = await readObject<IpPolicyRuleBody>(id, list);
   if (!found) return {}; // deleted outside Pulumi: refresh drops it
-  return { id, props: { ...toOutputs(found), ...keptInputs(props) } };
+  const outs = toOutputs(found);
+  // Inputs as the live object would declare them: after a refresh, the engine's diff of these
+  // against the program's shows which properties drifted (our diff() sends no property list).
+  const inputs = { ipPolicyId: outs.ipPolicyId, cidr: outs.cidr, action: outs.action, ...declared(outs), ...keptInputs(props) };
+  return { id, props: { ...outs, ...keptInputs(props) }, inputs };
 }
 
 export async function update(id: string, _olds: Inputs, news: Inputs) {
