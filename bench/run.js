@@ -209,6 +209,7 @@ async function measureRefresh(f, project, binDir) {
   const token = `bench-admin-${Date.now()}-0123456789`;
   const emuArgs = ["--data", path.join(dir, "emulator.json"), "--admin-token", token];
   let emu = await startEmulator(emuArgs);
+  const port = new URL(emu.url).port;
   const n = f.refreshRules;
   const run = async (op, refresh, readMode) => {
     const before = await stats(emu);
@@ -234,7 +235,8 @@ async function measureRefresh(f, project, binDir) {
     r.previewGet = await run("preview", true, "get");
     if (f.perObjectUp) r.upRefreshGet = await run("up", true, "get");
     await stopEmulator(emu);
-    emu = await startEmulator([...emuArgs, "--rate-limit", "off"]);
+    // The same port: the objects' URIs (in their outputs) stay the same, so the preview shows no diffs.
+    emu = await startEmulator([...emuArgs, "--rate-limit", "off", "--port", port]);
     r.previewListOff = await run("preview", true);
     r.previewGetOff = await run("preview", true, "get");
     await run("destroy", false);
