@@ -1,7 +1,18 @@
 import { defineConfig } from "vitest/config";
 
+// The real Pulumi CLI, language host and engine against the emulator, with the package installed
+// from `npm pack` into project directories.
+const e2e = {
+  globalSetup: ["test/e2e/setup.ts"],
+  testTimeout: 600_000,
+  hookTimeout: 1_800_000, // the first run may build the Pulumi CLI
+};
+// What a user runs (their project, their @pulumi/pulumi, each example), run again on each tested Node.js.
+const userPath = ["test/e2e/lifecycle.test.ts", "test/e2e/user-project.test.ts", "test/e2e/examples.test.ts"];
+
 export default defineConfig({
   test: {
+    reporters: ["default", "./test/summary-reporter.ts"],
     projects: [
       {
         test: {
@@ -11,16 +22,9 @@ export default defineConfig({
           hookTimeout: 60_000,
         },
       },
-      {
-        // The real Pulumi CLI and engine against the emulator, with the package installed from `npm pack`.
-        test: {
-          name: "e2e",
-          include: ["test/e2e/**/*.test.ts"],
-          globalSetup: ["test/e2e/setup.ts"],
-          testTimeout: 600_000,
-          hookTimeout: 1_800_000, // the first run may build the Pulumi CLI
-        },
-      },
+      // Programs run on the `node` on PATH (.ci/run puts Node.js 22 there).
+      { test: { name: "e2e", include: ["test/e2e/**/*.test.ts"], ...e2e } },
+      { test: { name: "e2e-node24", include: userPath, env: { ACCESSCTL_E2E_NODE: "24" }, ...e2e } },
     ],
   },
 });

@@ -22,11 +22,11 @@ const fs = require("node:fs");
 const os = require("node:os");
 const path = require("node:path");
 const emulatorProcess = require("../scripts/emulator-process");
-const { packProject, pulumiBinDir, REPO } = require("../scripts/pack-project");
+const { makeProject, packTarball, pulumiBinDir, REPO } = require("../scripts/pack-project");
 const { spawnJob } = require("../scripts/stack");
 
 function flags(argv) {
-  const f = { sizes: [50, 200, 500], keys: 3, latency: 20, rateRules: 300, skipRate: false, skipCheckpoints: false, refreshRules: 500, refreshKeys: 10, skipRefresh: false, skipTeam: false, perObjectUp: false };
+  const f = { sizes: [50, 200, 500], keys: 3, latency: 20, rateRules: 300, skipRate: false, skipCheckpoints: false, refreshRules: 500, refreshKeys: 10, skipRefresh: false, skipTeam: false, perObjectUp: false, skipEmulator: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--sizes") f.sizes = argv[++i].split(",").map(Number);
@@ -46,6 +46,7 @@ function flags(argv) {
       f.skipRate = !only.includes("rate");
       f.skipRefresh = !only.includes("refresh");
       f.skipTeam = !only.includes("team");
+      f.skipEmulator = !only.includes("emulator");
     }
     else throw new Error(`unknown flag ${a}`);
   }
@@ -88,12 +89,11 @@ function watchProviderMemory() {
   };
 }
 
-async function measureEngine(variant, n, f, project, binDir) {
+async function measureEngine(variant, n, f, projects, binDir) {
   const emu = await startEmulator(["--rate-limit", "off", "--latency", String(f.latency)]);
   const backend = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-bench-backend-"));
   const job = (op, extra = {}) => ({
-    dir: project.dir,
-    program: variant === "ours" ? "ours.js" : "baseline.js",
+    dir: projects[variant],
     stack: `${variant}-${n}`,
     op,
     binDir,
@@ -174,7 +174,7 @@ async function measureFloor(n, f) {
   }
 }
 
-async function measureRateLimit(rules, project, binDir) {
+async function measureRateLimit(rules, projects, binDir) {
   const emu = await startEmulator([]); // the service's default: 120 requests per 60 s per account
   const backend = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-bench-backend-"));
   try {
@@ -183,7 +183,7 @@ async function measureRateLimit(rules, project, binDir) {
     let seconds = 0;
     try {
       seconds = (await pulumi({
-        dir: project.dir, program: "ours.js", stack: "rate", op: "up", binDir, backend: `file://${backend}`,
+        dir: projects.ours, stack: "rate", op: "up", binDir, backend: `file://${backend}`,
         config: { ipPolicyIds: { value: JSON.stringify(emu.fixtures.ipPolicies) }, count: { value: String(rules) }, apiKeys: { value: "0" } },
         env: { ACCESSCTL_API_URL: emu.url, ACCESSCTL_API_KEY: emu.adminToken },
       })).seconds;
@@ -204,7 +204,7 @@ async function measureRateLimit(rules, project, binDir) {
  * 5. Refresh at the service's limit. The emulator keeps its data in a file and a fixed admin token,
  * so that the same account can be served again at --rate-limit off for the comparison.
  */
-async function measureRefresh(f, project, binDir) {
+async function measureRefresh(f, projects, binDir) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-bench-refresh-"));
   const token = `bench-admin-${Date.now()}-0123456789`;
   const emuArgs = ["--data", path.join(dir, "emulator.json"), "--admin-token", token];
@@ -214,7 +214,7 @@ async function measureRefresh(f, project, binDir) {
   const run = async (op, refresh, readMode) => {
     const before = await stats(emu);
     const { seconds, result } = await pulumi({
-      dir: project.dir, program: "ours.js", stack: "refresh", op, binDir, backend: `file://${dir}`, refresh,
+      dir: projects.ours, stack: "refresh", op, binDir, backend: `file://${dir}`, refresh,
       config: { ipPolicyIds: { value: JSON.stringify(emu.fixtures.ipPolicies) }, count: { value: String(n) }, apiKeys: { value: String(f.refreshKeys) } },
       env: { ACCESSCTL_API_URL: emu.url, ACCESSCTL_API_KEY: token, ...(readMode ? { ACCESSCTL_READ_MODE: readMode } : {}) },
     });
@@ -248,13 +248,13 @@ async function measureRefresh(f, project, binDir) {
 }
 
 /** 6. Three stacks of `perStack` rules, one file backend each, deploying at once against one account at 120/60. */
-async function measureTeam(perStack, project, binDir) {
+async function measureTeam(perStack, projects, binDir) {
   const emu = await startEmulator([]);
   const dirs = [0, 1, 2].map(() => fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-bench-team-")));
   try {
     const started = process.hrtime.bigint();
     const results = await Promise.all(dirs.map((dir, s) => spawnJob({
-      dir: project.dir, program: "ours.js", stack: `team-${s}`, op: "up", binDir, backend: `file://${dir}`,
+      dir: projects.ours, stack: `team-${s}`, op: "up", binDir, backend: `file://${dir}`,
       config: {
         ipPolicyIds: { value: JSON.stringify(emu.fixtures.ipPolicies) },
         cidrs: { value: JSON.stringify(Array.from({ length: perStack }, (_, i) => `10.${100 + s}.${i}.0/24`)) },
@@ -278,35 +278,41 @@ async function main() {
   const f = flags(process.argv.slice(2));
   const started = Date.now();
   const binDir = pulumiBinDir();
-  const project = packProject("accessctl-bench", {
-    "ours.js": path.join(REPO, "dist/examples/many-rules/index.js"),
-    "baseline.js": path.join(REPO, "bench/baseline.js"),
-  });
+  // Two projects as users have them, both named accessctl-bench: examples/many-rules (TypeScript)
+  // with our packed package, and the baseline provider's program.
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-bench-"));
+  const tarball = packTarball(root);
+  const projects = {
+    ours: makeProject(path.join(root, "ours"), { name: "accessctl-bench", tarball, from: path.join(REPO, "examples/many-rules") }),
+    baseline: makeProject(path.join(root, "baseline"), { name: "accessctl-bench", tarball, files: { "index.js": path.join(REPO, "bench/baseline.js") }, main: "index.js" }),
+  };
+  fs.writeFileSync(path.join(projects.ours, "Pulumi.yaml"), "name: accessctl-bench\nruntime: nodejs\n");
   const results = { date: new Date().toISOString(), machine: `${os.cpus().length} × ${os.cpus()[0].model}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}, node ${process.version}`, command: `npm run bench -- ${process.argv.slice(2).join(" ")}`.trim(), flags: f, engine: [], rateLimit: undefined };
   try {
     for (const n of f.sizes) {
       process.stderr.write(`bench: N=${n}: ours…\n`);
-      const ours = await measureEngine("ours", n, f, project, binDir);
+      const ours = await measureEngine("ours", n, f, projects, binDir);
       process.stderr.write(`bench: N=${n}: baseline…\n`);
-      const baseline = await measureEngine("baseline", n, f, project, binDir);
+      const baseline = await measureEngine("baseline", n, f, projects, binDir);
       process.stderr.write(`bench: N=${n}: floor…\n`);
       const floor = await measureFloor(n, f);
       results.engine.push({ n, keys: f.keys, ours, baseline, floor });
     }
     if (!f.skipRate) {
       process.stderr.write(`bench: up of ${f.rateRules} rules at the default rate limit…\n`);
-      results.rateLimit = await measureRateLimit(f.rateRules, project, binDir);
+      results.rateLimit = await measureRateLimit(f.rateRules, projects, binDir);
     }
     if (!f.skipRefresh) {
       process.stderr.write(`bench: refresh of ${f.refreshRules} rules + ${f.refreshKeys} keys at the default rate limit…\n`);
-      results.refresh = await measureRefresh(f, project, binDir);
+      results.refresh = await measureRefresh(f, projects, binDir);
     }
     if (!f.skipTeam) {
       process.stderr.write("bench: three stacks of 100 rules at once at the default rate limit…\n");
-      results.team = await measureTeam(100, project, binDir);
+      results.team = await measureTeam(100, projects, binDir);
     }
+    if (!f.skipEmulator) results.emulator = await require("./emulator").run(); // prints its own tables
   } finally {
-    fs.rmSync(project.root, { recursive: true, force: true });
+    fs.rmSync(root, { recursive: true, force: true });
   }
   results.totalSeconds = (Date.now() - started) / 1000;
   const name = f.skipCheckpoints ? "results-skip-checkpoints" : f.sizes.length === 0 ? "results-refresh-team" : "results";

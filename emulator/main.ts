@@ -1,15 +1,17 @@
+#!/usr/bin/env node
 // `npm run --silent emulator -- [flags]`: starts the emulator in the foreground. The first line on
 // stdout is one JSON object (url, tokens, fixture ids); every later line goes to stderr.
 import * as path from "node:path";
 import { createEmulator } from "./server";
 import { Store } from "./store";
 
-const USAGE = `usage: emulator [--port N] [--host H] [--data FILE] [--rate-limit N/SECONDS|off]
+const USAGE = `usage: emulator [--port N] [--host H] [--public-url URL] [--data FILE] [--rate-limit N/SECONDS|off]
                 [--latency MS] [--fail-rate F] [--admin-token T]`;
 
 interface Flags {
   port: number;
   host: string;
+  publicUrl?: string;
   data?: string;
   rateLimit?: { requests: number; seconds: number };
   latencyMs: number;
@@ -36,6 +38,7 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv): Flags {
     switch (name) {
       case "--port": flags.port = number(0, 65535); break;
       case "--host": flags.host = value(); break;
+      case "--public-url": flags.publicUrl = publicUrl(value()); break;
       case "--data": flags.data = path.resolve(value()); break;
       case "--latency": flags.latencyMs = number(0, 60_000); break;
       case "--fail-rate": flags.failRate = number(0, 1); break;
@@ -58,6 +61,20 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv): Flags {
   return flags;
 }
 
+/** The scheme, host, port (and path prefix) the links in answers start with. */
+function publicUrl(text: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(text);
+  } catch {
+    url = undefined;
+  }
+  if (!url || !/^https?:$/.test(url.protocol) || url.search || url.hash || url.username || url.password) {
+    throw new Error(`--public-url: expected an http:// or https:// URL without query, e.g. https://emulator.example:8443, got ${JSON.stringify(text)}`);
+  }
+  return url.href.replace(/\/$/, "");
+}
+
 async function main(): Promise<void> {
   let flags: Flags;
   try {
@@ -73,11 +90,15 @@ async function main(): Promise<void> {
     rateLimit: flags.rateLimit,
     latencyMs: flags.latencyMs,
     failRate: flags.failRate,
+    publicUrl: flags.publicUrl,
     log: (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`),
   });
   const stop = (signal: string) => {
     process.stderr.write(`emulator: ${signal}, shutting down\n`);
-    emulator.close().then(() => process.exit(0));
+    emulator.close().then(() => {
+      store.close();
+      process.exit(0);
+    });
     setTimeout(() => process.exit(0), 2000).unref();
   };
   process.once("SIGINT", () => stop("SIGINT"));

@@ -1,6 +1,8 @@
-// Makes a project the way a user has one: `npm pack` this package and install the tarball into a
-// fresh directory, with a Pulumi.yaml and the given program files. Used by the end-to-end tests and
-// the benchmarks, so that Pulumi serializes our provider from node_modules, as it will for users.
+// Makes projects the way users have them: `npm pack` this package, then a directory with a
+// Pulumi.yaml, a package.json that depends on the tarball and on the user's own @pulumi/pulumi, and
+// the program files; `npm install` there. Used by `npm start`, the end-to-end tests and the
+// benchmarks, so that what runs is what users install (Pulumi serializes our provider from
+// node_modules, as it will for them).
 "use strict";
 const { execFileSync } = require("node:child_process");
 const fs = require("node:fs");
@@ -8,29 +10,51 @@ const os = require("node:os");
 const path = require("node:path");
 
 const REPO = path.resolve(__dirname, "..");
+/** The @pulumi/pulumi we build against (our devDependency); users bring their own (a peer dependency). */
+const DEV_PULUMI_VERSION = require(path.join(REPO, "package.json")).devDependencies["@pulumi/pulumi"];
 
-/** files: { "name in project": "absolute source path" }. Returns { root, dir, tarball }. */
-function packProject(name, files) {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), `${name}-`));
-  const packed = JSON.parse(execFileSync("npm", ["pack", "--json", "--pack-destination", root], { cwd: REPO, stdio: ["ignore", "pipe", "inherit"] }).toString());
-  const tarball = path.join(root, packed[0].filename);
-  const dir = path.join(root, "project");
-  fs.mkdirSync(dir);
-  const pulumiVersion = require(path.join(REPO, "node_modules/@pulumi/pulumi/package.json")).version;
-  fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({
-    name,
-    private: true,
-    dependencies: { "@accessctl/pulumi": `file:${tarball}`, "@pulumi/pulumi": pulumiVersion },
-  }, null, 2));
-  fs.writeFileSync(path.join(dir, "Pulumi.yaml"), `name: ${name}\nruntime: nodejs\n`);
+/** `npm pack` into dir; returns the tarball's path. */
+function packTarball(dir) {
+  const packed = JSON.parse(execFileSync("npm", ["pack", "--json", "--pack-destination", dir], { cwd: REPO, stdio: ["ignore", "pipe", "inherit"] }).toString());
+  return path.join(dir, packed[0].filename);
+}
+
+/**
+ * A project directory `dir` (created) holding files { "name in project": "source path" } or a whole
+ * example directory (`from`), depending on the tarball and on @pulumi/pulumi `pulumiVersion`.
+ * TypeScript projects (a .ts main) get typescript and @types/node as a user's template has them.
+ */
+function makeProject(dir, { name, tarball, files = {}, from, main, pulumiVersion = DEV_PULUMI_VERSION }) {
+  fs.mkdirSync(dir, { recursive: true });
+  if (from) fs.cpSync(from, dir, { recursive: true, filter: (src) => !/node_modules/.test(path.relative(from, src)) });
   for (const [target, source] of Object.entries(files)) fs.copyFileSync(source, path.join(dir, target));
+  const pkgFile = path.join(dir, "package.json");
+  const pkg = fs.existsSync(pkgFile) ? JSON.parse(fs.readFileSync(pkgFile, "utf8")) : { name, private: true };
+  pkg.dependencies = { ...pkg.dependencies, "@accessctl/pulumi": `file:${tarball}`, "@pulumi/pulumi": pulumiVersion };
+  const typescript = (main ?? "").endsWith(".ts") || fs.existsSync(path.join(dir, "tsconfig.json"));
+  if (typescript) pkg.devDependencies = { typescript: "~5.9.3", "@types/node": "^22", ...pkg.devDependencies };
+  fs.writeFileSync(pkgFile, JSON.stringify(pkg, null, 2));
+  if (!fs.existsSync(path.join(dir, "Pulumi.yaml"))) {
+    fs.writeFileSync(path.join(dir, "Pulumi.yaml"), `name: ${name}\nruntime: nodejs\n${main ? `main: ${main}\n` : ""}`);
+  }
+  if (typescript && !fs.existsSync(path.join(dir, "tsconfig.json"))) {
+    fs.copyFileSync(path.join(REPO, "examples/quickstart/tsconfig.json"), path.join(dir, "tsconfig.json"));
+  }
   execFileSync("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel", "error"], { cwd: dir, stdio: ["ignore", "inherit", "inherit"] });
+  return dir;
+}
+
+/** A fresh temp root with the tarball and one project in root/project. Returns { root, dir, tarball }. */
+function packProject(name, files, options = {}) {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), `${name}-`));
+  const tarball = packTarball(root);
+  const dir = makeProject(path.join(root, "project"), { name, tarball, files, ...options });
   return { root, dir, tarball };
 }
 
-/** The directory holding pulumi and the dynamic-provider plugin (scripts/pulumi-cli). */
+/** The directory holding pulumi, the Node.js language host and the dynamic-provider plugin (scripts/pulumi-cli). */
 function pulumiBinDir() {
   return execFileSync(path.join(REPO, "scripts/pulumi-cli"), ["--bin-dir"], { stdio: ["ignore", "pipe", "inherit"] }).toString().trim();
 }
 
-module.exports = { packProject, pulumiBinDir, REPO };
+module.exports = { packTarball, makeProject, packProject, pulumiBinDir, REPO, DEV_PULUMI_VERSION };

@@ -1,88 +1,137 @@
 #!/usr/bin/env node
-// Runs one Pulumi operation (up, preview, refresh, destroy) of a Node program through the
-// Automation API, with the real Pulumi CLI and engine. Used by `npm start`, the end-to-end tests
-// and the benchmarks.
-//
-// Why the Automation API: it runs the program in this process (an "inline program"), so it needs
-// only the `pulumi` CLI and the dynamic-provider plugin, not the `pulumi-language-nodejs` host,
-// which cannot be built here (see README, "The Pulumi CLI").
+// Runs one Pulumi operation (up, preview, refresh, destroy, outputs, cancel) on a stack of a
+// project directory with the real `pulumi` CLI, as a user or a pipeline does: `pulumi stack select
+// --create`, `pulumi config set` (secrets through stdin, never on a command line), then
+// `pulumi up --yes --non-interactive` and so on. The CLI starts the Node.js language host, which
+// runs the project's program (Pulumi.yaml `main`) with the project's own node_modules.
+// Used by `npm start`, the end-to-end tests and the benchmarks.
 //
 //   node scripts/stack.js '<job as JSON>'
-// job: { dir, program, stack, op, binDir, backend, passphrase?, config?: {key: {value, secret}},
-//        refresh?, clearPendingCreates?, env?, parallel?, verbose? }
-// `dir` is the project directory: its Pulumi.yaml, and its node_modules, from which
-// @pulumi/pulumi and the program's packages are loaded (as a user's project would load them).
-// Pulumi's own output goes to stderr; the last line on stdout is `RESULT {json}`.
+// job: { dir, stack, op, binDir, backend, passphrase?, config?: {key: {value, secret}},
+//        refresh?, clearPendingCreates?, expectNoChanges?, env?, parallel?, verbose?, node? }
+// `node`: a directory holding the `node` to run the program with (else the one on PATH).
+// Pulumi's own output goes to stderr; the last line on stdout is `RESULT {json}`: ok, exitCode,
+// summary {result, resourceChanges} (from the engine's event log, as the Automation API reads it),
+// changeSummary (preview), outputs {name: {value, secret}} (up, outputs), seconds.
 "use strict";
+const fs = require("node:fs");
+const os = require("node:os");
 const path = require("node:path");
 const { spawn } = require("node:child_process");
-const { createRequire } = require("node:module");
 
-async function run(job) {
-  const dir = path.resolve(job.dir);
-  const projectRequire = createRequire(path.join(dir, "package.json"));
-  const automation = projectRequire("@pulumi/pulumi/automation");
-  const program = async () => {
-    const exported = projectRequire(path.resolve(dir, job.program));
-    const outputs = typeof exported.default === "function" ? await exported.default() : exported;
-    const result = {};
-    for (const [k, v] of Object.entries(outputs)) if (k !== "__esModule" && k !== "default") result[k] = v;
-    return result;
-  };
-  const pulumiCommand = await automation.PulumiCommand.get({ root: path.dirname(job.binDir) });
-  const envVars = {
+/** Runs `pulumi ARGS`; resolves with { code, stdout, stderr }. Output is also copied to our stderr. */
+function pulumi(job, args, { input, quiet = false } = {}) {
+  const env = {
+    ...process.env,
     PULUMI_BACKEND_URL: job.backend,
     PULUMI_CONFIG_PASSPHRASE: job.passphrase ?? "accessctl-local",
     PULUMI_SKIP_UPDATE_CHECK: "true",
     PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
-    PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK: "true",
-    PATH: `${job.binDir}${path.delimiter}${process.env.PATH}`,
+    PULUMI_DEBUG_COMMANDS: "true", // enables --event-log, the engine's JSON events (as the Automation API sets it)
+    PULUMI_HOME: process.env.PULUMI_HOME ?? path.join(os.homedir(), ".pulumi"),
+    PATH: [job.node, job.binDir, process.env.PATH].filter(Boolean).join(path.delimiter),
     ...(job.env ?? {}),
   };
-  const projectName = require(path.join(dir, "package.json")).name?.replace(/[^A-Za-z0-9_.-]/g, "-") || "accessctl-stack";
-  const stack = await automation.LocalWorkspace.createOrSelectStack(
-    { stackName: job.stack, projectName, program },
-    { workDir: dir, envVars, pulumiCommand },
-  );
-  if (job.config) await stack.setAllConfig(job.config);
-  const onOutput = (out) => process.stderr.write(out);
-  const common = { onOutput, color: "never", ...(job.parallel ? { parallel: job.parallel } : {}) };
-  const debug = job.verbose ? { logVerbosity: job.verbose, logToStdErr: true, debug: true } : {};
+  return new Promise((resolve, reject) => {
+    const child = spawn(path.join(job.binDir, "pulumi"), args, { cwd: job.dir, env, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => {
+      stdout += d;
+      if (!quiet) process.stderr.write(d);
+    });
+    child.stderr.on("data", (d) => {
+      stderr += d;
+      process.stderr.write(d);
+    });
+    child.once("error", reject);
+    child.once("close", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(input ?? "");
+  });
+}
+
+async function must(job, args, options) {
+  const r = await pulumi(job, args, options);
+  if (r.code !== 0) throw new Error(`pulumi ${args.slice(0, 2).join(" ")} failed (exit ${r.code}): ${(r.stderr || r.stdout).trim().split("\n").slice(-3).join(" ")}`);
+  return r;
+}
+
+/** The engine's summary event from an --event-log file: { resourceChanges } or undefined. */
+function summaryFrom(eventLog) {
+  if (!fs.existsSync(eventLog)) return undefined;
+  for (const line of fs.readFileSync(eventLog, "utf8").split("\n")) {
+    if (!line.trim()) continue;
+    const event = JSON.parse(line);
+    if (event.summaryEvent) return event.summaryEvent;
+  }
+  return undefined;
+}
+
+/** Stack outputs as { name: { value, secret } }: `stack output --json` shows secrets as "[secret]". */
+async function stackOutputs(job) {
+  const plain = JSON.parse((await must(job, ["stack", "output", "--json"], { quiet: true })).stdout || "{}");
+  const shown = JSON.parse((await must(job, ["stack", "output", "--json", "--show-secrets"], { quiet: true })).stdout || "{}");
+  const outputs = {};
+  for (const [name, value] of Object.entries(shown)) outputs[name] = { value, secret: plain[name] === "[secret]" && value !== "[secret]" };
+  return outputs;
+}
+
+async function run(job) {
   const started = Date.now();
-  let result;
+  await must(job, ["stack", "select", "--create", "--non-interactive", job.stack], { quiet: true });
+  const config = Object.entries(job.config ?? {});
+  const plain = config.filter(([, c]) => !c.secret).flatMap(([key, { value }]) => ["--plaintext", `${key}=${value}`]);
+  if (plain.length) await must(job, ["config", "set-all", "--stack", job.stack, ...plain], { quiet: true });
+  for (const [key, { value }] of config.filter(([, c]) => c.secret)) {
+    // A secret goes through stdin: a command line can be read by anyone on the machine.
+    await must(job, ["config", "set", "--stack", job.stack, "--secret", key], { input: value, quiet: true });
+  }
+  const eventDir = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-events-"));
+  const eventLog = path.join(eventDir, "events.jsonl");
+  const common = ["--stack", job.stack, "--non-interactive", "--color", "never", "--event-log", eventLog];
+  if (job.parallel) common.push("--parallel", String(job.parallel));
+  if (job.verbose) common.push(`-v=${job.verbose}`, "--logtostderr", "--logflow");
+  let args;
   switch (job.op) {
-    case "up": {
-      const r = await stack.up({ ...common, ...debug, refresh: !!job.refresh });
-      result = { summary: r.summary, outputs: r.outputs, stdout: r.stdout, stderr: r.stderr };
+    case "up":
+      args = ["up", "--yes", "--skip-preview", ...(job.refresh ? ["--refresh"] : [])];
       break;
-    }
-    case "preview": {
-      const r = await stack.preview({ ...common, ...debug, refresh: !!job.refresh, diff: true });
-      result = { changeSummary: r.changeSummary, stdout: r.stdout, stderr: r.stderr };
+    case "preview":
+      args = ["preview", "--diff", ...(job.refresh ? ["--refresh"] : []), ...(job.expectNoChanges ? ["--expect-no-changes"] : [])];
       break;
-    }
-    case "refresh": {
-      const r = await stack.refresh({ ...common, ...debug, clearPendingCreates: !!job.clearPendingCreates });
-      result = { summary: r.summary, stdout: r.stdout, stderr: r.stderr };
+    case "refresh":
+      args = ["refresh", "--yes", "--skip-preview", ...(job.clearPendingCreates ? ["--clear-pending-creates"] : [])];
       break;
-    }
-    case "destroy": {
-      const r = await stack.destroy({ ...common, ...debug, refresh: !!job.refresh });
-      result = { summary: r.summary, stdout: r.stdout, stderr: r.stderr };
+    case "destroy":
+      args = ["destroy", "--yes", "--skip-preview", ...(job.refresh ? ["--refresh"] : [])];
       break;
-    }
-    case "outputs": {
-      result = { outputs: await stack.outputs() };
-      break;
-    }
-    case "cancel": {
-      await stack.cancel();
-      result = {};
-      break;
-    }
+    case "outputs":
+      return { ok: true, outputs: await stackOutputs(job), seconds: (Date.now() - started) / 1000 };
+    case "cancel":
+      await must(job, ["cancel", "--yes", "--stack", job.stack, "--non-interactive"]);
+      return { ok: true, seconds: (Date.now() - started) / 1000 };
     default:
       throw new Error(`unknown op ${job.op}`);
   }
+  let r;
+  let summary;
+  try {
+    r = await pulumi(job, [...args, ...common]);
+    summary = summaryFrom(eventLog);
+  } finally {
+    fs.rmSync(eventDir, { recursive: true, force: true });
+  }
+  const ok = r.code === 0;
+  const result = {
+    ok,
+    exitCode: r.code,
+    stdout: r.stdout,
+    stderr: r.stderr,
+    summary: { result: ok ? "succeeded" : "failed", resourceChanges: summary?.resourceChanges ?? {} },
+  };
+  if (job.op === "preview") result.changeSummary = summary?.resourceChanges ?? {};
+  if (!ok) result.error = `pulumi ${job.op} exited with ${r.code}`;
+  if (ok && job.op === "up") result.outputs = await stackOutputs(job);
   return { ...result, seconds: (Date.now() - started) / 1000 };
 }
 
@@ -100,14 +149,14 @@ function spawnJob(job, { detached = false } = {}) {
   const done = new Promise((resolve) => {
     child.once("close", () => {
       const line = stdout.split("\n").reverse().find((l) => l.startsWith("RESULT "));
-      const result = line ? JSON.parse(line.slice("RESULT ".length)) : { error: "no RESULT line (killed?)" };
-      resolve({ ...result, ok: !result.error, childStderr: stderr });
+      const result = line ? JSON.parse(line.slice("RESULT ".length)) : { ok: false, error: "no RESULT line (killed?)" };
+      resolve({ ...result, childStderr: stderr });
     });
   });
   return { child, done };
 }
 
-module.exports = { run, spawnJob };
+module.exports = { run, spawnJob, pulumi };
 
 if (require.main === module) {
   let job;
@@ -123,8 +172,8 @@ if (require.main === module) {
       process.exit(0);
     },
     (err) => {
-      process.stderr.write(`${err && err.stack ? err.stack : err}\n`);
-      process.stdout.write(`RESULT ${JSON.stringify({ error: String(err && err.message ? err.message : err) })}\n`);
+      process.stderr.write(`${err && err.message ? err.message : err}\n`);
+      process.stdout.write(`RESULT ${JSON.stringify({ ok: false, error: String(err && err.message ? err.message : err) })}\n`);
       process.exit(1);
     },
   );

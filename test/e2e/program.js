@@ -25,4 +25,5 @@ if (spec.listPolicy) {
   out.listedRuleCidrs = accessctl.listIpPolicyRules({ ipPolicyId: spec.listPolicy }).then((rules) => rules.map((r) => r.cidr).sort());
   out.listedKeyDescriptions = accessctl.listApiKeys().then((keys) => keys.map((k) => k.description).sort());
 }
+out.nodeVersion = process.versions.node; // the Node.js that ran the program (tests check which)
 module.exports = out;

@@ -1,21 +1,27 @@
-// Once per test run: find or build the Pulumi CLI, `npm pack` this package and install the tarball
-// into a fresh project (scripts/pack-project.js), so that Pulumi serializes the provider from
-// node_modules as it does for users.
+// Once per test run: find or build the Pulumi CLI and the Node.js language host, `npm pack` this
+// package and install the tarball into a fresh project (scripts/pack-project.js) whose Pulumi.yaml
+// runs program.js, so that Pulumi serializes the provider from node_modules as it does for users.
+// A project run on another Node.js (ACCESSCTL_E2E_NODE, see vitest.config.mts) installs it here.
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { TestProject } from "vitest/node";
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { packProject, pulumiBinDir } = require("../../scripts/pack-project.js");
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { nodeBinDir } = require("../../scripts/node-bin.js");
 
 export default function setup(project: TestProject) {
   const binDir: string = pulumiBinDir();
-  const { root, dir, tarball } = packProject("accessctl-e2e", { "program.js": path.join(__dirname, "program.js") });
-  project.provide("e2e", { dir, binDir, tarball });
+  const major = project.config.env?.ACCESSCTL_E2E_NODE;
+  const nodeDir: string | undefined = major ? nodeBinDir(major) : undefined;
+  const { root, dir, tarball } = packProject("accessctl-e2e", { "program.js": path.join(__dirname, "program.js") }, { main: "program.js" });
+  project.provide("e2e", { dir, binDir, tarball, nodeDir });
   return () => fs.rmSync(root, { recursive: true, force: true });
 }
 
 declare module "vitest" {
   export interface ProvidedContext {
-    e2e: { dir: string; binDir: string; tarball: string };
+    /** dir: a project running program.js; nodeDir: the `node` to run programs with (else PATH's). */
+    e2e: { dir: string; binDir: string; tarball: string; nodeDir?: string };
   }
 }

@@ -1,6 +1,7 @@
 // Starts the real emulator (the compiled dist/emulator/main.js) as a child process on a free
 // port and talks to it over HTTP, as every user and the providers do.
 import { ChildProcess } from "node:child_process";
+import * as net from "node:net";
 import * as path from "node:path";
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const emulatorProcess = require("../../scripts/emulator-process.js");
@@ -119,4 +120,64 @@ export async function listAll(url: string, token: string, path: string, field: s
     next = res.body.next_page_uri;
   }
   return items;
+}
+
+export interface RawResponse {
+  status?: number;
+  headers: Record<string, string>;
+  body: any;
+  text: string;
+  /** Whether the server closed the connection within the wait. */
+  closed: boolean;
+}
+
+/**
+ * Writes bytes to the emulator over a plain socket (for what fetch cannot send: malformed
+ * requests, absolute-form targets, stalled uploads) and reads what comes back within `waitMs`.
+ */
+export function raw(url: string, request: string | Buffer, waitMs = 3000, keepWriting?: (socket: net.Socket) => void): Promise<RawResponse> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = net.connect(Number(port), hostname.replace(/^\[|\]$/g, ""));
+    let received = "";
+    let closed = false;
+    const finish = () => {
+      clearTimeout(timer);
+      socket.destroy();
+      const [head, ...rest] = received.split("\r\n\r\n");
+      const lines = head.split("\r\n");
+      const headers: Record<string, string> = {};
+      for (const line of lines.slice(1)) {
+        const colon = line.indexOf(":");
+        if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+      }
+      const text = rest.join("\r\n\r\n");
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = undefined;
+      }
+      const status = /^HTTP\/1\.1 (\d{3})/.exec(lines[0])?.[1];
+      resolve({ status: status ? Number(status) : undefined, headers, body, text, closed });
+    };
+    let timer = setTimeout(finish, waitMs);
+    socket.on("data", (d) => {
+      received += d;
+      // A whole answer: give the server a moment to close the connection, then stop waiting.
+      const length = /\r\ncontent-length: (\d+)\r\n/i.exec(received)?.[1];
+      const head = received.indexOf("\r\n\r\n");
+      if (length !== undefined && head >= 0 && Buffer.byteLength(received.slice(head + 4)) >= Number(length)) {
+        clearTimeout(timer);
+        timer = setTimeout(finish, 500);
+      }
+    });
+    socket.on("error", () => {});
+    socket.on("close", () => {
+      closed = true;
+      finish();
+    });
+    socket.write(request);
+    keepWriting?.(socket);
+  });
 }

@@ -1,5 +1,6 @@
 // Runs Pulumi operations on a stack of the e2e project through scripts/stack.js, in a child
-// process: the program, @pulumi/pulumi and our package all load from the project's node_modules.
+// process: the real `pulumi` CLI on the project directory, whose language host runs the program
+// with @pulumi/pulumi and our package from the project's node_modules, as for a user.
 import { ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -20,6 +21,8 @@ export interface RunResult {
   error?: string;
   /** Everything Pulumi printed (its progress goes to stderr). */
   output: string;
+  /** The CLI's exit code (operations that ran pulumi up/preview/refresh/destroy). */
+  exitCode?: number;
   summary?: { result: string; resourceChanges?: Record<string, number> };
   changeSummary?: Record<string, number>;
   outputs?: Record<string, { value: any; secret: boolean }>;
@@ -27,7 +30,7 @@ export interface RunResult {
 }
 
 export interface StackOptions {
-  project: { dir: string; binDir: string };
+  project: { dir: string; binDir: string; nodeDir?: string };
   emulator: RunningEmulator;
   name?: string;
   /** How the provider gets its credentials: stack config (default) or environment variables. */
@@ -50,16 +53,18 @@ export function testStack(options: StackOptions) {
 
   /** Starts an operation in its own process group (so that a test can kill Pulumi and all its children). */
   function start(op: string, spec?: Spec, extra: Record<string, unknown> = {}): { child: ChildProcess; done: Promise<RunResult> } {
+    // moreConfig: stack config for this run on top of the stack's (Pulumi keeps config between runs).
+    const { moreConfig, ...rest } = extra as { moreConfig?: Record<string, { value: string; secret?: boolean }> };
     const job = {
       dir: options.project.dir,
-      program: "program.js",
       stack: name,
       op,
       binDir: options.project.binDir,
+      node: options.project.nodeDir,
       backend: options.backendUrl ?? `file://${backend}`,
-      config: spec ? { ...baseConfig, ...options.extraConfig, spec: { value: JSON.stringify(spec) } } : undefined,
-      ...extra,
-      env: { ...env, ...(extra.env as Record<string, string> | undefined) },
+      config: spec ? { ...baseConfig, ...options.extraConfig, ...moreConfig, spec: { value: JSON.stringify(spec) } } : undefined,
+      ...rest,
+      env: { ...env, ...(rest.env as Record<string, string> | undefined) },
     };
     const { child, done: raw } = spawnJob(job, { detached: true }) as { child: ChildProcess; done: Promise<any> };
     const done = raw.then((r: any) => ({ ...r, output: `${r.childStderr}\n${r.stdout ?? ""}\n${r.stderr ?? ""}` }) as RunResult);
