@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// `npm run bench [-- --sizes 50,200,500 --keys 3 --latency 20 --rate-rules 300 --skip-rate --skip-checkpoints]`
+// `npm run bench [-- --sizes 50,200,500 --keys 3 --latency 20 --rate-rules 300 --skip-rate --skip-checkpoints
+//                    --refresh-rules 500 --refresh-keys 10 --skip-refresh --skip-team --per-object-up --only refresh,team]`
 // (--skip-checkpoints sets PULUMI_SKIP_CHECKPOINTS=true: Pulumi writes the state once at the end
 // instead of after every step; it shows what the per-step checkpoint writes cost.)
 // Measures, side by side in one run, against the emulator:
@@ -10,7 +11,11 @@
 //   2. state size per resource, and serialized provider code per resource;
 //   3. `up` of many rules under the service's default rate limit (120/60): time against the lower
 //      bound, and the 429 answers received;
-//   4. peak memory (VmHWM) of the dynamic-provider process during the largest `up`.
+//   4. peak memory (VmHWM) of the dynamic-provider process during the largest `up`;
+//   5. refresh at the service's 120/60: `preview --refresh` right after the `up` of 500 rules + 10
+//      keys, and `up --refresh` with nothing to change, with reads answered from the lists (ours)
+//      against one GET per object (ACCESSCTL_READ_MODE=get), and the same preview at --rate-limit off;
+//   6. a team: three stacks of 100 rules deploying at once against one account at 120/60.
 // Prints a table and writes bench/results.json.
 "use strict";
 const fs = require("node:fs");
@@ -21,7 +26,7 @@ const { makeProject, packTarball, pulumiBinDir, REPO } = require("../scripts/pac
 const { spawnJob } = require("../scripts/stack");
 
 function flags(argv) {
-  const f = { sizes: [50, 200, 500], keys: 3, latency: 20, rateRules: 300, skipRate: false, skipCheckpoints: false };
+  const f = { sizes: [50, 200, 500], keys: 3, latency: 20, rateRules: 300, skipRate: false, skipCheckpoints: false, refreshRules: 500, refreshKeys: 10, skipRefresh: false, skipTeam: false, perObjectUp: false, skipEmulator: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--sizes") f.sizes = argv[++i].split(",").map(Number);
@@ -30,6 +35,19 @@ function flags(argv) {
     else if (a === "--rate-rules") f.rateRules = Number(argv[++i]);
     else if (a === "--skip-rate") f.skipRate = true;
     else if (a === "--skip-checkpoints") f.skipCheckpoints = true;
+    else if (a === "--refresh-rules") f.refreshRules = Number(argv[++i]);
+    else if (a === "--refresh-keys") f.refreshKeys = Number(argv[++i]);
+    else if (a === "--skip-refresh") f.skipRefresh = true;
+    else if (a === "--skip-team") f.skipTeam = true;
+    else if (a === "--per-object-up") f.perObjectUp = true; // per-object `up --refresh` too: about 2 GETs per object at 2/s
+    else if (a === "--only") { // e.g. --only refresh,team: just those sections
+      const only = argv[++i].split(",");
+      if (!only.includes("engine")) f.sizes = [];
+      f.skipRate = !only.includes("rate");
+      f.skipRefresh = !only.includes("refresh");
+      f.skipTeam = !only.includes("team");
+      f.skipEmulator = !only.includes("emulator");
+    }
     else throw new Error(`unknown flag ${a}`);
   }
   return f;
@@ -182,6 +200,78 @@ async function measureRateLimit(rules, projects, binDir) {
   }
 }
 
+/**
+ * 5. Refresh at the service's limit. The emulator keeps its data in a file and a fixed admin token,
+ * so that the same account can be served again at --rate-limit off for the comparison.
+ */
+async function measureRefresh(f, projects, binDir) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-bench-refresh-"));
+  const token = `bench-admin-${Date.now()}-0123456789`;
+  const emuArgs = ["--data", path.join(dir, "emulator.json"), "--admin-token", token];
+  let emu = await startEmulator(emuArgs);
+  const port = new URL(emu.url).port;
+  const n = f.refreshRules;
+  const run = async (op, refresh, readMode) => {
+    const before = await stats(emu);
+    const { seconds, result } = await pulumi({
+      dir: projects.ours, stack: "refresh", op, binDir, backend: `file://${dir}`, refresh,
+      config: { ipPolicyIds: { value: JSON.stringify(emu.fixtures.ipPolicies) }, count: { value: String(n) }, apiKeys: { value: String(f.refreshKeys) } },
+      env: { ACCESSCTL_API_URL: emu.url, ACCESSCTL_API_KEY: token, ...(readMode ? { ACCESSCTL_READ_MODE: readMode } : {}) },
+    });
+    const after = await stats(emu);
+    const changes = result.changeSummary ?? result.summary?.resourceChanges;
+    if (op !== "up" || refresh) {
+      if (Object.keys(changes ?? {}).some((k) => k !== "same")) throw new Error(`${op}: expected no changes, got ${JSON.stringify(changes)}`);
+    }
+    const limited = (after.byStatus["429"] ?? 0) - (before.byStatus["429"] ?? 0);
+    process.stderr.write(`bench: refresh: ${op}${refresh ? " --refresh" : ""} ${readMode ?? "list"}: ${seconds.toFixed(1)} s, ${after.requests - before.requests} requests, ${limited} × 429\n`);
+    return { seconds, requests: after.requests - before.requests, rateLimited429: limited };
+  };
+  try {
+    const up = await run("up", false);
+    const r = { rules: n, keys: f.refreshKeys, up };
+    r.previewList = await run("preview", true); // right after the up: the account's budget is spent
+    r.upRefreshList = await run("up", true);
+    r.previewGet = await run("preview", true, "get");
+    if (f.perObjectUp) r.upRefreshGet = await run("up", true, "get");
+    await stopEmulator(emu);
+    // The same port: the objects' URIs (in their outputs) stay the same, so the preview shows no diffs.
+    emu = await startEmulator([...emuArgs, "--rate-limit", "off", "--port", port]);
+    r.previewListOff = await run("preview", true);
+    r.previewGetOff = await run("preview", true, "get");
+    await run("destroy", false);
+    return r;
+  } finally {
+    await stopEmulator(emu);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** 6. Three stacks of `perStack` rules, one file backend each, deploying at once against one account at 120/60. */
+async function measureTeam(perStack, projects, binDir) {
+  const emu = await startEmulator([]);
+  const dirs = [0, 1, 2].map(() => fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-bench-team-")));
+  try {
+    const started = process.hrtime.bigint();
+    const results = await Promise.all(dirs.map((dir, s) => spawnJob({
+      dir: projects.ours, stack: `team-${s}`, op: "up", binDir, backend: `file://${dir}`,
+      config: {
+        ipPolicyIds: { value: JSON.stringify(emu.fixtures.ipPolicies) },
+        cidrs: { value: JSON.stringify(Array.from({ length: perStack }, (_, i) => `10.${100 + s}.${i}.0/24`)) },
+        apiKeys: { value: "0" },
+      },
+      env: { ACCESSCTL_API_URL: emu.url, ACCESSCTL_API_KEY: emu.adminToken },
+    }).done));
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    const s = await stats(emu);
+    const total = perStack * 3;
+    return { stacks: 3, perStack, seconds, lowerBoundSeconds: Math.max(0, (total - 120) / 2), requests: s.requests, rateLimited429: s.byStatus["429"] ?? 0, ok: results.every((r) => r.ok), errors: results.filter((r) => !r.ok).map((r) => String(r.error).slice(0, 300)) };
+  } finally {
+    await stopEmulator(emu);
+    for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 const fmt = (x, d = 1) => (typeof x === "number" ? x.toFixed(d) : String(x));
 
 async function main() {
@@ -212,31 +302,61 @@ async function main() {
       process.stderr.write(`bench: up of ${f.rateRules} rules at the default rate limit…\n`);
       results.rateLimit = await measureRateLimit(f.rateRules, projects, binDir);
     }
-    results.emulator = await require("./emulator").run(); // prints its own tables
+    if (!f.skipRefresh) {
+      process.stderr.write(`bench: refresh of ${f.refreshRules} rules + ${f.refreshKeys} keys at the default rate limit…\n`);
+      results.refresh = await measureRefresh(f, projects, binDir);
+    }
+    if (!f.skipTeam) {
+      process.stderr.write("bench: three stacks of 100 rules at once at the default rate limit…\n");
+      results.team = await measureTeam(100, projects, binDir);
+    }
+    if (!f.skipEmulator) results.emulator = await require("./emulator").run(); // prints its own tables
   } finally {
     fs.rmSync(root, { recursive: true, force: true });
   }
   results.totalSeconds = (Date.now() - started) / 1000;
-  const out = path.join(REPO, f.skipCheckpoints ? "bench/results-skip-checkpoints.json" : "bench/results.json");
+  const name = f.skipCheckpoints ? "results-skip-checkpoints" : f.sizes.length === 0 ? "results-refresh-team" : "results";
+  const out = path.join(REPO, `bench/${name}.json`);
   fs.writeFileSync(out, JSON.stringify(results, null, 2) + "\n");
 
-  console.log(`\n${results.machine}; ${results.date}; ${results.command}; emulator --rate-limit off --latency ${f.latency}\n`);
-  console.log("| N rules + keys | op | ours s | baseline s | floor s | ours/baseline | ours/floor | ours ms/resource |");
-  console.log("|---|---|---|---|---|---|---|---|");
+  console.log(`\n${results.machine}; ${results.date}; ${results.command}`);
+  if (results.engine.length) console.log(`\nemulator --rate-limit off --latency ${f.latency}\n`);
+  if (results.engine.length) console.log("| N rules + keys | op | ours s | baseline s | floor s | ours/baseline | ours/floor | ours ms/resource |");
+  if (results.engine.length) console.log("|---|---|---|---|---|---|---|---|");
   for (const r of results.engine) {
     for (const op of ["up", "previewRefresh", "destroy"]) {
       const total = r.n + r.keys;
       console.log(`| ${r.n} + ${r.keys} | ${op} | ${fmt(r.ours[op])} | ${fmt(r.baseline[op])} | ${fmt(r.floor[op], 2)} | ${fmt(r.ours[op] / r.baseline[op], 2)} | ${fmt(r.ours[op] / r.floor[op], 1)} | ${fmt((r.ours[op] * 1000) / total, 1)} |`);
     }
   }
-  console.log("\n| N | state bytes/resource ours | baseline | provider code bytes/resource ours | baseline | provider peak RSS MB ours | baseline |");
-  console.log("|---|---|---|---|---|---|---|");
+  if (results.engine.length) {
+    console.log("\n| N | state bytes/resource ours | baseline | provider code bytes/resource ours | baseline | provider peak RSS MB ours | baseline |");
+    console.log("|---|---|---|---|---|---|---|");
+  }
   for (const r of results.engine) {
     console.log(`| ${r.n} | ${r.ours.stateBytesPerResource} | ${r.baseline.stateBytesPerResource} | ${r.ours.providerBytesPerResource} | ${r.baseline.providerBytesPerResource} | ${r.ours.providerPeakRssMb} | ${r.baseline.providerPeakRssMb} |`);
   }
   if (results.rateLimit) {
     const r = results.rateLimit;
     console.log(`\nRate limit 120/60: up of ${r.rules} rules: ${r.ok ? "succeeded" : `FAILED: ${r.error}`} in ${fmt(r.seconds)} s (lower bound ${fmt(r.lowerBoundSeconds)} s); ${r.requests} requests, ${r.rateLimited429} answered 429`);
+  }
+  if (results.refresh) {
+    const r = results.refresh;
+    const pages = Math.ceil(r.rules / 100);
+    console.log(`\nRefresh of ${r.rules} rules + ${r.keys} keys, emulator at 120/60 (right after the up: ${fmt(r.up.seconds)} s, ${r.up.requests} requests):`);
+    console.log("| operation | reads | seconds | requests | 429 | target |");
+    console.log("|---|---|---|---|---|---|");
+    const row = (op, reads, m, target) => m && console.log(`| ${op} | ${reads} | ${fmt(m.seconds)} | ${m.requests} | ${m.rateLimited429} | ${target} |`);
+    row("preview --refresh", "list", r.previewList, `≤ ${2 * pages + 10} requests, ≤ 1.2 × ${fmt(r.previewListOff.seconds)} s = ${fmt(1.2 * r.previewListOff.seconds)} s`);
+    row("preview --refresh", "GET each", r.previewGet, "");
+    row("up --refresh, no changes", "list", r.upRefreshList, `≤ ${4 * pages + 20} requests, no 429`);
+    row("up --refresh, no changes", "GET each", r.upRefreshGet, "");
+    row("preview --refresh at --rate-limit off", "list", r.previewListOff, "");
+    row("preview --refresh at --rate-limit off", "GET each", r.previewGetOff, "");
+  }
+  if (results.team) {
+    const t = results.team;
+    console.log(`\nTeam: ${t.stacks} stacks × ${t.perStack} rules at once, one account at 120/60: ${t.ok ? "all succeeded" : `FAILED: ${t.errors.join("; ")}`} in ${fmt(t.seconds)} s (bound ${fmt(t.lowerBoundSeconds)} s: a burst of 120, then 2/s); ${t.requests} requests, ${t.rateLimited429} answered 429 (${fmt((100 * t.rateLimited429) / t.requests)}%)`);
   }
   console.log(`\ntotal ${fmt(results.totalSeconds, 0)} s; figures in ${path.relative(REPO, out)}`);
 }

@@ -3,12 +3,14 @@
 // an installed package serializes into a one-line require of this file.
 import { plainError } from "./errors";
 import { api, ApiFailure, apiPath, listAll } from "./client";
+import { listsChanged, readObject } from "./list-reads";
 import { claim } from "./ownership";
-import { CheckFailure, checkConnection, checkId, checkKnown, checkText, isUnknown, normalize, text } from "./validate";
+import { checkConnection, checkProfile, keptInputs, profileSource } from "./profiles";
+import { CheckFailure, checkId, checkKnown, checkText, isUnknown, normalize, text } from "./validate";
 
-export { configure } from "./config";
+export { configure } from "./profiles";
 
-const INPUTS = ["description", "metadata", "ownerId", "adoptId"];
+const INPUTS = ["description", "metadata", "ownerId", "adoptId", "profile"];
 
 /** An API key as the API returns it. */
 export interface ApiKeyBody {
@@ -30,6 +32,7 @@ export interface ApiKeyOutputs {
   /** Known only to the run that created the key; kept from state afterwards. */
   token?: string;
   adoptId?: string;
+  profile?: string;
 }
 
 type Inputs = Record<string, any>;
@@ -51,11 +54,12 @@ const OPTIONAL_IDS = ["ownerId", "adoptId"];
 
 export async function check(_olds: Inputs, news: Inputs) {
   const failures: CheckFailure[] = [];
-  checkConnection(failures);
+  checkConnection(news, failures);
   checkKnown(news, INPUTS, failures);
   checkText(news, failures);
   checkId(news, "ownerId", ["usr", "bot"], failures, false);
   checkId(news, "adoptId", ["ak"], failures, false);
+  checkProfile(news, failures);
   return { inputs: normalize(news, OPTIONAL_IDS), failures };
 }
 
@@ -63,6 +67,7 @@ export async function diff(_id: string, olds: Inputs, rawNews: Inputs) {
   const news = normalize(rawNews, OPTIONAL_IDS);
   // The API cannot move a key to another owner. An ownerId left out means "the caller", no change.
   const replaces = news.ownerId !== undefined && news.ownerId !== olds.ownerId ? ["ownerId"] : [];
+  if (isUnknown(news.profile) || (news.profile || "") !== (olds.profile || "")) replaces.push("profile"); // another account
   const updates = ["description", "metadata"].filter((p) => isUnknown(news[p]) || text(news[p]) !== text(olds[p]));
   return { changes: replaces.length + updates.length > 0, replaces, deleteBeforeReplace: false };
 }
@@ -79,14 +84,14 @@ export async function create(inputs: Inputs) {
   track.inFlight++;
   let created: ApiKeyBody;
   try {
-    created = (await api<ApiKeyBody>("POST", "/api_keys", { what: "create API key", body, expect: { ...KEY_FIELDS, token: "string" } })).body;
+    created = (await api<ApiKeyBody>("POST", "/api_keys", { what: "create API key", body, expect: { ...KEY_FIELDS, token: "string" }, source: profileSource(inputs.profile) }).finally(listsChanged)).body;
   } catch (e) {
     track.inFlight--;
     throw (e as ApiFailure).ambiguous ? await afterLostAnswer(e as ApiFailure, inputs, started) : e;
   }
   track.inFlight--;
   track.delivered.push(created.id);
-  return { id: created.id, outs: toOutputs(created, created.token ?? undefined) };
+  return { id: created.id, outs: { ...toOutputs(created, created.token ?? undefined), ...keptInputs(inputs) } };
 }
 
 /** Key creates of this provider process: how many are in flight, and the ids handed to Pulumi. */
@@ -98,16 +103,16 @@ function keyCreates(): { inFlight: number; delivered: string[] } {
 /** Takes over an existing key: its token stays unknown to Pulumi (it was shown once, to its creator). */
 async function adopt(inputs: Inputs) {
   const id: string = inputs.adoptId;
-  const found = (await api<ApiKeyBody>("GET", apiPath`/api_keys/${id}`, { what: `adopt API key ${id}`, expect: KEY_FIELDS })).body;
+  const found = (await api<ApiKeyBody>("GET", apiPath`/api_keys/${id}`, { what: `adopt API key ${id}`, expect: KEY_FIELDS, source: profileSource(inputs.profile) })).body;
   if (inputs.ownerId && found.owner_id !== inputs.ownerId) {
     throw plainError(`adopt API key ${id}: it is owned by ${found.owner_id}, not ${inputs.ownerId}; the owner of a key cannot be changed`);
   }
   claim("API key", id, `adopt API key ${id}`);
   try {
-    return { id, outs: { ...toOutputs(await patch(id, inputs), undefined), adoptId: id } };
+    return { id, outs: { ...toOutputs(await patch(id, inputs), undefined), ...keptInputs(inputs) } };
   } catch (e) {
     // The key exists either way: a partial create keeps it in state, as it is now.
-    throw Object.assign(e as Error, { id, properties: { ...toOutputs(found, undefined), adoptId: id } });
+    throw Object.assign(e as Error, { id, properties: { ...toOutputs(found, undefined), ...keptInputs(inputs) } });
   }
 }
 
@@ -123,12 +128,12 @@ async function afterLostAnswer(err: ApiFailure, inputs: Inputs, started: number)
   for (let waited = 0; track.inFlight > 0 && waited < 120_000; waited += 100) await new Promise((r) => setTimeout(r, 100));
   try {
     const orphans: string[] = [];
-    for await (const key of listAll<ApiKeyBody>("/api_keys", "keys", "look for an API key left by a lost answer")) {
+    for await (const key of listAll<ApiKeyBody>("/api_keys", "keys", "look for an API key left by a lost answer", profileSource(inputs.profile))) {
       if (Date.parse(key.created_at) < since) break; // newest first: the rest are older
       const same = text(key.description) === text(inputs.description) && text(key.metadata) === text(inputs.metadata);
       if (same && (!inputs.ownerId || key.owner_id === inputs.ownerId) && !track.delivered.includes(key.id)) orphans.push(key.id);
     }
-    for (const id of orphans) await remove(id);
+    for (const id of orphans) await remove(id, inputs);
     return plainError(`${err.message}; the answer to the create was lost, so its token is unknown: ` +
       (orphans.length ? `deleted ${orphans.length} unconfirmed key(s) (${orphans.join(", ")}).` : "no key was created.") + " Run the update again.");
   } catch (cleanup) {
@@ -140,21 +145,26 @@ async function afterLostAnswer(err: ApiFailure, inputs: Inputs, started: number)
 async function patch(id: string, inputs: Inputs): Promise<ApiKeyBody> {
   // Both fields are always sent: one removed from the program is cleared on the service.
   const body = { description: text(inputs.description), metadata: text(inputs.metadata) };
-  return (await api<ApiKeyBody>("PATCH", apiPath`/api_keys/${id}`, { what: `update API key ${id}`, body, expect: KEY_FIELDS })).body;
+  return (await api<ApiKeyBody>("PATCH", apiPath`/api_keys/${id}`, { what: `update API key ${id}`, body, expect: KEY_FIELDS, source: profileSource(inputs.profile) }).finally(listsChanged)).body;
 }
 
 export async function read(id: string, props: Inputs) {
-  const res = await api<ApiKeyBody>("GET", apiPath`/api_keys/${id}`, { what: `read API key ${id}`, allow404: true, expect: KEY_FIELDS });
-  if (res.status === 404) return {}; // deleted outside Pulumi: refresh drops it
-  return { id, props: { ...toOutputs(res.body, props.token), ...(props.adoptId ? { adoptId: props.adoptId } : {}) } };
+  const list = { list: "/api_keys", field: "keys", path: apiPath`/api_keys/${id}`, what: `read API key ${id}`, expect: KEY_FIELDS, source: profileSource(props.profile) };
+  const found = await readObject<ApiKeyBody>(id, list);
+  if (!found) return {}; // deleted outside Pulumi: refresh drops it
+  const outs = toOutputs(found, props.token);
+  // Inputs as the live key would declare them, so that `preview --diff` after a refresh marks the
+  // drifted properties (see ip-policy-rule.ts). ownerId is left out: it cannot drift.
+  const inputs = { ...(outs.description ? { description: outs.description } : {}), ...(outs.metadata ? { metadata: outs.metadata } : {}), ...keptInputs(props) };
+  return { id, props: { ...outs, ...keptInputs(props) }, inputs };
 }
 
 export async function update(id: string, olds: Inputs, news: Inputs) {
   const updated = await patch(id, news);
-  return { outs: { ...toOutputs(updated, olds.token), ...(news.adoptId ? { adoptId: news.adoptId } : {}) } };
+  return { outs: { ...toOutputs(updated, olds.token), ...keptInputs(news) } };
 }
 
-async function remove(id: string): Promise<void> {
-  await api("DELETE", apiPath`/api_keys/${id}`, { what: `delete API key ${id}`, allow404: true });
+async function remove(id: string, props: Inputs): Promise<void> {
+  await api("DELETE", apiPath`/api_keys/${id}`, { what: `delete API key ${id}`, allow404: true, source: profileSource(props.profile) }).finally(listsChanged);
 }
 export { remove as delete };

@@ -1,9 +1,10 @@
 // The HTTP client of the API, on undici: the contract's headers, errors that read well in
 // `pulumi up`, retries with backoff that never repeat a create the server may have acted on,
-// one connection pool and one rate limiter per process, timeouts, and paging.
+// one connection pool per process (and the rate limiter of ./limiter), timeouts, and paging.
 import { Agent, Dispatcher, request } from "undici";
 import { ConfigSource, connection, Connection, rejectApiKey } from "./config";
 import { plainError, setMessage } from "./errors";
+import { takeRateSlot } from "./limiter";
 
 const PACKAGE_VERSION = "0.1.0";
 const USER_AGENT = `accessctl-pulumi/${PACKAGE_VERSION} node/${process.versions.node}`;
@@ -41,7 +42,6 @@ export interface ApiResponse<T = any> {
 
 interface ProcessState {
   agent?: Agent;
-  limiter: { tat: number };
   counters: { requests: number; retries: number; rateLimited: number };
 }
 
@@ -51,7 +51,7 @@ function shared(): ProcessState {
   const global = globalThis as unknown as Record<symbol, ProcessState | undefined>;
   let state = global[key];
   if (!state) {
-    state = { limiter: { tat: 0 }, counters: { requests: 0, retries: 0, rateLimited: 0 } };
+    state = { counters: { requests: 0, retries: 0, rateLimited: 0 } };
     global[key] = state;
   }
   return state;
@@ -71,22 +71,6 @@ function agent(): Agent {
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/**
- * Waits for a slot of the client-side rate limit (a GCRA: a burst of `perMinute`, then one request
- * every 60/perMinute seconds). `blockFor` pushes every later request back after a 429.
- */
-async function takeRateSlot(perMinute: number, blockForMs = 0): Promise<void> {
-  const limiter = shared().limiter;
-  const interval = 60_000 / perMinute;
-  const now = Date.now();
-  if (blockForMs > 0) limiter.tat = Math.max(limiter.tat, now + blockForMs + (perMinute - 1) * interval);
-  const tat = Math.max(limiter.tat, now);
-  const wait = Math.max(0, tat - now - (perMinute - 1) * interval);
-  limiter.tat = tat + interval;
-  // A little slack: the service starts its clock when a request arrives, a bit after we send it.
-  if (wait > 0) await sleep(wait + interval * 0.02 + 10);
-}
 
 /** Builds a path whose interpolated values are each URL-encoded: ids never reach another path. */
 export function apiPath(strings: TemplateStringsArray, ...values: string[]): string {
@@ -155,7 +139,7 @@ export interface RequestOptions {
 }
 
 /** Checks that an answer has the fields we turn into outputs, so that a short answer never wipes state. */
-function checkAnswer(body: unknown, expect: NonNullable<RequestOptions["expect"]>, what: string): void {
+export function checkAnswer(body: unknown, expect: NonNullable<RequestOptions["expect"]>, what: string): void {
   for (const [field, type] of Object.entries(expect)) {
     const value = field.split(".").reduce<any>((v, k) => (v === null || typeof v !== "object" ? undefined : v[k]), body);
     const ok = type === "array" ? Array.isArray(value) : typeof value === type;
@@ -189,7 +173,7 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
   let blockFor = 0;
   let lastError: ApiFailure | undefined;
   for (let attempt = 0; ; attempt++) {
-    await takeRateSlot(conn.maxRequestsPerMinute, blockFor);
+    await takeRateSlot(conn, blockFor);
     // The limiter's queue can be longer than the Retry-After we asked for: that wait counts too.
     if (lastError && Date.now() - started > budgetMs) throw finish(lastError, attempt);
     blockFor = 0;

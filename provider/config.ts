@@ -18,6 +18,8 @@ export interface Connection {
 }
 
 export interface ConfigSource {
+  /** Set for a named account profile: its URL and key never fall back to the default account's. */
+  profile?: string;
   apiUrl?: string;
   apiKey?: string;
   maxRequestsPerMinute?: string;
@@ -54,8 +56,8 @@ export function connection(source?: ConfigSource): Connection {
   const slot = stackConfigSlot();
   source = source ?? slot.value ?? {};
   const env = process.env;
-  const apiUrl = source.apiUrl || env.ACCESSCTL_API_URL;
-  const envKey = env.ACCESSCTL_API_KEY || undefined;
+  const apiUrl = source.apiUrl || (source.profile ? undefined : env.ACCESSCTL_API_URL);
+  const envKey = (!source.profile && env.ACCESSCTL_API_KEY) || undefined;
   if (!apiUrl) {
     throw plainError("accessctl: no API URL: set the stack config `pulumi config set accessctl:apiUrl https://…` or the environment variable ACCESSCTL_API_URL");
   }
@@ -79,16 +81,6 @@ export function connection(source?: ConfigSource): Connection {
 export function rejectApiKey(apiKey: string): void {
   const slot = stackConfigSlot();
   (slot.rejected ??= []).push(apiKey);
-}
-
-/** For check (no network): why no request could be made with the current settings, if so. */
-export function connectionProblem(): string | undefined {
-  try {
-    connection();
-    return undefined;
-  } catch (e) {
-    return (e as Error).message;
-  }
 }
 
 function wholeNumber(key: string, value: string | undefined, fallback: number, min: number): number {

@@ -2,12 +2,14 @@
 // This module is the dynamic provider itself (see provider/api-key.ts).
 import { plainError } from "./errors";
 import { api, ApiFailure, apiPath, listAll } from "./client";
+import { listsChanged, readObject } from "./list-reads";
 import { adoptExistingAllowed, claim, claimed, mayHaveCreated, noteLostCreate } from "./ownership";
-import { CheckFailure, checkConnection, checkId, checkKnown, checkText, isUnknown, normalize, parseCidr, sameCidr, text } from "./validate";
+import { checkConnection, checkProfile, keptInputs, profileSource } from "./profiles";
+import { CheckFailure, checkId, checkKnown, checkText, isUnknown, normalize, parseCidr, sameCidr, text } from "./validate";
 
-export { configure } from "./config";
+export { configure } from "./profiles";
 
-const INPUTS = ["ipPolicyId", "cidr", "action", "description", "metadata", "adoptId"];
+const INPUTS = ["ipPolicyId", "cidr", "action", "description", "metadata", "adoptId", "profile"];
 const KIND = "IP policy rule";
 
 /** A rule as the API returns it. */
@@ -32,6 +34,7 @@ export interface IpPolicyRuleOutputs {
   uri: string;
   createdAt: string;
   adoptId?: string;
+  profile?: string;
 }
 
 type Inputs = Record<string, any>;
@@ -54,11 +57,12 @@ export function toOutputs(body: IpPolicyRuleBody): IpPolicyRuleOutputs {
 export async function check(_olds: Inputs, news: Inputs) {
   const failures: CheckFailure[] = [];
   const inputs = normalize(news, ["adoptId"]);
-  checkConnection(failures);
+  checkConnection(news, failures);
   checkKnown(news, INPUTS, failures);
   checkId(news, "ipPolicyId", ["ipp"], failures, true);
   checkId(news, "adoptId", ["ipr"], failures, false);
   checkText(news, failures);
+  checkProfile(news, failures);
   if (!isUnknown(news.action) && news.action !== "allow" && news.action !== "deny") {
     failures.push({ property: "action", reason: news.action === undefined ? "action is required: \"allow\" or \"deny\"" : `action must be "allow" or "deny", got ${JSON.stringify(news.action)}` });
   }
@@ -74,7 +78,9 @@ export async function check(_olds: Inputs, news: Inputs) {
 
 export async function diff(_id: string, olds: Inputs, news: Inputs) {
   // The API cannot change a rule's action or policy: those replace the rule.
+  // Nor move it to another account (profile).
   const replaces = ["action", "ipPolicyId"].filter((p) => isUnknown(news[p]) || news[p] !== olds[p]);
+  if (isUnknown(news.profile) || (news.profile || "") !== (olds.profile || "")) replaces.push("profile");
   const cidrChanged = isUnknown(news.cidr) || !sameCidr(news.cidr, olds.cidr);
   const updates = ["description", "metadata"].filter((p) => isUnknown(news[p]) || text(news[p]) !== text(olds[p]));
   if (cidrChanged) updates.push("cidr");
@@ -82,7 +88,7 @@ export async function diff(_id: string, olds: Inputs, news: Inputs) {
     changes: replaces.length + updates.length > 0,
     replaces,
     // A policy holds a CIDR once: a replacement with the same CIDR in the same policy must delete first.
-    deleteBeforeReplace: replaces.length > 0 && !cidrChanged && !replaces.includes("ipPolicyId"),
+    deleteBeforeReplace: replaces.length > 0 && !cidrChanged && !replaces.includes("ipPolicyId") && !replaces.includes("profile"),
   };
 }
 
@@ -98,9 +104,10 @@ export async function create(inputs: Inputs) {
   };
   const slot = `${inputs.ipPolicyId} ${inputs.cidr}`; // a policy holds a CIDR once
   try {
-    const created = (await api<IpPolicyRuleBody>("POST", "/ip_policy_rules", { what, body, expect: RULE_FIELDS })).body;
+    const source = profileSource(inputs.profile);
+    const created = (await api<IpPolicyRuleBody>("POST", "/ip_policy_rules", { what, body, expect: RULE_FIELDS, source }).finally(listsChanged)).body;
     claim(KIND, created.id, what);
-    return { id: created.id, outs: toOutputs(created) };
+    return { id: created.id, outs: { ...toOutputs(created), ...keptInputs(inputs) } };
   } catch (e) {
     const err = e as ApiFailure;
     if (!err.ambiguous && err.status !== 409) throw err;
@@ -124,7 +131,7 @@ export async function create(inputs: Inputs) {
 }
 
 async function findExisting(inputs: Inputs): Promise<IpPolicyRuleBody | undefined> {
-  for await (const rule of listAll<IpPolicyRuleBody>("/ip_policy_rules", "ip_policy_rules", "look for an existing rule")) {
+  for await (const rule of listAll<IpPolicyRuleBody>("/ip_policy_rules", "ip_policy_rules", "look for an existing rule", profileSource(inputs.profile))) {
     if (rule.ip_policy?.id === inputs.ipPolicyId && sameCidr(rule.cidr, inputs.cidr)) return rule;
   }
   return undefined;
@@ -132,7 +139,7 @@ async function findExisting(inputs: Inputs): Promise<IpPolicyRuleBody | undefine
 
 /** Takes over an existing rule and brings it to the declared inputs. */
 async function adopt(id: string, inputs: Inputs) {
-  const found = (await api<IpPolicyRuleBody>("GET", apiPath`/ip_policy_rules/${id}`, { what: `adopt IP policy rule ${id}`, expect: RULE_FIELDS })).body;
+  const found = (await api<IpPolicyRuleBody>("GET", apiPath`/ip_policy_rules/${id}`, { what: `adopt IP policy rule ${id}`, expect: RULE_FIELDS, source: profileSource(inputs.profile) })).body;
   for (const [property, have, want] of [["ipPolicyId", found.ip_policy.id, inputs.ipPolicyId], ["action", found.action, inputs.action]]) {
     if (have !== want) {
       throw plainError(`adopt IP policy rule ${id}: its ${property} is ${have}, not ${want}, and the API cannot change it; declare ${property}: "${have}" or let Pulumi create a new rule`);
@@ -145,34 +152,43 @@ async function adopt(id: string, inputs: Inputs) {
 async function converge(found: IpPolicyRuleBody, inputs: Inputs) {
   const current = toOutputs(found);
   const settled = sameCidr(found.cidr, inputs.cidr) && text(inputs.description) === current.description && text(inputs.metadata) === current.metadata;
-  const adoptId = inputs.adoptId ? { adoptId: inputs.adoptId } : {};
   try {
     const outs = settled ? current : toOutputs(await patch(found.id, inputs));
-    return { id: found.id, outs: { ...outs, ...adoptId } };
+    return { id: found.id, outs: { ...outs, ...keptInputs(inputs) } };
   } catch (e) {
     // The rule exists either way: a partial create keeps it in state, as it is now.
-    throw Object.assign(e as Error, { id: found.id, properties: { ...current, ...adoptId } });
+    throw Object.assign(e as Error, { id: found.id, properties: { ...current, ...keptInputs(inputs) } });
   }
 }
 
 async function patch(id: string, inputs: Inputs): Promise<IpPolicyRuleBody> {
   // All three are always sent: a description or metadata removed from the program is cleared.
   const body = { cidr: inputs.cidr, description: text(inputs.description), metadata: text(inputs.metadata) };
-  return (await api<IpPolicyRuleBody>("PATCH", apiPath`/ip_policy_rules/${id}`, { what: `update IP policy rule ${id}`, body, expect: RULE_FIELDS })).body;
+  return (await api<IpPolicyRuleBody>("PATCH", apiPath`/ip_policy_rules/${id}`, { what: `update IP policy rule ${id}`, body, expect: RULE_FIELDS, source: profileSource(inputs.profile) }).finally(listsChanged)).body;
+}
+
+/** Description and metadata as a program declares them: left out when empty. */
+function declared(outs: { description: string; metadata: string }) {
+  return { ...(outs.description ? { description: outs.description } : {}), ...(outs.metadata ? { metadata: outs.metadata } : {}) };
 }
 
 export async function read(id: string, props: Inputs) {
-  const res = await api<IpPolicyRuleBody>("GET", apiPath`/ip_policy_rules/${id}`, { what: `read IP policy rule ${id}`, allow404: true, expect: RULE_FIELDS });
-  if (res.status === 404) return {}; // deleted outside Pulumi: refresh drops it
-  return { id, props: { ...toOutputs(res.body), ...(props.adoptId ? { adoptId: props.adoptId } : {}) } };
+  const list = { list: "/ip_policy_rules", field: "ip_policy_rules", path: apiPath`/ip_policy_rules/${id}`, what: `read IP policy rule ${id}`, expect: RULE_FIELDS, source: profileSource(props.profile) };
+  const found = await readObject<IpPolicyRuleBody>(id, list);
+  if (!found) return {}; // deleted outside Pulumi: refresh drops it
+  const outs = toOutputs(found);
+  // Inputs as the live object would declare them: after a refresh, the engine's diff of these
+  // against the program's shows which properties drifted (our diff() sends no property list).
+  const inputs = { ipPolicyId: outs.ipPolicyId, cidr: outs.cidr, action: outs.action, ...declared(outs), ...keptInputs(props) };
+  return { id, props: { ...outs, ...keptInputs(props) }, inputs };
 }
 
 export async function update(id: string, _olds: Inputs, news: Inputs) {
   const updated = await patch(id, news);
-  return { outs: { ...toOutputs(updated), ...(news.adoptId ? { adoptId: news.adoptId } : {}) } };
+  return { outs: { ...toOutputs(updated), ...keptInputs(news) } };
 }
 
-async function remove(id: string): Promise<void> {
-  await api("DELETE", apiPath`/ip_policy_rules/${id}`, { what: `delete IP policy rule ${id}`, allow404: true });
+async function remove(id: string, props: Inputs): Promise<void> {
+  await api("DELETE", apiPath`/ip_policy_rules/${id}`, { what: `delete IP policy rule ${id}`, allow404: true, source: profileSource(props.profile) }).finally(listsChanged);
 }
 export { remove as delete };

@@ -3,11 +3,12 @@
 // This module is the dynamic provider itself (see provider/api-key.ts).
 import { api, apiPath } from "./client";
 import { claim } from "./ownership";
-import { CheckFailure, checkConnection, checkId, checkKnown, idProblem, isUnknown, UNKNOWN } from "./validate";
+import { checkConnection, checkProfile, keptInputs, profileSource } from "./profiles";
+import { CheckFailure, checkId, checkKnown, idProblem, isUnknown, UNKNOWN } from "./validate";
 
-export { configure } from "./config";
+export { configure } from "./profiles";
 
-const INPUTS = ["edgeId", "certificateAuthorityIds", "enabled"];
+const INPUTS = ["edgeId", "certificateAuthorityIds", "enabled", "profile"];
 
 /** The module as the API returns it. */
 export interface MutualTlsBody {
@@ -20,6 +21,7 @@ export interface TlsEdgeMutualTlsOutputs {
   enabled: boolean;
   certificateAuthorityIds: string[];
   certificateAuthorities: { id: string; uri: string }[];
+  profile?: string;
 }
 
 type Inputs = Record<string, any>;
@@ -33,9 +35,10 @@ function toOutputs(edgeId: string, body: MutualTlsBody): TlsEdgeMutualTlsOutputs
 
 export async function check(_olds: Inputs, news: Inputs) {
   const failures: CheckFailure[] = [];
-  checkConnection(failures);
+  checkConnection(news, failures);
   checkKnown(news, INPUTS, failures);
   checkId(news, "edgeId", ["edgtls"], failures, true);
+  checkProfile(news, failures);
   const ids = news.certificateAuthorityIds;
   if (ids === undefined) {
     failures.push({ property: "certificateAuthorityIds", reason: "certificateAuthorityIds is required: the ids (ca_…) of the authorities that sign accepted client certificates" });
@@ -58,6 +61,7 @@ export async function check(_olds: Inputs, news: Inputs) {
 
 export async function diff(_id: string, olds: Inputs, news: Inputs) {
   const replaces = isUnknown(news.edgeId) || news.edgeId !== olds.edgeId ? ["edgeId"] : [];
+  if (isUnknown(news.profile) || (news.profile || "") !== (olds.profile || "")) replaces.push("profile"); // another account
   const enabledChanged = isUnknown(news.enabled) || (news.enabled !== false) !== (olds.enabled !== false);
   const idsChanged = isUnknown(news.certificateAuthorityIds) || JSON.stringify(news.certificateAuthorityIds ?? []) !== JSON.stringify(olds.certificateAuthorityIds ?? []);
   return { changes: replaces.length > 0 || enabledChanged || idsChanged, replaces, deleteBeforeReplace: false };
@@ -66,8 +70,8 @@ export async function diff(_id: string, olds: Inputs, news: Inputs) {
 async function put(inputs: Inputs): Promise<TlsEdgeMutualTlsOutputs> {
   const edgeId: string = inputs.edgeId;
   const body = { enabled: inputs.enabled !== false, certificate_authority_ids: inputs.certificateAuthorityIds ?? [] };
-  const res = await api<MutualTlsBody>("PUT", apiPath`/edges/tls/${edgeId}/mutual_tls`, { what: `set mutual TLS of TLS edge ${edgeId}`, body, expect: MODULE_FIELDS });
-  return toOutputs(edgeId, res.body);
+  const res = await api<MutualTlsBody>("PUT", apiPath`/edges/tls/${edgeId}/mutual_tls`, { what: `set mutual TLS of TLS edge ${edgeId}`, body, expect: MODULE_FIELDS, source: profileSource(inputs.profile) });
+  return { ...toOutputs(edgeId, res.body), ...keptInputs(inputs) };
 }
 
 export async function create(inputs: Inputs) {
@@ -75,17 +79,21 @@ export async function create(inputs: Inputs) {
   return { id: inputs.edgeId as string, outs: await put(inputs) };
 }
 
-export async function read(id: string) {
-  const res = await api<MutualTlsBody>("GET", apiPath`/edges/tls/${id}/mutual_tls`, { what: `read mutual TLS of TLS edge ${id}`, allow404: true, expect: MODULE_FIELDS });
+export async function read(id: string, props: Inputs) {
+  const res = await api<MutualTlsBody>("GET", apiPath`/edges/tls/${id}/mutual_tls`, { what: `read mutual TLS of TLS edge ${id}`, allow404: true, expect: MODULE_FIELDS, source: profileSource(props.profile) });
   if (res.status === 404) return {}; // removed outside Pulumi: refresh drops it
-  return { id, props: toOutputs(id, res.body) };
+  const outs = toOutputs(id, res.body);
+  // Inputs as the live module would declare them (enabled only when off: true is the default), so
+  // that `preview --diff` after a refresh marks the drifted properties (see ip-policy-rule.ts).
+  const inputs = { edgeId: id, certificateAuthorityIds: outs.certificateAuthorityIds, ...(outs.enabled ? {} : { enabled: false }), ...keptInputs(props) };
+  return { id, props: { ...outs, ...keptInputs(props) }, inputs };
 }
 
 export async function update(_id: string, _olds: Inputs, news: Inputs) {
   return { outs: await put(news) };
 }
 
-async function remove(id: string): Promise<void> {
-  await api("DELETE", apiPath`/edges/tls/${id}/mutual_tls`, { what: `delete mutual TLS of TLS edge ${id}`, allow404: true });
+async function remove(id: string, props: Inputs): Promise<void> {
+  await api("DELETE", apiPath`/edges/tls/${id}/mutual_tls`, { what: `delete mutual TLS of TLS edge ${id}`, allow404: true, source: profileSource(props.profile) });
 }
 export { remove as delete };

@@ -1,7 +1,6 @@
 // Pure checks that `check` runs before any API call: byte limits, CIDRs, id prefixes, types.
 // The service validates on its own; tests prove the two agree.
 import * as ipaddr from "ipaddr.js";
-import { connectionProblem } from "./config";
 
 export interface CheckFailure {
   property: string;
@@ -61,12 +60,6 @@ export function normalize(inputs: Record<string, any>, optionalIds: string[]): R
   const out = { ...inputs };
   for (const property of optionalIds) if (out[property] === "" || out[property] === null) delete out[property];
   return out;
-}
-
-/** Fails check (so preview) when no request could be made: no URL or key, a bad URL. No network. */
-export function checkConnection(failures: CheckFailure[]): void {
-  const problem = connectionProblem();
-  if (problem) failures.push({ property: "", reason: problem });
 }
 
 /** Property names a resource accepts; anything else is most likely a typo. */

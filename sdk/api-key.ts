@@ -18,6 +18,12 @@ export interface ApiKeyArgs {
    * for dynamic providers). Its token stays unknown: the service shows a token only once.
    */
   adoptId?: pulumi.Input<string>;
+  /**
+   * The account profile this object belongs to (e.g. "staging"); its URL and key come from the stack
+   * config `accessctl:profiles.<name>` or ACCESSCTL_<NAME>_API_URL/_API_KEY. Unset: the default account.
+   * Changing it replaces the object.
+   */
+  profile?: pulumi.Input<string>;
 }
 
 /** An API key of the account. Its `token` is known only to the run that creates it, and is a secret. */

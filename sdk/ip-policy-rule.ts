@@ -19,6 +19,12 @@ export interface IpPolicyRuleArgs {
   metadata?: pulumi.Input<string>;
   /** Take over the existing rule `ipr_…` instead of creating one; its policy and action must match. */
   adoptId?: pulumi.Input<string>;
+  /**
+   * The account profile this object belongs to (e.g. "staging"); its URL and key come from the stack
+   * config `accessctl:profiles.<name>` or ACCESSCTL_<NAME>_API_URL/_API_KEY. Unset: the default account.
+   * Changing it replaces the object.
+   */
+  profile?: pulumi.Input<string>;
 }
 
 /** An allow or deny rule for a CIDR block in an IP policy. */
@@ -56,7 +62,7 @@ export class IpPolicyRule extends pulumi.dynamic.Resource {
 }
 
 /** A rule as listed by the API. */
-export interface IpPolicyRuleInfo extends Omit<provider.IpPolicyRuleOutputs, "adoptId"> {
+export interface IpPolicyRuleInfo extends Omit<provider.IpPolicyRuleOutputs, "adoptId" | "profile"> {
   id: string;
 }
 

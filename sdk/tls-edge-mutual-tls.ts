@@ -9,6 +9,12 @@ export interface TlsEdgeMutualTlsArgs {
   certificateAuthorityIds: pulumi.Input<pulumi.Input<string>[]>;
   /** Whether the module applies to traffic. Default true. */
   enabled?: pulumi.Input<boolean>;
+  /**
+   * The account profile this object belongs to (e.g. "staging"); its URL and key come from the stack
+   * config `accessctl:profiles.<name>` or ACCESSCTL_<NAME>_API_URL/_API_KEY. Unset: the default account.
+   * Changing it replaces the object.
+   */
+  profile?: pulumi.Input<string>;
 }
 
 /**

@@ -37,6 +37,8 @@ export interface StackOptions {
   credentials?: "config" | "env";
   apiKey?: string;
   extraConfig?: Record<string, { value: string; secret?: boolean }>;
+  /** A shared backend (e.g. postgres://…) instead of a file backend of this stack's own; state() and backendText() need a file backend. */
+  backendUrl?: string;
 }
 
 export function testStack(options: StackOptions) {
@@ -59,7 +61,7 @@ export function testStack(options: StackOptions) {
       op,
       binDir: options.project.binDir,
       node: options.project.nodeDir,
-      backend: `file://${backend}`,
+      backend: options.backendUrl ?? `file://${backend}`,
       config: spec ? { ...baseConfig, ...options.extraConfig, ...moreConfig, spec: { value: JSON.stringify(spec) } } : undefined,
       ...rest,
       env: { ...env, ...(rest.env as Record<string, string> | undefined) },

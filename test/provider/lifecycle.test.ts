@@ -51,7 +51,7 @@ describe("ApiKey", () => {
     expect((await client(emu.url, token).get("/api_keys?limit=1")).status).toBe(200);
 
     const read = await p.read(created.id, created.outs);
-    expect(read).toEqual({ id: created.id, props: { ...created.outs } });
+    expect(read).toEqual({ id: created.id, props: { ...created.outs }, inputs: { description: "ci", metadata: "m" } });
 
     const updated = await p.update(created.id, created.outs, { description: "ci v2" });
     expect(updated.outs).toMatchObject({ description: "ci v2", metadata: "", token });
