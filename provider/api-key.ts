@@ -1,26 +1,34 @@
 // ApiKey: check / diff / create / read / update / delete against /api_keys.
 // This module is the dynamic provider itself (sdk/api-key.ts hands the module to Pulumi), so that
 // an installed package serializes into a one-line require of this file.
+import { API_KEYS_PATH, ApiKeyBody, ApiKeyCreateBody, ApiKeyUpdateBody } from "../contract/api-key";
+import { ID_PREFIX } from "../contract/common";
 import { plainError } from "./errors";
 import { api, ApiFailure, apiPath, listAll } from "./client";
+import { changedFields, checkFields, createBody, Fields, updateBody } from "./fields";
 import { listsChanged, readObject } from "./list-reads";
 import { claim } from "./ownership";
-import { checkConnection, checkProfile, keptInputs, profileSource } from "./profiles";
-import { CheckFailure, checkId, checkKnown, checkText, isUnknown, normalize, text } from "./validate";
+import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput, profileSource } from "./profiles";
+import { CheckFailure, id, limitedText, sameText, text } from "./validate";
 
 export { configure } from "./profiles";
 
-const INPUTS = ["description", "metadata", "ownerId", "adoptId", "profile"];
-
-/** An API key as the API returns it. */
-export interface ApiKeyBody {
-  id: string;
-  uri: string;
+/** The inputs of an ApiKey; the SDK's ApiKeyArgs is made from this (its docs too). */
+export interface ApiKeyInputs extends ProfileInput {
+  /** What uses the key. Optional; at most 255 bytes of UTF-8. Removing it clears it on the service. */
   description?: string;
+  /** Arbitrary user data, e.g. JSON. Optional; at most 4096 bytes of UTF-8. */
   metadata?: string;
-  created_at: string;
-  token: string | null;
-  owner_id: string;
+  /**
+   * The User (`usr_…`) or Bot (`bot_…`) that owns the key; defaults to the owner of the API key
+   * Pulumi runs with. Only admins may name someone else. Changing it replaces the key (new token).
+   */
+  ownerId?: string;
+  /**
+   * Take over the existing key `ak_…` instead of creating one (Pulumi's `import` does not work
+   * for dynamic providers). Its token stays unknown: the service shows a token only once.
+   */
+  adoptId?: string;
 }
 
 export interface ApiKeyOutputs {
@@ -35,7 +43,19 @@ export interface ApiKeyOutputs {
   profile?: string;
 }
 
-type Inputs = Record<string, any>;
+/**
+ * Every input. The API cannot move a key to another owner or account: those replace it (an ownerId
+ * left out means "the caller", no change). An empty ownerId or adoptId is unset.
+ */
+const FIELDS: Fields<ApiKeyInputs, keyof ApiKeyCreateBody | keyof ApiKeyUpdateBody> = {
+  description: { wire: "description", check: limitedText("description"), same: sameText, onChange: "update", unset: "" },
+  metadata: { wire: "metadata", check: limitedText("metadata"), same: sameText, onChange: "update", unset: "" },
+  ownerId: { wire: "owner_id", check: id(ID_PREFIX.user, ID_PREFIX.bot), emptyIsUnset: true, same: (declared, current) => declared === undefined || declared === current, onChange: "replace" },
+  adoptId: { check: id(ID_PREFIX.apiKey), emptyIsUnset: true },
+  profile: PROFILE_FIELD,
+};
+
+const keyPath = (id: string) => API_KEYS_PATH + apiPath`/${id}`;
 
 const KEY_FIELDS = { id: "string", uri: "string", created_at: "string", owner_id: "string" } as const;
 
@@ -50,41 +70,27 @@ export function toOutputs(body: ApiKeyBody, token: string | undefined): ApiKeyOu
   };
 }
 
-const OPTIONAL_IDS = ["ownerId", "adoptId"];
-
-export async function check(_olds: Inputs, news: Inputs) {
+export async function check(_olds: ApiKeyInputs, news: ApiKeyInputs) {
   const failures: CheckFailure[] = [];
   checkConnection(news, failures);
-  checkKnown(news, INPUTS, failures);
-  checkText(news, failures);
-  checkId(news, "ownerId", ["usr", "bot"], failures, false);
-  checkId(news, "adoptId", ["ak"], failures, false);
-  checkProfile(news, failures);
-  return { inputs: normalize(news, OPTIONAL_IDS), failures };
+  const inputs = checkFields(FIELDS, news, failures);
+  return { inputs, failures };
 }
 
-export async function diff(_id: string, olds: Inputs, rawNews: Inputs) {
-  const news = normalize(rawNews, OPTIONAL_IDS);
-  // The API cannot move a key to another owner. An ownerId left out means "the caller", no change.
-  const replaces = news.ownerId !== undefined && news.ownerId !== olds.ownerId ? ["ownerId"] : [];
-  if (isUnknown(news.profile) || (news.profile || "") !== (olds.profile || "")) replaces.push("profile"); // another account
-  const updates = ["description", "metadata"].filter((p) => isUnknown(news[p]) || text(news[p]) !== text(olds[p]));
+export async function diff(_id: string, olds: ApiKeyOutputs, news: ApiKeyInputs) {
+  const { replaces, updates } = changedFields(FIELDS, olds, news);
   return { changes: replaces.length + updates.length > 0, replaces, deleteBeforeReplace: false };
 }
 
-export async function create(inputs: Inputs) {
-  if (inputs.adoptId) return adopt(inputs);
+export async function create(inputs: ApiKeyInputs) {
+  if (inputs.adoptId) return adopt(inputs.adoptId, inputs);
   const started = Date.now();
-  const body = {
-    ...(inputs.description ? { description: inputs.description } : {}),
-    ...(inputs.metadata ? { metadata: inputs.metadata } : {}),
-    ...(inputs.ownerId ? { owner_id: inputs.ownerId } : {}),
-  };
+  const body = createBody<ApiKeyCreateBody>(FIELDS, inputs);
   const track = keyCreates();
   track.inFlight++;
   let created: ApiKeyBody;
   try {
-    created = (await api<ApiKeyBody>("POST", "/api_keys", { what: "create API key", body, expect: { ...KEY_FIELDS, token: "string" }, source: profileSource(inputs.profile) }).finally(listsChanged)).body;
+    created = (await api<ApiKeyBody>("POST", API_KEYS_PATH, { what: "create API key", body, expect: { ...KEY_FIELDS, token: "string" }, source: profileSource(inputs.profile) }).finally(listsChanged)).body;
   } catch (e) {
     track.inFlight--;
     throw (e as ApiFailure).ambiguous ? await afterLostAnswer(e as ApiFailure, inputs, started) : e;
@@ -101,9 +107,8 @@ function keyCreates(): { inFlight: number; delivered: string[] } {
 }
 
 /** Takes over an existing key: its token stays unknown to Pulumi (it was shown once, to its creator). */
-async function adopt(inputs: Inputs) {
-  const id: string = inputs.adoptId;
-  const found = (await api<ApiKeyBody>("GET", apiPath`/api_keys/${id}`, { what: `adopt API key ${id}`, expect: KEY_FIELDS, source: profileSource(inputs.profile) })).body;
+async function adopt(id: string, inputs: ApiKeyInputs) {
+  const found = (await api<ApiKeyBody>("GET", keyPath(id), { what: `adopt API key ${id}`, expect: KEY_FIELDS, source: profileSource(inputs.profile) })).body;
   if (inputs.ownerId && found.owner_id !== inputs.ownerId) {
     throw plainError(`adopt API key ${id}: it is owned by ${found.owner_id}, not ${inputs.ownerId}; the owner of a key cannot be changed`);
   }
@@ -120,7 +125,7 @@ async function adopt(inputs: Inputs) {
  * The create may or may not have happened. A key made then is useless (nobody got its token), so
  * find keys that match what we sent and were created meanwhile, delete them, and say so.
  */
-async function afterLostAnswer(err: ApiFailure, inputs: Inputs, started: number): Promise<Error> {
+async function afterLostAnswer(err: ApiFailure, inputs: ApiKeyInputs, started: number): Promise<Error> {
   const since = started - 60_000; // allows for clock skew between us and the service
   const track = keyCreates();
   // Let the other creates of this run settle first: a sibling key with the same description whose
@@ -128,7 +133,7 @@ async function afterLostAnswer(err: ApiFailure, inputs: Inputs, started: number)
   for (let waited = 0; track.inFlight > 0 && waited < 120_000; waited += 100) await new Promise((r) => setTimeout(r, 100));
   try {
     const orphans: string[] = [];
-    for await (const key of listAll<ApiKeyBody>("/api_keys", "keys", "look for an API key left by a lost answer", profileSource(inputs.profile))) {
+    for await (const key of listAll<ApiKeyBody>(API_KEYS_PATH, "keys", "look for an API key left by a lost answer", profileSource(inputs.profile))) {
       if (Date.parse(key.created_at) < since) break; // newest first: the rest are older
       const same = text(key.description) === text(inputs.description) && text(key.metadata) === text(inputs.metadata);
       if (same && (!inputs.ownerId || key.owner_id === inputs.ownerId) && !track.delivered.includes(key.id)) orphans.push(key.id);
@@ -142,14 +147,14 @@ async function afterLostAnswer(err: ApiFailure, inputs: Inputs, started: number)
   }
 }
 
-async function patch(id: string, inputs: Inputs): Promise<ApiKeyBody> {
+async function patch(id: string, inputs: ApiKeyInputs): Promise<ApiKeyBody> {
   // Both fields are always sent: one removed from the program is cleared on the service.
-  const body = { description: text(inputs.description), metadata: text(inputs.metadata) };
-  return (await api<ApiKeyBody>("PATCH", apiPath`/api_keys/${id}`, { what: `update API key ${id}`, body, expect: KEY_FIELDS, source: profileSource(inputs.profile) }).finally(listsChanged)).body;
+  const body = updateBody<ApiKeyUpdateBody>(FIELDS, inputs);
+  return (await api<ApiKeyBody>("PATCH", keyPath(id), { what: `update API key ${id}`, body, expect: KEY_FIELDS, source: profileSource(inputs.profile) }).finally(listsChanged)).body;
 }
 
-export async function read(id: string, props: Inputs) {
-  const list = { list: "/api_keys", field: "keys", path: apiPath`/api_keys/${id}`, what: `read API key ${id}`, expect: KEY_FIELDS, source: profileSource(props.profile) };
+export async function read(id: string, props: Partial<ApiKeyOutputs> = {}) {
+  const list = { list: API_KEYS_PATH, field: "keys", path: keyPath(id), what: `read API key ${id}`, expect: KEY_FIELDS, source: profileSource(props.profile) };
   const found = await readObject<ApiKeyBody>(id, list);
   if (!found) return {}; // deleted outside Pulumi: refresh drops it
   const outs = toOutputs(found, props.token);
@@ -159,12 +164,12 @@ export async function read(id: string, props: Inputs) {
   return { id, props: { ...outs, ...keptInputs(props) }, inputs };
 }
 
-export async function update(id: string, olds: Inputs, news: Inputs) {
+export async function update(id: string, olds: ApiKeyOutputs, news: ApiKeyInputs) {
   const updated = await patch(id, news);
   return { outs: { ...toOutputs(updated, olds.token), ...keptInputs(news) } };
 }
 
-async function remove(id: string, props: Inputs): Promise<void> {
-  await api("DELETE", apiPath`/api_keys/${id}`, { what: `delete API key ${id}`, allow404: true, source: profileSource(props.profile) }).finally(listsChanged);
+async function remove(id: string, props: { profile?: string }): Promise<void> {
+  await api("DELETE", keyPath(id), { what: `delete API key ${id}`, allow404: true, source: profileSource(props.profile) }).finally(listsChanged);
 }
 export { remove as delete };

@@ -1,13 +1,14 @@
 // The HTTP client of the API, on undici: the contract's headers, errors that read well in
 // `pulumi up`, retries with backoff that never repeat a create the server may have acted on,
 // one connection pool per process (and the rate limiter of ./limiter), timeouts, and paging.
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { Agent, Dispatcher, request } from "undici";
+import { SERVICE_VERSION } from "../contract/common";
 import { ConfigSource, connection, Connection, rejectApiKey } from "./config";
 import { plainError, setMessage } from "./errors";
 import { takeRateSlot } from "./limiter";
 
-const PACKAGE_VERSION = "0.1.0";
-const USER_AGENT = `accessctl-pulumi/${PACKAGE_VERSION} node/${process.versions.node}`;
 const MAX_RESPONSE_BYTES = 8 << 20;
 // One operation ends at most this long after its first attempt began (every wait counts: backoff,
 // Retry-After, the rate limiter), plus at most one attempt's deadline.
@@ -68,6 +69,17 @@ function agent(): Agent {
     state.agent = new Agent({ connections: 16, connectTimeout: 10_000, headersTimeout: 30_000, bodyTimeout: 30_000, keepAliveTimeout: 4_000 });
   }
   return state.agent;
+}
+
+// This file is dist/provider/client.js, two levels below package.json, installed or not. A string
+// computed at load: a provider serialized by value (inside this repository) keeps it, whereas
+// `__dirname` inside a function would name the loader's directory there.
+const PACKAGE_JSON = path.join(__dirname, "..", "..", "package.json");
+
+/** The User-Agent, with this package's version read from its package.json when a request is made (a small file; not hard-coded). */
+function userAgent(): string {
+  const { version } = JSON.parse(fs.readFileSync(PACKAGE_JSON, "utf8")) as { version: string };
+  return `accessctl-pulumi/${version} node/${process.versions.node}`;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -159,8 +171,8 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
   const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
   const headers: Record<string, string> = {
     authorization: `Bearer ${conn.apiKey}`,
-    "service-version": "2",
-    "user-agent": USER_AGENT,
+    "service-version": SERVICE_VERSION,
+    "user-agent": userAgent(),
     accept: "application/json",
   };
   if (payload !== undefined) headers["content-type"] = "application/json";

@@ -1,34 +1,43 @@
 // IpPolicyRule: check / diff / create / read / update / delete against /ip_policy_rules.
 // This module is the dynamic provider itself (see provider/api-key.ts).
+import { ID_PREFIX } from "../contract/common";
+import { IP_POLICY_RULES_PATH, IpPolicyRuleBody, IpPolicyRuleCreateBody, IpPolicyRuleUpdateBody, RULE_ACTIONS, RuleAction } from "../contract/ip-policy-rule";
 import { plainError } from "./errors";
 import { api, ApiFailure, apiPath, listAll } from "./client";
+import { changedFields, checkFields, createBody, Fields, updateBody } from "./fields";
 import { listsChanged, readObject } from "./list-reads";
 import { adoptExistingAllowed, claim, claimed, mayHaveCreated, noteLostCreate } from "./ownership";
-import { checkConnection, checkProfile, keptInputs, profileSource } from "./profiles";
-import { CheckFailure, checkId, checkKnown, checkText, isUnknown, normalize, parseCidr, sameCidr, text } from "./validate";
+import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput, profileSource } from "./profiles";
+import { canonicalCidr, CheckFailure, cidr, id, limitedText, oneOf, sameCidr, sameText, text } from "./validate";
 
 export { configure } from "./profiles";
 
-const INPUTS = ["ipPolicyId", "cidr", "action", "description", "metadata", "adoptId", "profile"];
 const KIND = "IP policy rule";
 
-/** A rule as the API returns it. */
-export interface IpPolicyRuleBody {
-  id: string;
-  uri: string;
-  created_at: string;
-  description?: string;
-  metadata?: string;
+/** The inputs of an IpPolicyRule; the SDK's IpPolicyRuleArgs is made from this (its docs too). */
+export interface IpPolicyRuleInputs extends ProfileInput {
+  /** The IP policy (`ipp_…`) the rule belongs to. Changing it replaces the rule. */
+  ipPolicyId: string;
+  /**
+   * An IPv4 or IPv6 range in CIDR notation with a prefix length, written as its network address
+   * (`10.0.0.0/8`, not `10.0.0.5/8`). IPv6 is compared in canonical form, so case does not matter.
+   */
   cidr: string;
-  ip_policy: { id: string; uri: string };
-  action: "allow" | "deny";
+  /** `allow` or `deny`. Changing it replaces the rule. */
+  action: RuleAction;
+  /** Which source IPs these are. Optional; at most 255 bytes of UTF-8. */
+  description?: string;
+  /** Machine-readable user data. Optional; at most 4096 bytes of UTF-8. */
+  metadata?: string;
+  /** Take over the existing rule `ipr_…` instead of creating one; its policy and action must match. */
+  adoptId?: string;
 }
 
 export interface IpPolicyRuleOutputs {
   ipPolicyId: string;
   ipPolicy: { id: string; uri: string };
   cidr: string;
-  action: "allow" | "deny";
+  action: RuleAction;
   description: string;
   metadata: string;
   uri: string;
@@ -37,7 +46,22 @@ export interface IpPolicyRuleOutputs {
   profile?: string;
 }
 
-type Inputs = Record<string, any>;
+/**
+ * Every input: the API cannot change a rule's action or policy, nor move it to another account
+ * (profile), so those replace the rule; CIDRs are compared in canonical form; an unset and an
+ * empty description are the same.
+ */
+const FIELDS: Fields<IpPolicyRuleInputs, keyof IpPolicyRuleCreateBody | keyof IpPolicyRuleUpdateBody> = {
+  ipPolicyId: { wire: "ip_policy_id", required: true, check: id(ID_PREFIX.ipPolicy), onChange: "replace" },
+  cidr: { wire: "cidr", required: ", e.g. 203.0.113.0/24 or 2001:db8::/32", check: cidr, canonical: canonicalCidr, same: sameCidr, onChange: "update" },
+  action: { wire: "action", required: `: ${RULE_ACTIONS.map((a) => JSON.stringify(a)).join(" or ")}`, check: oneOf(RULE_ACTIONS), onChange: "replace" },
+  description: { wire: "description", check: limitedText("description"), same: sameText, onChange: "update", unset: "" },
+  metadata: { wire: "metadata", check: limitedText("metadata"), same: sameText, onChange: "update", unset: "" },
+  adoptId: { check: id(ID_PREFIX.ipPolicyRule), emptyIsUnset: true },
+  profile: PROFILE_FIELD,
+};
+
+const rulePath = (id: string) => IP_POLICY_RULES_PATH + apiPath`/${id}`;
 
 const RULE_FIELDS = { id: "string", uri: "string", created_at: "string", cidr: "string", "ip_policy.id": "string", "ip_policy.uri": "string", action: "string" } as const;
 
@@ -54,36 +78,16 @@ export function toOutputs(body: IpPolicyRuleBody): IpPolicyRuleOutputs {
   };
 }
 
-export async function check(_olds: Inputs, news: Inputs) {
+export async function check(_olds: IpPolicyRuleInputs, news: IpPolicyRuleInputs) {
   const failures: CheckFailure[] = [];
-  const inputs = normalize(news, ["adoptId"]);
   checkConnection(news, failures);
-  checkKnown(news, INPUTS, failures);
-  checkId(news, "ipPolicyId", ["ipp"], failures, true);
-  checkId(news, "adoptId", ["ipr"], failures, false);
-  checkText(news, failures);
-  checkProfile(news, failures);
-  if (!isUnknown(news.action) && news.action !== "allow" && news.action !== "deny") {
-    failures.push({ property: "action", reason: news.action === undefined ? "action is required: \"allow\" or \"deny\"" : `action must be "allow" or "deny", got ${JSON.stringify(news.action)}` });
-  }
-  if (news.cidr === undefined || news.cidr === "") {
-    failures.push({ property: "cidr", reason: "cidr is required, e.g. 203.0.113.0/24 or 2001:db8::/32" });
-  } else if (!isUnknown(news.cidr)) {
-    const parsed = typeof news.cidr === "string" ? parseCidr(news.cidr) : { reason: "cidr must be a string" };
-    if ("reason" in parsed) failures.push({ property: "cidr", reason: `cidr ${parsed.reason}` });
-    else inputs.cidr = parsed.cidr; // the service's canonical form: no diff between 2001:DB8::/32 and 2001:db8::/32
-  }
+  const inputs = checkFields(FIELDS, news, failures);
   return { inputs, failures };
 }
 
-export async function diff(_id: string, olds: Inputs, news: Inputs) {
-  // The API cannot change a rule's action or policy: those replace the rule.
-  // Nor move it to another account (profile).
-  const replaces = ["action", "ipPolicyId"].filter((p) => isUnknown(news[p]) || news[p] !== olds[p]);
-  if (isUnknown(news.profile) || (news.profile || "") !== (olds.profile || "")) replaces.push("profile");
-  const cidrChanged = isUnknown(news.cidr) || !sameCidr(news.cidr, olds.cidr);
-  const updates = ["description", "metadata"].filter((p) => isUnknown(news[p]) || text(news[p]) !== text(olds[p]));
-  if (cidrChanged) updates.push("cidr");
+export async function diff(_id: string, olds: IpPolicyRuleOutputs, news: IpPolicyRuleInputs) {
+  const { replaces, updates } = changedFields(FIELDS, olds, news);
+  const cidrChanged = updates.includes("cidr");
   return {
     changes: replaces.length + updates.length > 0,
     replaces,
@@ -92,20 +96,14 @@ export async function diff(_id: string, olds: Inputs, news: Inputs) {
   };
 }
 
-export async function create(inputs: Inputs) {
+export async function create(inputs: IpPolicyRuleInputs) {
   if (inputs.adoptId) return adopt(inputs.adoptId, inputs);
   const what = `create IP policy rule ${inputs.cidr}`;
-  const body = {
-    ip_policy_id: inputs.ipPolicyId,
-    cidr: inputs.cidr,
-    action: inputs.action,
-    ...(inputs.description ? { description: inputs.description } : {}),
-    ...(inputs.metadata ? { metadata: inputs.metadata } : {}),
-  };
+  const body = createBody<IpPolicyRuleCreateBody>(FIELDS, inputs);
   const slot = `${inputs.ipPolicyId} ${inputs.cidr}`; // a policy holds a CIDR once
   try {
     const source = profileSource(inputs.profile);
-    const created = (await api<IpPolicyRuleBody>("POST", "/ip_policy_rules", { what, body, expect: RULE_FIELDS, source }).finally(listsChanged)).body;
+    const created = (await api<IpPolicyRuleBody>("POST", IP_POLICY_RULES_PATH, { what, body, expect: RULE_FIELDS, source }).finally(listsChanged)).body;
     claim(KIND, created.id, what);
     return { id: created.id, outs: { ...toOutputs(created), ...keptInputs(inputs) } };
   } catch (e) {
@@ -130,16 +128,16 @@ export async function create(inputs: Inputs) {
   }
 }
 
-async function findExisting(inputs: Inputs): Promise<IpPolicyRuleBody | undefined> {
-  for await (const rule of listAll<IpPolicyRuleBody>("/ip_policy_rules", "ip_policy_rules", "look for an existing rule", profileSource(inputs.profile))) {
+async function findExisting(inputs: IpPolicyRuleInputs): Promise<IpPolicyRuleBody | undefined> {
+  for await (const rule of listAll<IpPolicyRuleBody>(IP_POLICY_RULES_PATH, "ip_policy_rules", "look for an existing rule", profileSource(inputs.profile))) {
     if (rule.ip_policy?.id === inputs.ipPolicyId && sameCidr(rule.cidr, inputs.cidr)) return rule;
   }
   return undefined;
 }
 
 /** Takes over an existing rule and brings it to the declared inputs. */
-async function adopt(id: string, inputs: Inputs) {
-  const found = (await api<IpPolicyRuleBody>("GET", apiPath`/ip_policy_rules/${id}`, { what: `adopt IP policy rule ${id}`, expect: RULE_FIELDS, source: profileSource(inputs.profile) })).body;
+async function adopt(id: string, inputs: IpPolicyRuleInputs) {
+  const found = (await api<IpPolicyRuleBody>("GET", rulePath(id), { what: `adopt IP policy rule ${id}`, expect: RULE_FIELDS, source: profileSource(inputs.profile) })).body;
   for (const [property, have, want] of [["ipPolicyId", found.ip_policy.id, inputs.ipPolicyId], ["action", found.action, inputs.action]]) {
     if (have !== want) {
       throw plainError(`adopt IP policy rule ${id}: its ${property} is ${have}, not ${want}, and the API cannot change it; declare ${property}: "${have}" or let Pulumi create a new rule`);
@@ -149,7 +147,7 @@ async function adopt(id: string, inputs: Inputs) {
   return converge(found, inputs);
 }
 
-async function converge(found: IpPolicyRuleBody, inputs: Inputs) {
+async function converge(found: IpPolicyRuleBody, inputs: IpPolicyRuleInputs) {
   const current = toOutputs(found);
   const settled = sameCidr(found.cidr, inputs.cidr) && text(inputs.description) === current.description && text(inputs.metadata) === current.metadata;
   try {
@@ -161,10 +159,10 @@ async function converge(found: IpPolicyRuleBody, inputs: Inputs) {
   }
 }
 
-async function patch(id: string, inputs: Inputs): Promise<IpPolicyRuleBody> {
+async function patch(id: string, inputs: IpPolicyRuleInputs): Promise<IpPolicyRuleBody> {
   // All three are always sent: a description or metadata removed from the program is cleared.
-  const body = { cidr: inputs.cidr, description: text(inputs.description), metadata: text(inputs.metadata) };
-  return (await api<IpPolicyRuleBody>("PATCH", apiPath`/ip_policy_rules/${id}`, { what: `update IP policy rule ${id}`, body, expect: RULE_FIELDS, source: profileSource(inputs.profile) }).finally(listsChanged)).body;
+  const body = updateBody<IpPolicyRuleUpdateBody>(FIELDS, inputs);
+  return (await api<IpPolicyRuleBody>("PATCH", rulePath(id), { what: `update IP policy rule ${id}`, body, expect: RULE_FIELDS, source: profileSource(inputs.profile) }).finally(listsChanged)).body;
 }
 
 /** Description and metadata as a program declares them: left out when empty. */
@@ -172,8 +170,8 @@ function declared(outs: { description: string; metadata: string }) {
   return { ...(outs.description ? { description: outs.description } : {}), ...(outs.metadata ? { metadata: outs.metadata } : {}) };
 }
 
-export async function read(id: string, props: Inputs) {
-  const list = { list: "/ip_policy_rules", field: "ip_policy_rules", path: apiPath`/ip_policy_rules/${id}`, what: `read IP policy rule ${id}`, expect: RULE_FIELDS, source: profileSource(props.profile) };
+export async function read(id: string, props: Partial<IpPolicyRuleOutputs> = {}) {
+  const list = { list: IP_POLICY_RULES_PATH, field: "ip_policy_rules", path: rulePath(id), what: `read IP policy rule ${id}`, expect: RULE_FIELDS, source: profileSource(props.profile) };
   const found = await readObject<IpPolicyRuleBody>(id, list);
   if (!found) return {}; // deleted outside Pulumi: refresh drops it
   const outs = toOutputs(found);
@@ -183,12 +181,12 @@ export async function read(id: string, props: Inputs) {
   return { id, props: { ...outs, ...keptInputs(props) }, inputs };
 }
 
-export async function update(id: string, _olds: Inputs, news: Inputs) {
+export async function update(id: string, _olds: IpPolicyRuleOutputs, news: IpPolicyRuleInputs) {
   const updated = await patch(id, news);
   return { outs: { ...toOutputs(updated), ...keptInputs(news) } };
 }
 
-async function remove(id: string, props: Inputs): Promise<void> {
-  await api("DELETE", apiPath`/ip_policy_rules/${id}`, { what: `delete IP policy rule ${id}`, allow404: true, source: profileSource(props.profile) }).finally(listsChanged);
+async function remove(id: string, props: IpPolicyRuleOutputs): Promise<void> {
+  await api("DELETE", rulePath(id), { what: `delete IP policy rule ${id}`, allow404: true, source: profileSource(props.profile) }).finally(listsChanged);
 }
 export { remove as delete };

@@ -58,7 +58,7 @@ export function profileSource(profile: unknown): ConfigSource | undefined {
 }
 
 /** check(): fails preview when no request could be made for the resource's account (no URL or key, a bad URL). No network. */
-export function checkConnection(news: Record<string, unknown>, failures: { property: string; reason: string }[]): void {
+export function checkConnection(news: { profile?: unknown }, failures: { property: string; reason: string }[]): void {
   if (isUnknown(news.profile)) return;
   try {
     connection(profileSource(news.profile));
@@ -67,12 +67,22 @@ export function checkConnection(news: Record<string, unknown>, failures: { prope
   }
 }
 
-/** check(): a profile is a name, never a URL or a key. */
-export function checkProfile(news: Record<string, unknown>, failures: { property: string; reason: string }[]): void {
-  const p = news.profile;
-  if (p === undefined || p === "" || isUnknown(p) || (typeof p === "string" && PROFILE_PATTERN.test(p))) return;
-  failures.push({ property: "profile", reason: "profile must be the name of an account profile (letters, digits, - and _), e.g. \"staging\"; its URL and key come from accessctl:profiles or ACCESSCTL_<PROFILE>_API_URL/_API_KEY" });
+/** The `profile` input of every resource. */
+export interface ProfileInput {
+  /**
+   * The account profile this object belongs to (e.g. "staging"); its URL and key come from the stack
+   * config `accessctl:profiles.<name>` or ACCESSCTL_<NAME>_API_URL/_API_KEY. Unset: the default account.
+   * Changing it replaces the object.
+   */
+  profile?: string;
 }
+
+/** The `profile` entry of every resource's table of fields: a name, never a URL or a key; another account means another object. */
+export const PROFILE_FIELD = {
+  check: (p: unknown) => (p === "" || (typeof p === "string" && PROFILE_PATTERN.test(p)) ? undefined : "must be the name of an account profile (letters, digits, - and _), e.g. \"staging\"; its URL and key come from accessctl:profiles or ACCESSCTL_<PROFILE>_API_URL/_API_KEY"),
+  same: (a: unknown, b: unknown) => (a || "") === (b || ""),
+  onChange: "replace",
+} as const;
 
 /** Inputs echoed into the outputs, because read and delete get only the outputs: adoptId, profile. */
 export function keptInputs(inputs: Record<string, any>): { adoptId?: string; profile?: string } {

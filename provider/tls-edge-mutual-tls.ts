@@ -1,19 +1,24 @@
 // TlsEdgeMutualTls: the mutual TLS module of a TLS edge. Create and update are the contract's PUT
 // (so creating one takes over whatever module the edge had); the resource id is the edge id.
 // This module is the dynamic provider itself (see provider/api-key.ts).
+import { ID_PREFIX } from "../contract/common";
+import { MUTUAL_TLS_ENABLED_DEFAULT, MutualTlsBody, MutualTlsReplaceBody } from "../contract/tls-edge-mutual-tls";
 import { api, apiPath } from "./client";
+import { changedFields, checkFields, Fields, updateBody } from "./fields";
 import { claim } from "./ownership";
-import { checkConnection, checkProfile, keptInputs, profileSource } from "./profiles";
-import { CheckFailure, checkId, checkKnown, idProblem, isUnknown, UNKNOWN } from "./validate";
+import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput, profileSource } from "./profiles";
+import { boolean, CheckFailure, id, idProblem, isUnknown } from "./validate";
 
 export { configure } from "./profiles";
 
-const INPUTS = ["edgeId", "certificateAuthorityIds", "enabled", "profile"];
-
-/** The module as the API returns it. */
-export interface MutualTlsBody {
-  enabled: boolean;
-  certificate_authorities: { id: string; uri: string }[];
+/** The inputs of a TlsEdgeMutualTls; the SDK's TlsEdgeMutualTlsArgs is made from this (its docs too). */
+export interface TlsEdgeMutualTlsInputs extends ProfileInput {
+  /** The TLS edge (`edgtls_…`). Changing it moves the module: the old edge's module is deleted. */
+  edgeId: string;
+  /** The certificate authorities (`ca_…`) that sign accepted client certificates, in order, no repeats. */
+  certificateAuthorityIds: string[];
+  /** Whether the module applies to traffic. Default true. */
+  enabled?: boolean;
 }
 
 export interface TlsEdgeMutualTlsOutputs {
@@ -24,7 +29,32 @@ export interface TlsEdgeMutualTlsOutputs {
   profile?: string;
 }
 
-type Inputs = Record<string, any>;
+/** The ids of certificate authorities: each a `ca_…` id, none twice; elements not known yet pass. */
+function authorityIds(ids: unknown): string | CheckFailure[] {
+  if (!Array.isArray(ids)) return "must be a list of ids (ca_…)";
+  const failures: CheckFailure[] = [];
+  ids.forEach((ca: unknown, i: number) => {
+    const problem = isUnknown(ca) ? undefined : idProblem(ca, [ID_PREFIX.certificateAuthority]);
+    if (problem) failures.push({ property: `certificateAuthorityIds[${i}]`, reason: `certificateAuthorityIds[${i}] ${problem}` });
+    else if (!isUnknown(ca) && ids.indexOf(ca) !== i) failures.push({ property: `certificateAuthorityIds[${i}]`, reason: `certificateAuthorityIds lists ${String(ca)} twice` });
+  });
+  return failures;
+}
+
+/** Every input. The module moves with its edge, or to another account, by replacement; the rest is one PUT. */
+const FIELDS: Fields<TlsEdgeMutualTlsInputs, keyof MutualTlsReplaceBody> = {
+  edgeId: { required: true, check: id(ID_PREFIX.tlsEdge), onChange: "replace" },
+  certificateAuthorityIds: {
+    wire: "certificate_authority_ids",
+    required: ": the ids (ca_…) of the authorities that sign accepted client certificates",
+    check: authorityIds,
+    same: (a, b) => JSON.stringify(a ?? []) === JSON.stringify(b ?? []), // order counts
+    onChange: "update",
+    unset: [],
+  },
+  enabled: { wire: "enabled", check: boolean, same: (a, b) => (a ?? MUTUAL_TLS_ENABLED_DEFAULT) === (b ?? MUTUAL_TLS_ENABLED_DEFAULT), onChange: "update", unset: MUTUAL_TLS_ENABLED_DEFAULT },
+  profile: PROFILE_FIELD,
+};
 
 const MODULE_FIELDS = { enabled: "boolean", certificate_authorities: "array" } as const;
 
@@ -33,53 +63,32 @@ function toOutputs(edgeId: string, body: MutualTlsBody): TlsEdgeMutualTlsOutputs
   return { edgeId, enabled: body.enabled, certificateAuthorityIds: refs.map((ca) => ca.id), certificateAuthorities: refs };
 }
 
-export async function check(_olds: Inputs, news: Inputs) {
+export async function check(_olds: TlsEdgeMutualTlsInputs, news: TlsEdgeMutualTlsInputs) {
   const failures: CheckFailure[] = [];
   checkConnection(news, failures);
-  checkKnown(news, INPUTS, failures);
-  checkId(news, "edgeId", ["edgtls"], failures, true);
-  checkProfile(news, failures);
-  const ids = news.certificateAuthorityIds;
-  if (ids === undefined) {
-    failures.push({ property: "certificateAuthorityIds", reason: "certificateAuthorityIds is required: the ids (ca_…) of the authorities that sign accepted client certificates" });
-  } else if (ids !== UNKNOWN) {
-    if (!Array.isArray(ids)) {
-      failures.push({ property: "certificateAuthorityIds", reason: "certificateAuthorityIds must be a list of ids (ca_…)" });
-    } else {
-      ids.forEach((id: unknown, i: number) => {
-        const problem = isUnknown(id) ? undefined : idProblem(id, ["ca"]);
-        if (problem) failures.push({ property: `certificateAuthorityIds[${i}]`, reason: `certificateAuthorityIds[${i}] ${problem}` });
-        else if (!isUnknown(id) && ids.indexOf(id) !== i) failures.push({ property: `certificateAuthorityIds[${i}]`, reason: `certificateAuthorityIds lists ${String(id)} twice` });
-      });
-    }
-  }
-  if (news.enabled !== undefined && !isUnknown(news.enabled) && typeof news.enabled !== "boolean") {
-    failures.push({ property: "enabled", reason: "enabled must be true or false" });
-  }
-  return { inputs: news, failures };
+  const inputs = checkFields(FIELDS, news, failures);
+  return { inputs, failures };
 }
 
-export async function diff(_id: string, olds: Inputs, news: Inputs) {
-  const replaces = isUnknown(news.edgeId) || news.edgeId !== olds.edgeId ? ["edgeId"] : [];
-  if (isUnknown(news.profile) || (news.profile || "") !== (olds.profile || "")) replaces.push("profile"); // another account
-  const enabledChanged = isUnknown(news.enabled) || (news.enabled !== false) !== (olds.enabled !== false);
-  const idsChanged = isUnknown(news.certificateAuthorityIds) || JSON.stringify(news.certificateAuthorityIds ?? []) !== JSON.stringify(olds.certificateAuthorityIds ?? []);
-  return { changes: replaces.length > 0 || enabledChanged || idsChanged, replaces, deleteBeforeReplace: false };
+export async function diff(_id: string, olds: TlsEdgeMutualTlsOutputs, news: TlsEdgeMutualTlsInputs) {
+  const { replaces, updates } = changedFields(FIELDS, olds, news);
+  return { changes: replaces.length + updates.length > 0, replaces, deleteBeforeReplace: false };
 }
 
-async function put(inputs: Inputs): Promise<TlsEdgeMutualTlsOutputs> {
-  const edgeId: string = inputs.edgeId;
-  const body = { enabled: inputs.enabled !== false, certificate_authority_ids: inputs.certificateAuthorityIds ?? [] };
+/** Create and update alike: the contract's PUT sets the module as a whole. */
+async function put(inputs: TlsEdgeMutualTlsInputs): Promise<TlsEdgeMutualTlsOutputs> {
+  const edgeId = inputs.edgeId;
+  const body = updateBody<MutualTlsReplaceBody>(FIELDS, inputs);
   const res = await api<MutualTlsBody>("PUT", apiPath`/edges/tls/${edgeId}/mutual_tls`, { what: `set mutual TLS of TLS edge ${edgeId}`, body, expect: MODULE_FIELDS, source: profileSource(inputs.profile) });
   return { ...toOutputs(edgeId, res.body), ...keptInputs(inputs) };
 }
 
-export async function create(inputs: Inputs) {
+export async function create(inputs: TlsEdgeMutualTlsInputs) {
   claim("TLS edge", inputs.edgeId, `set mutual TLS of TLS edge ${inputs.edgeId}`);
-  return { id: inputs.edgeId as string, outs: await put(inputs) };
+  return { id: inputs.edgeId, outs: await put(inputs) };
 }
 
-export async function read(id: string, props: Inputs) {
+export async function read(id: string, props: Partial<TlsEdgeMutualTlsOutputs> = {}) {
   const res = await api<MutualTlsBody>("GET", apiPath`/edges/tls/${id}/mutual_tls`, { what: `read mutual TLS of TLS edge ${id}`, allow404: true, expect: MODULE_FIELDS, source: profileSource(props.profile) });
   if (res.status === 404) return {}; // removed outside Pulumi: refresh drops it
   const outs = toOutputs(id, res.body);
@@ -89,11 +98,11 @@ export async function read(id: string, props: Inputs) {
   return { id, props: { ...outs, ...keptInputs(props) }, inputs };
 }
 
-export async function update(_id: string, _olds: Inputs, news: Inputs) {
+export async function update(_id: string, _olds: TlsEdgeMutualTlsOutputs, news: TlsEdgeMutualTlsInputs) {
   return { outs: await put(news) };
 }
 
-async function remove(id: string, props: Inputs): Promise<void> {
+async function remove(id: string, props: TlsEdgeMutualTlsOutputs): Promise<void> {
   await api("DELETE", apiPath`/edges/tls/${id}/mutual_tls`, { what: `delete mutual TLS of TLS edge ${id}`, allow404: true, source: profileSource(props.profile) });
 }
 export { remove as delete };

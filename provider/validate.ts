@@ -1,6 +1,7 @@
 // Pure checks that `check` runs before any API call: byte limits, CIDRs, id prefixes, types.
 // The service validates on its own; tests prove the two agree.
 import * as ipaddr from "ipaddr.js";
+import { TEXT_LIMITS, TextField } from "../contract/common";
 
 export interface CheckFailure {
   property: string;
@@ -14,37 +15,24 @@ export function isUnknown(value: unknown): boolean {
   return value === UNKNOWN || (Array.isArray(value) && value.some(isUnknown));
 }
 
-export const LIMITS = { description: 255, metadata: 4096 } as const;
+// The checks below are the `check` of a field in a resource's table (./fields.ts): each gets a
+// value that is set and known, and returns its problem in words that follow the property name.
 
 /** description and metadata: strings of at most 255 / 4096 bytes of UTF-8. */
-export function checkText(inputs: Record<string, unknown>, failures: CheckFailure[]): void {
-  for (const property of ["description", "metadata"] as const) {
-    const value = inputs[property];
-    if (value === undefined || isUnknown(value)) continue;
-    if (typeof value !== "string") {
-      failures.push({ property, reason: `${property} must be a string` });
-      continue;
-    }
+export function limitedText(name: TextField): (value: unknown) => string | undefined {
+  return (value) => {
+    if (typeof value !== "string") return "must be a string";
     const bytes = Buffer.byteLength(value, "utf8");
-    if (bytes > LIMITS[property]) {
-      failures.push({ property, reason: `${property} is ${bytes} bytes of UTF-8; the limit is ${LIMITS[property]} bytes` });
-    }
-  }
+    return bytes > TEXT_LIMITS[name] ? `is ${bytes} bytes of UTF-8; the limit is ${TEXT_LIMITS[name]} bytes` : undefined;
+  };
 }
 
-/** An id of one of the given kinds ("ipp", "ca", …): the prefix, then letters and digits only. */
-export function checkId(inputs: Record<string, unknown>, property: string, prefixes: string[], failures: CheckFailure[], required: boolean): void {
-  const value = inputs[property];
-  if (isUnknown(value)) return;
-  if (value === undefined || value === "") {
-    if (required) failures.push({ property, reason: `${property} is required` });
-    return;
-  }
-  const reason = idProblem(value, prefixes);
-  if (reason) failures.push({ property, reason: `${property} ${reason}` });
+/** An id of one of the given kinds (ID_PREFIX.ipPolicy, …): the prefix, then letters and digits only. */
+export function id(...prefixes: string[]): (value: unknown) => string | undefined {
+  return (value) => idProblem(value, prefixes);
 }
 
-export function idProblem(value: unknown, prefixes: string[]): string | undefined {
+export function idProblem(value: unknown, prefixes: readonly string[]): string | undefined {
   const expected = prefixes.map((p) => `${p}_…`).join(" or ");
   if (typeof value !== "string") return `must be a string id (${expected})`;
   if (!prefixes.some((p) => value.startsWith(`${p}_`))) return `must be an id starting with ${expected}, got ${JSON.stringify(value.slice(0, 80))}`;
@@ -52,28 +40,33 @@ export function idProblem(value: unknown, prefixes: string[]): string | undefine
   return undefined;
 }
 
-/**
- * The inputs as check and diff both read them: an empty id ("" for ownerId or adoptId) is unset,
- * so that check accepting "" and diff comparing it with the service's value never disagree.
- */
-export function normalize(inputs: Record<string, any>, optionalIds: string[]): Record<string, any> {
-  const out = { ...inputs };
-  for (const property of optionalIds) if (out[property] === "" || out[property] === null) delete out[property];
-  return out;
+/** One of a list of strings (RULE_ACTIONS). */
+export function oneOf(values: readonly string[]): (value: unknown) => string | undefined {
+  return (value) => (values.includes(value as string) ? undefined : `must be ${values.map((v) => JSON.stringify(v)).join(" or ")}, got ${JSON.stringify(value)}`);
 }
 
-/** Property names a resource accepts; anything else is most likely a typo. */
-export function checkKnown(inputs: Record<string, unknown>, known: string[], failures: CheckFailure[]): void {
-  for (const property of Object.keys(inputs)) {
-    if (property !== "__provider" && !known.includes(property)) {
-      failures.push({ property, reason: `unknown property ${property}; expected one of ${known.join(", ")}` });
-    }
-  }
+export function boolean(value: unknown): string | undefined {
+  return typeof value === "boolean" ? undefined : "must be true or false";
+}
+
+/** A CIDR the service accepts (see parseCidr). */
+export function cidr(value: unknown): string | undefined {
+  if (typeof value !== "string") return "must be a string";
+  const parsed = parseCidr(value);
+  return "reason" in parsed ? parsed.reason : undefined;
+}
+
+/** A valid CIDR in the service's canonical form: no diff between 2001:DB8::/32 and 2001:db8::/32. */
+export function canonicalCidr(value: string): string {
+  const parsed = parseCidr(value);
+  return "cidr" in parsed ? parsed.cidr : value;
 }
 
 /**
  * A CIDR as the service reads it: IPv4 dotted decimal or IPv6, a prefix length, no host bits.
  * Returns the canonical form (IPv6 compressed and lower case) or the reason it is not valid.
+ * See also parseCidr in emulator/ip-policy-rule.ts: the service's reading, written independently
+ * so that test/provider/agreement.test.ts compares two programs, not one with itself.
  */
 export function parseCidr(text: string): { cidr: string } | { reason: string } {
   const match = /^([^/]+)\/(\d{1,3})$/.exec(text);
@@ -113,4 +106,8 @@ export function sameCidr(a: unknown, b: unknown): boolean {
 /** description/metadata as the service holds them: unset and "" are the same. */
 export function text(value: unknown): string {
   return typeof value === "string" ? value : "";
+}
+
+export function sameText(a: unknown, b: unknown): boolean {
+  return text(a) === text(b);
 }

@@ -1,30 +1,12 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as provider from "../provider/api-key";
+import { API_KEYS_PATH, ApiKeyBody } from "../contract/api-key";
 import { listAll } from "../provider/client";
+import { ProviderOf, ResourceArgs } from "./args";
 import { checkResource, programConfig } from "./connection";
 
-export interface ApiKeyArgs {
-  /** What uses the key. Optional; at most 255 bytes of UTF-8. Removing it clears it on the service. */
-  description?: pulumi.Input<string>;
-  /** Arbitrary user data, e.g. JSON. Optional; at most 4096 bytes of UTF-8. */
-  metadata?: pulumi.Input<string>;
-  /**
-   * The User (`usr_…`) or Bot (`bot_…`) that owns the key; defaults to the owner of the API key
-   * Pulumi runs with. Only admins may name someone else. Changing it replaces the key (new token).
-   */
-  ownerId?: pulumi.Input<string>;
-  /**
-   * Take over the existing key `ak_…` instead of creating one (Pulumi's `import` does not work
-   * for dynamic providers). Its token stays unknown: the service shows a token only once.
-   */
-  adoptId?: pulumi.Input<string>;
-  /**
-   * The account profile this object belongs to (e.g. "staging"); its URL and key come from the stack
-   * config `accessctl:profiles.<name>` or ACCESSCTL_<NAME>_API_URL/_API_KEY. Unset: the default account.
-   * Changing it replaces the object.
-   */
-  profile?: pulumi.Input<string>;
-}
+/** The arguments of an ApiKey (see ApiKeyInputs in provider/api-key.ts). */
+export type ApiKeyArgs = ResourceArgs<provider.ApiKeyInputs>;
 
 /** An API key of the account. Its `token` is known only to the run that creates it, and is a secret. */
 export class ApiKey extends pulumi.dynamic.Resource {
@@ -51,7 +33,7 @@ export class ApiKey extends pulumi.dynamic.Resource {
   constructor(name: string, args: ApiKeyArgs = {}, opts: pulumi.CustomResourceOptions = {}) {
     checkResource("ApiKey", name, opts, `declare adoptId: ${JSON.stringify(opts.import)} to take the key over`);
     const outputs = { ownerId: undefined, uri: undefined, createdAt: undefined, token: undefined, description: undefined, metadata: undefined, adoptId: undefined };
-    super(provider, name, { ...outputs, ...args }, pulumi.mergeOptions(opts, { additionalSecretOutputs: ["token"] }), "accessctl", "ApiKey");
+    super(provider satisfies ProviderOf<provider.ApiKeyInputs, provider.ApiKeyOutputs>, name, { ...outputs, ...args }, pulumi.mergeOptions(opts, { additionalSecretOutputs: ["token"] }), "accessctl", "ApiKey");
   }
 }
 
@@ -73,7 +55,7 @@ export function listApiKeysOutput(): pulumi.Output<ApiKeyInfo[]> {
 /** Every API key of the account, all pages. Uses the `accessctl:` stack config, else ACCESSCTL_* env. */
 export async function listApiKeys(): Promise<ApiKeyInfo[]> {
   const keys: ApiKeyInfo[] = [];
-  for await (const key of listAll<provider.ApiKeyBody>("/api_keys", "keys", "list API keys", programConfig())) {
+  for await (const key of listAll<ApiKeyBody>(API_KEYS_PATH, "keys", "list API keys", programConfig())) {
     const { token: _token, ...info } = provider.toOutputs(key, undefined);
     keys.push({ id: key.id, ...info });
   }

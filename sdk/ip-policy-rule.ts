@@ -1,31 +1,12 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as provider from "../provider/ip-policy-rule";
+import { IP_POLICY_RULES_PATH, IpPolicyRuleBody, RuleAction } from "../contract/ip-policy-rule";
 import { listAll } from "../provider/client";
+import { ProviderOf, ResourceArgs } from "./args";
 import { checkResource, programConfig } from "./connection";
 
-export interface IpPolicyRuleArgs {
-  /** The IP policy (`ipp_…`) the rule belongs to. Changing it replaces the rule. */
-  ipPolicyId: pulumi.Input<string>;
-  /**
-   * An IPv4 or IPv6 range in CIDR notation with a prefix length, written as its network address
-   * (`10.0.0.0/8`, not `10.0.0.5/8`). IPv6 is compared in canonical form, so case does not matter.
-   */
-  cidr: pulumi.Input<string>;
-  /** `allow` or `deny`. Changing it replaces the rule. */
-  action: pulumi.Input<"allow" | "deny">;
-  /** Which source IPs these are. Optional; at most 255 bytes of UTF-8. */
-  description?: pulumi.Input<string>;
-  /** Machine-readable user data. Optional; at most 4096 bytes of UTF-8. */
-  metadata?: pulumi.Input<string>;
-  /** Take over the existing rule `ipr_…` instead of creating one; its policy and action must match. */
-  adoptId?: pulumi.Input<string>;
-  /**
-   * The account profile this object belongs to (e.g. "staging"); its URL and key come from the stack
-   * config `accessctl:profiles.<name>` or ACCESSCTL_<NAME>_API_URL/_API_KEY. Unset: the default account.
-   * Changing it replaces the object.
-   */
-  profile?: pulumi.Input<string>;
-}
+/** The arguments of an IpPolicyRule (see IpPolicyRuleInputs in provider/ip-policy-rule.ts). */
+export type IpPolicyRuleArgs = ResourceArgs<provider.IpPolicyRuleInputs>;
 
 /** An allow or deny rule for a CIDR block in an IP policy. */
 export class IpPolicyRule extends pulumi.dynamic.Resource {
@@ -36,7 +17,7 @@ export class IpPolicyRule extends pulumi.dynamic.Resource {
   /** The range, in the service's canonical form. */
   declare public readonly cidr: pulumi.Output<string>;
   /** `allow` or `deny`. */
-  declare public readonly action: pulumi.Output<"allow" | "deny">;
+  declare public readonly action: pulumi.Output<RuleAction>;
   /** Description ("" when unset). At most 255 bytes. */
   declare public readonly description: pulumi.Output<string>;
   /** User data ("" when unset). At most 4096 bytes. */
@@ -57,7 +38,7 @@ export class IpPolicyRule extends pulumi.dynamic.Resource {
     checkResource("IpPolicyRule", name, opts, `declare adoptId: ${JSON.stringify(opts?.import)} (with the rule's policy and action) to take the rule over`);
     // Every output named, so that a lookup by id (get) resolves them all.
     const outputs = { ipPolicyId: undefined, cidr: undefined, action: undefined, ipPolicy: undefined, uri: undefined, createdAt: undefined, description: undefined, metadata: undefined, adoptId: undefined };
-    super(provider, name, { ...outputs, ...args }, opts, "accessctl", "IpPolicyRule");
+    super(provider satisfies ProviderOf<provider.IpPolicyRuleInputs, provider.IpPolicyRuleOutputs>, name, { ...outputs, ...args }, opts, "accessctl", "IpPolicyRule");
   }
 }
 
@@ -74,7 +55,7 @@ export function listIpPolicyRulesOutput(filter: { ipPolicyId?: pulumi.Input<stri
 /** Every rule of the account, or of one policy, all pages. Uses the `accessctl:` stack config, else ACCESSCTL_* env. */
 export async function listIpPolicyRules(filter: { ipPolicyId?: string } = {}): Promise<IpPolicyRuleInfo[]> {
   const rules: IpPolicyRuleInfo[] = [];
-  for await (const rule of listAll<provider.IpPolicyRuleBody>("/ip_policy_rules", "ip_policy_rules", "list IP policy rules", programConfig())) {
+  for await (const rule of listAll<IpPolicyRuleBody>(IP_POLICY_RULES_PATH, "ip_policy_rules", "list IP policy rules", programConfig())) {
     if (!filter.ipPolicyId || rule.ip_policy.id === filter.ipPolicyId) rules.push({ id: rule.id, ...provider.toOutputs(rule) });
   }
   return rules;

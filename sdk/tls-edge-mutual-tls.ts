@@ -1,21 +1,10 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as provider from "../provider/tls-edge-mutual-tls";
+import { ProviderOf, ResourceArgs } from "./args";
 import { checkResource } from "./connection";
 
-export interface TlsEdgeMutualTlsArgs {
-  /** The TLS edge (`edgtls_…`). Changing it moves the module: the old edge's module is deleted. */
-  edgeId: pulumi.Input<string>;
-  /** The certificate authorities (`ca_…`) that sign accepted client certificates, in order, no repeats. */
-  certificateAuthorityIds: pulumi.Input<pulumi.Input<string>[]>;
-  /** Whether the module applies to traffic. Default true. */
-  enabled?: pulumi.Input<boolean>;
-  /**
-   * The account profile this object belongs to (e.g. "staging"); its URL and key come from the stack
-   * config `accessctl:profiles.<name>` or ACCESSCTL_<NAME>_API_URL/_API_KEY. Unset: the default account.
-   * Changing it replaces the object.
-   */
-  profile?: pulumi.Input<string>;
-}
+/** The arguments of a TlsEdgeMutualTls (see TlsEdgeMutualTlsInputs in provider/tls-edge-mutual-tls.ts). */
+export type TlsEdgeMutualTlsArgs = ResourceArgs<provider.TlsEdgeMutualTlsInputs>;
 
 /**
  * The mutual TLS module of a TLS edge. Creating it replaces whatever module the edge had (the API
@@ -40,6 +29,6 @@ export class TlsEdgeMutualTls extends pulumi.dynamic.Resource {
     checkResource("TlsEdgeMutualTls", name, opts, "declare the edge (edgeId) instead: creating the resource takes its module over as a whole");
     // Every output named, so that a lookup by id (get) resolves them all.
     const outputs = { edgeId: undefined, certificateAuthorityIds: undefined, certificateAuthorities: undefined, enabled: undefined };
-    super(provider, name, { ...outputs, ...args }, opts, "accessctl", "TlsEdgeMutualTls");
+    super(provider satisfies ProviderOf<provider.TlsEdgeMutualTlsInputs, provider.TlsEdgeMutualTlsOutputs>, name, { ...outputs, ...args }, opts, "accessctl", "TlsEdgeMutualTls");
   }
 }

@@ -143,6 +143,20 @@ describe("requests", () => {
     expect(seen[1]["content-type"]).toBeUndefined(); // no body, no Content-Type
     expect(seen[1]["service-version"]).toBe("2");
   });
+
+  it("carry the package version from a serialized provider too: read from package.json when it runs", async () => {
+    const agents: (string | undefined)[] = [];
+    const server = await misbehaving((req, res) => {
+      agents.push(req.headers["user-agent"]);
+      res.writeHead(404, { "content-type": "application/json" });
+      res.end("{}");
+    });
+    await useApi(server.url, "header-test-key-0123456789");
+    const { provider } = await serializedProvider("tls-edge-mutual-tls");
+    expect(await provider.read("edgtls_abc", {})).toEqual({});
+    const version = JSON.parse(fs.readFileSync(path.join(REPO, "package.json"), "utf8")).version;
+    expect(agents).toEqual([expect.stringMatching(new RegExp(`^accessctl-pulumi/${version.replace(/\./g, "\\.")} node/`))]);
+  });
 });
 
 describe("answers that are not what they should be", () => {
