@@ -19,11 +19,41 @@ const ATTEMPT_DEADLINE_MS = 60_000;
 const NOT_CONNECTED_RETRIES = 2;
 // One walk of a list follows at most this many pages (100 objects each).
 const MAX_PAGES = 1000;
-// Arrays, not Sets: Pulumi's closure serializer turns a captured Set into a plain object.
-const RETRYABLE_STATUSES = [429, 502, 503, 504];
-// Statuses and network errors after which the server cannot have acted on the request.
-const NOT_ACTED_STATUSES = [429, 503];
-const NOT_CONNECTED_CODES = ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "UND_ERR_CONNECT_TIMEOUT", "EHOSTUNREACH", "ENETUNREACH"];
+
+/** What a failed attempt means: worth another? could the server have acted on it (then a POST is not repeated)? */
+interface Outcome {
+  retry: boolean;
+  mayHaveActed: boolean;
+  /** Down or stuck, not busy: a couple of quick retries (NOT_CONNECTED_RETRIES), not minutes of them. */
+  quick?: boolean;
+  /** No connection was made: "cannot connect", and a hint. */
+  down?: boolean;
+}
+
+const DOWN: Outcome = { retry: true, mayHaveActed: false, quick: true, down: true };
+/**
+ * Failed attempts by HTTP status or network error code; any other status is final, any other
+ * network error is LOST. A plain object literal: Pulumi's closure serializer keeps no Set or Map.
+ */
+const OUTCOMES: Record<string, Outcome> = {
+  429: { retry: true, mayHaveActed: false }, // limited before anything was done
+  502: { retry: true, mayHaveActed: true }, // a gateway that may have forwarded the create: like a lost answer
+  503: { retry: true, mayHaveActed: false },
+  504: { retry: true, mayHaveActed: true },
+  ECONNREFUSED: DOWN,
+  ENOTFOUND: DOWN,
+  EAI_AGAIN: DOWN,
+  UND_ERR_CONNECT_TIMEOUT: DOWN,
+  EHOSTUNREACH: DOWN,
+  ENETUNREACH: DOWN,
+  TIMEOUT: { retry: true, mayHaveActed: true, quick: true }, // no complete answer within the attempt's deadline
+};
+/** A connection lost after the request went out: the server may have acted. */
+const LOST: Outcome = { retry: true, mayHaveActed: true };
+
+function outcomeOf(key: string): Outcome | undefined {
+  return Object.prototype.hasOwnProperty.call(OUTCOMES, key) ? OUTCOMES[key] : undefined;
+}
 
 /** An API failure. A plain Error with fields: subclasses lose their message through Pulumi's serialization. */
 export interface ApiFailure extends Error {
@@ -159,6 +189,55 @@ export function checkAnswer(body: unknown, expect: NonNullable<RequestOptions["e
   }
 }
 
+/** How one attempt ended: an answer for the caller, or a failure with its status or network error code. */
+type Attempt<T> = { response: ApiResponse<T> } | { error: ApiFailure; status?: number; code?: string; retryAfter?: string };
+
+/**
+ * One attempt: send, read the answer within the attempt's deadline and size cap, parse it, check a
+ * success has the fields we need. Throws what no retry can help (an answer we cannot use).
+ */
+async function attempt<T>(method: string, url: URL, headers: Record<string, string>, payload: string | undefined, options: RequestOptions, deadlineMs: number, secrets: (string | undefined)[]): Promise<Attempt<T>> {
+  const deadline = AbortSignal.timeout(deadlineMs);
+  try {
+    const res = await request(url, { method: method as Dispatcher.HttpMethod, headers, body: payload, dispatcher: agent(), signal: deadline });
+    const succeeded = res.statusCode >= 200 && res.statusCode < 300;
+    // A success we cannot use means a create may have happened all the same.
+    const unusable = (e: ApiFailure) => Object.assign(e, { status: res.statusCode, ambiguous: method === "POST" && succeeded });
+    const text = await readBody(res.body, options.what).catch((e) => {
+      throw (e as { code?: string }).code || deadline.aborted ? e : unusable(e); // a network error mid-body goes the network way
+    });
+    let body: unknown = undefined;
+    let parsed = true;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = false;
+    }
+    if (succeeded) {
+      if (!parsed) throw unusable(failure(`${options.what}: HTTP ${res.statusCode} but the answer is not JSON: ${redact(text, secrets).slice(0, 200)}`, {}));
+      if (options.expect && res.statusCode !== 204) {
+        try {
+          checkAnswer(body, options.expect, options.what);
+        } catch (e) {
+          throw unusable(e as ApiFailure);
+        }
+      }
+      return { response: { status: res.statusCode, body: body as T } };
+    }
+    if (res.statusCode === 404 && options.allow404) return { response: { status: 404, body: body as T } };
+    const header = res.headers["retry-after"];
+    return { error: describeError(options.what, res.statusCode, body, text, secrets), status: res.statusCode, retryAfter: Array.isArray(header) ? header[0] : header };
+  } catch (e) {
+    const err = e as ApiFailure & { code?: string };
+    if (err.status !== undefined || !(err.code || deadline.aborted)) throw err; // an answer we already judged, or our own failure
+    const code = deadline.aborted ? "TIMEOUT" : String(err.code);
+    const detail = deadline.aborted ? `no complete answer within ${deadlineMs / 1000} s` : outcomeOf(code)?.down ? "cannot connect" : err.message;
+    const error = failure(redact(`${options.what}: ${code}: ${detail} (${url.origin})`, secrets), {});
+    if (outcomeOf(code)?.down) error.hint = "is the service up, and is accessctl:apiUrl right?";
+    return { error, code };
+  }
+}
+
 /** One API operation, with retries. `pathOrUrl` is a path (use apiPath) or a URL on the API's origin. */
 export async function api<T = any>(method: string, pathOrUrl: string, options: RequestOptions): Promise<ApiResponse<T>> {
   let conn = connection(options.source);
@@ -167,7 +246,6 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
   if (url.origin !== new URL(conn.apiUrl).origin) {
     throw failure(`${options.what}: refusing to send the API key to ${url.origin}, which is not the configured API (${new URL(conn.apiUrl).origin})`, {});
   }
-  const isPost = method === "POST";
   const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
   const headers: Record<string, string> = {
     authorization: `Bearer ${conn.apiKey}`,
@@ -179,83 +257,39 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
   const state = shared();
   const deadlineMs = options.deadlineMs ?? ATTEMPT_DEADLINE_MS;
   const budgetMs = options.budgetMs ?? RETRY_BUDGET_MS;
-  const secrets = () => [conn.apiKey, conn.fallbackApiKey];
   let retries = conn.maxRetries;
   let started = 0;
   let blockFor = 0;
   let lastError: ApiFailure | undefined;
-  for (let attempt = 0; ; attempt++) {
+  for (let n = 0; ; n++) {
     await takeRateSlot(conn, blockFor);
     // The limiter's queue can be longer than the Retry-After we asked for: that wait counts too.
-    if (lastError && Date.now() - started > budgetMs) throw finish(lastError, attempt);
+    if (lastError && Date.now() - started > budgetMs) throw finish(lastError, n);
     blockFor = 0;
-    if (attempt === 0) started = Date.now();
+    if (n === 0) started = Date.now();
     state.counters.requests++;
-    const deadline = AbortSignal.timeout(deadlineMs);
-    let retryAfter: string | undefined;
-    let safeToRepeat: boolean;
-    try {
-      const res = await request(url, { method: method as Dispatcher.HttpMethod, headers, body: payload, dispatcher: agent(), signal: deadline });
-      const succeeded = res.statusCode >= 200 && res.statusCode < 300;
-      // A success we cannot use means a create may have happened all the same.
-      const unusable = (e: ApiFailure) => Object.assign(e, { status: res.statusCode, ambiguous: isPost && succeeded });
-      const text = await readBody(res.body, options.what).catch((e) => {
-        throw (e as { code?: string }).code || deadline.aborted ? e : unusable(e); // a network error mid-body goes the network way
-      });
-      let body: unknown = undefined;
-      let parsed = true;
-      try {
-        body = text ? JSON.parse(text) : undefined;
-      } catch {
-        parsed = false;
-      }
-      if (succeeded) {
-        if (!parsed) throw unusable(failure(`${options.what}: HTTP ${res.statusCode} but the answer is not JSON: ${redact(text, secrets()).slice(0, 200)}`, {}));
-        if (options.expect && res.statusCode !== 204) {
-          try {
-            checkAnswer(body, options.expect, options.what);
-          } catch (e) {
-            throw unusable(e as ApiFailure);
-          }
-        }
-        return { status: res.statusCode, body: body as T };
-      }
-      if (res.statusCode === 404 && options.allow404) return { status: 404, body: body as T };
-      if (res.statusCode === 401 && conn.fallbackApiKey) {
-        // The key from the stack config was refused (the state holds the config of the last update,
-        // so a rotated key lives on in it): try the one in ACCESSCTL_API_KEY, once, and keep to it.
-        rejectApiKey(conn.apiKey);
-        conn = { ...conn, apiKey: conn.fallbackApiKey, apiKeyFrom: "env", fallbackApiKey: undefined, rejected: true };
-        headers.authorization = `Bearer ${conn.apiKey}`;
-        continue;
-      }
-      lastError = describeError(options.what, res.statusCode, body, text, secrets());
-      if (res.statusCode === 401) lastError.hint = authHint(conn);
-      if (!RETRYABLE_STATUSES.includes(res.statusCode)) throw finish(lastError, 1);
-      const header = res.headers["retry-after"];
-      retryAfter = Array.isArray(header) ? header[0] : header;
-      if (res.statusCode === 429) {
-        state.counters.rateLimited++;
-        blockFor = backoff(attempt, retryAfter);
-      }
-      safeToRepeat = !isPost || NOT_ACTED_STATUSES.includes(res.statusCode);
-      // 502 and 504 come from a gateway that may have forwarded the create: like a lost answer.
-      lastError.ambiguous = !safeToRepeat;
-    } catch (e) {
-      const err = e as ApiFailure & { code?: string };
-      if (err === lastError) throw err; // thrown above, finished
-      if (err.status !== undefined || !(err.code || deadline.aborted)) throw err; // an answer we already judged, or our own failure
-      const code = deadline.aborted ? "TIMEOUT" : String(err.code);
-      const connected = !NOT_CONNECTED_CODES.includes(code);
-      const detail = deadline.aborted ? `no complete answer within ${deadlineMs / 1000} s` : connected ? err.message : "cannot connect";
-      lastError = failure(redact(`${options.what}: ${code}: ${detail} (${url.origin})`, secrets()), { ambiguous: isPost && connected });
-      if (!connected) lastError.hint = "is the service up, and is accessctl:apiUrl right?";
-      // Down or stuck is not a blip: a couple of quick retries, not minutes of them.
-      if (!connected || deadline.aborted) retries = Math.min(retries, NOT_CONNECTED_RETRIES);
-      safeToRepeat = !isPost || !connected;
+    const result = await attempt<T>(method, url, headers, payload, options, deadlineMs, [conn.apiKey, conn.fallbackApiKey]);
+    if ("response" in result) return result.response;
+    if (result.status === 401 && conn.fallbackApiKey) {
+      // The key from the stack config was refused (the state holds the config of the last update,
+      // so a rotated key lives on in it): try the one in ACCESSCTL_API_KEY, once, and keep to it.
+      rejectApiKey(conn.apiKey);
+      conn = { ...conn, apiKey: conn.fallbackApiKey, apiKeyFrom: "env", fallbackApiKey: undefined, rejected: true };
+      headers.authorization = `Bearer ${conn.apiKey}`;
+      continue;
     }
-    const delay = blockFor || backoff(attempt, retryAfter);
-    if (!safeToRepeat || attempt >= retries || Date.now() - started + delay > budgetMs) throw finish(lastError, attempt + 1);
+    lastError = result.error;
+    if (result.status === 401) lastError.hint = authHint(conn);
+    const outcome = result.status !== undefined ? outcomeOf(String(result.status)) : (outcomeOf(result.code!) ?? LOST);
+    if (!outcome?.retry) throw finish(lastError, 1);
+    lastError.ambiguous = method === "POST" && outcome.mayHaveActed;
+    if (outcome.quick) retries = Math.min(retries, NOT_CONNECTED_RETRIES);
+    if (result.status === 429) {
+      state.counters.rateLimited++;
+      blockFor = backoff(n, result.retryAfter);
+    }
+    const delay = blockFor || backoff(n, result.retryAfter);
+    if (lastError.ambiguous || n >= retries || Date.now() - started + delay > budgetMs) throw finish(lastError, n + 1);
     state.counters.retries++;
     if (!blockFor) await sleep(delay);
   }
