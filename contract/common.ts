@@ -1,4 +1,4 @@
-// Facts of the contract (../shared/api-contract.md) shared by the provider and the emulator:
+// Facts of the contract (docs/api-contract.md) shared by the provider and the emulator:
 // wire shapes and constants only, no logic, so that each side's validation stays its own.
 
 /** The interface version every request names in `Service-Version`. */

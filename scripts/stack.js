@@ -6,7 +6,7 @@
 // runs the project's program (Pulumi.yaml `main`) with the project's own node_modules.
 // Used by `npm start`, the end-to-end tests and the benchmarks.
 //
-//   node scripts/stack.js '<job as JSON>'
+//   node scripts/stack.js '<job as JSON>'     or     node scripts/stack.js - < job.json
 // job: { dir, stack, op, binDir, backend, passphrase?, config?: {key: {value, secret}},
 //        refresh?, clearPendingCreates?, runProgram? (refresh), expectNoChanges?, env?, parallel?, verbose?, node? }
 // `node`: a directory holding the `node` to run the program with (else the one on PATH).
@@ -141,7 +141,9 @@ async function run(job) {
  * resolving with the parsed RESULT plus { ok, childStderr }.
  */
 function spawnJob(job, { detached = false } = {}) {
-  const child = spawn(process.execPath, [__filename, JSON.stringify(job)], { detached, stdio: ["ignore", "pipe", "pipe"] });
+  // The job goes through stdin: it may hold an API key, and a command line is readable by anyone here.
+  const child = spawn(process.execPath, [__filename, "-"], { detached, stdio: ["pipe", "pipe", "pipe"] });
+  child.stdin.end(JSON.stringify(job));
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (d) => (stdout += d));
@@ -159,11 +161,12 @@ function spawnJob(job, { detached = false } = {}) {
 module.exports = { run, spawnJob, pulumi };
 
 if (require.main === module) {
+  const arg = process.argv[2] ?? "";
   let job;
   try {
-    job = JSON.parse(process.argv[2] ?? "");
+    job = JSON.parse(arg === "-" ? fs.readFileSync(0, "utf8") : arg);
   } catch {
-    process.stderr.write("usage: node scripts/stack.js '<job as JSON>' (see the comment at the top of this file)\n");
+    process.stderr.write("usage: node scripts/stack.js '<job as JSON>' | - (the job on stdin; see the comment at the top of this file)\n");
     process.exit(2);
   }
   run(job).then(

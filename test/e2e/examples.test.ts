@@ -64,9 +64,11 @@ describe("examples", () => {
     const workflow = fs.readFileSync(path.join(REPO, "examples/pipeline/.github/workflows/access-policy.yml"), "utf8");
     const commands = (job: string) => {
       const section = workflow.split(/^ {2}(?=\w+:$)/m).find((s) => s.startsWith(`${job}:`))!;
-      return [...section.matchAll(/^\s+- run: (pulumi .*)$/gm)].map((m) => m[1].split(" ").slice(1));
+      return [...section.matchAll(/^\s+(?:- )?run: (pulumi .*)$/gm)].map((m) => m[1].split(" ").slice(1));
     };
     expect(commands("deploy").at(-1)).toEqual(["up", "--stack", "prod", "--yes", "--refresh", "--non-interactive"]);
+    // Secrets go to the pulumi steps only, never to the whole workflow (checkout, npm install scripts).
+    expect(workflow.split("\njobs:")[0]).not.toMatch(/secrets\./);
     expect(commands("drift").at(-1)).toEqual(["preview", "--stack", "prod", "--refresh", "--expect-no-changes", "--diff", "--non-interactive"]);
 
     const { dir, binDir, nodeDir } = project("pipeline");
