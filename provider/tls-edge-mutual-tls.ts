@@ -92,9 +92,9 @@ export async function read(id: string, props: Partial<TlsEdgeMutualTlsOutputs> =
   const res = await api<MutualTlsBody>("GET", apiPath`/edges/tls/${id}/mutual_tls`, { what: `read mutual TLS of TLS edge ${id}`, allow404: true, expect: MODULE_FIELDS, source: profileSource(props.profile) });
   if (res.status === 404) return {}; // removed outside Pulumi: refresh drops it
   const outs = toOutputs(id, res.body);
-  // Inputs as the live module would declare them (enabled only when off: true is the default), so
+  // Inputs as the live module would declare them (enabled only when it is not the default), so
   // that `preview --diff` after a refresh marks the drifted properties (see ip-policy-rule.ts).
-  const inputs = { edgeId: id, certificateAuthorityIds: outs.certificateAuthorityIds, ...(outs.enabled ? {} : { enabled: false }), ...keptInputs(props) };
+  const inputs = { edgeId: id, certificateAuthorityIds: outs.certificateAuthorityIds, ...(outs.enabled === MUTUAL_TLS_ENABLED_DEFAULT ? {} : { enabled: outs.enabled }), ...keptInputs(props) };
   return { id, props: { ...outs, ...keptInputs(props) }, inputs };
 }
 
