@@ -9,6 +9,8 @@ export interface Connection {
   apiKey: string;
   /** Where apiKey came from: the stack config (or the caller) or ACCESSCTL_API_KEY. */
   apiKeyFrom: "config" | "env";
+  /** The named account profile these settings are for (none: the default account). */
+  profile?: string;
   /** ACCESSCTL_API_KEY when apiKey is another key from the config: tried once if apiKey is refused. */
   fallbackApiKey?: string;
   /** True once the config key was refused and the environment's is used instead. */
@@ -71,6 +73,7 @@ export function connection(source?: ConfigSource): Connection {
     apiUrl: apiUrl.replace(/\/+$/, ""),
     apiKey: rejected ? envKey! : (source.apiKey || envKey)!,
     apiKeyFrom: source.apiKey && !rejected ? "config" : "env",
+    ...(source.profile ? { profile: source.profile } : {}),
     ...(rejected ? { rejected } : other ? { fallbackApiKey: other } : {}),
     maxRequestsPerMinute: wholeNumber("maxRequestsPerMinute", source.maxRequestsPerMinute || env.ACCESSCTL_MAX_REQUESTS_PER_MINUTE, DEFAULT_REQUESTS_PER_MINUTE, 1),
     maxRetries: wholeNumber("maxRetries", source.maxRetries || env.ACCESSCTL_MAX_RETRIES, DEFAULT_RETRIES, 0),

@@ -67,6 +67,9 @@ export async function check(_olds: TlsEdgeMutualTlsInputs, news: TlsEdgeMutualTl
   const failures: CheckFailure[] = [];
   checkConnection(news, failures);
   const inputs = checkFields(FIELDS, news, failures);
+  // `enabled: true` is the default: stored as unset, as read() reports a live module, so that a
+  // refresh shows no `-enabled` marker on every preview.
+  if (inputs.enabled === MUTUAL_TLS_ENABLED_DEFAULT) delete inputs.enabled;
   return { inputs, failures };
 }
 

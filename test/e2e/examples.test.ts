@@ -53,6 +53,7 @@ describe("examples", () => {
       const gate = await stack.run("preview", {}, { refresh: true, expectNoChanges: true });
       expect(gate.exitCode).toBe(0);
       expect(gate.changeSummary).toEqual({ same: resources });
+      expect(gate.output).not.toMatch(/\[diff: /); // a refresh of unchanged objects marks no property
       await stack.ok("destroy");
       expect(await ruleCount()).toBe(rulesBefore);
     } finally {

@@ -28,6 +28,8 @@ afterEach(() => {
   delete process.env.ACCESSCTL_API_KEY;
   delete process.env.ACCESSCTL_ADOPT_EXISTING;
   delete process.env.ACCESSCTL_READ_MODE;
+  delete process.env.ACCESSCTL_STAGING_API_URL;
+  delete process.env.ACCESSCTL_STAGING_API_KEY;
 });
 
 async function serve(handler: (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void) {
@@ -204,6 +206,20 @@ describe("a rotated key", () => {
     const both = await provider.read("ak_1", {}).catch((e: Error) => e);
     expect(both.message).toMatch(/neither accessctl:apiKey \(as saved in the state\) nor ACCESSCTL_API_KEY was accepted/);
     expect(both.message).not.toContain("another-dead-key");
+  });
+
+  it("for a profile, the 401 names the profile's key and what to run, never the default account's ACCESSCTL_API_KEY", async () => {
+    const server = await auth("the-live-key-0123456789");
+    await useApi(server.url, "the-live-key-0123456789");
+    process.env.ACCESSCTL_API_KEY = "the-live-key-0123456789"; // the default account's: never used for a profile
+    process.env.ACCESSCTL_STAGING_API_URL = server.url;
+    process.env.ACCESSCTL_STAGING_API_KEY = "old-staging-key-0123456789";
+    process.env.ACCESSCTL_READ_MODE = "get";
+    const { provider } = await serializedProvider("api-key");
+    const err = await provider.read("ak_1", { profile: "staging" }).catch((e: Error) => e);
+    expect(err.message).toMatch(/HTTP 401 .*; the API key of profile "staging" \(accessctl:profiles\.staging\.apiKey, else ACCESSCTL_STAGING_API_KEY\) was refused/);
+    expect(err.message).not.toContain("ACCESSCTL_API_KEY to");
+    expect(server.hits.length).toBe(1); // no retry with the default account's key
   });
 });
 

@@ -217,6 +217,17 @@ describe("TlsEdgeMutualTls", () => {
     expect(err.message).toBe(`set mutual TLS of TLS edge ${edgeId}: TLS edge ${edgeId} is already managed by another resource of this stack; declare it once`);
   });
 
+  it("reads back the inputs check stores for a module declared with enabled: true (no refresh diff on every preview)", async () => {
+    const edgeId = emu.fixtures.tlsEdges[0];
+    const cas = [emu.fixtures.certificateAuthorities[0]];
+    await client(emu.url, emu.adminToken).put(`/edges/tls/${edgeId}/mutual_tls`, { enabled: true, certificate_authority_ids: cas });
+    for (const enabled of [true, undefined]) {
+      const { inputs, failures } = await mtls.provider.check({}, { edgeId, certificateAuthorityIds: cas, ...(enabled === undefined ? {} : { enabled }) });
+      expect(failures).toEqual([]);
+      expect((await mtls.provider.read(edgeId, {})).inputs).toEqual(inputs);
+    }
+  });
+
   it("names an unknown certificate authority", async () => {
     const err = await mtls.provider.create({ edgeId: emu.fixtures.tlsEdges[0], certificateAuthorityIds: ["ca_nope"] }).catch((e: Error) => e);
     expect(err.message).toContain("no such certificate authority: ca_nope");
