@@ -288,6 +288,10 @@ async function main() {
   };
   fs.writeFileSync(path.join(projects.ours, "Pulumi.yaml"), "name: accessctl-bench\nruntime: nodejs\n");
   const results = { date: new Date().toISOString(), machine: `${os.cpus().length} × ${os.cpus()[0].model}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}, node ${process.version}`, command: `npm run bench -- ${process.argv.slice(2).join(" ")}`.trim(), flags: f, engine: [], rateLimit: undefined };
+  const name = f.skipCheckpoints ? "results-skip-checkpoints" : f.sizes.length === 0 ? "results-refresh-team" : "results";
+  const out = path.join(REPO, `bench/${name}.json`);
+  // Written after every section too: a long run that fails late keeps what it measured.
+  const save = () => fs.writeFileSync(out, JSON.stringify({ ...results, totalSeconds: (Date.now() - started) / 1000 }, null, 2) + "\n");
   try {
     for (const n of f.sizes) {
       process.stderr.write(`bench: N=${n}: ours…\n`);
@@ -297,27 +301,29 @@ async function main() {
       process.stderr.write(`bench: N=${n}: floor…\n`);
       const floor = await measureFloor(n, f);
       results.engine.push({ n, keys: f.keys, ours, baseline, floor });
+      save();
     }
     if (!f.skipRate) {
       process.stderr.write(`bench: up of ${f.rateRules} rules at the default rate limit…\n`);
       results.rateLimit = await measureRateLimit(f.rateRules, projects, binDir);
+      save();
     }
     if (!f.skipRefresh) {
       process.stderr.write(`bench: refresh of ${f.refreshRules} rules + ${f.refreshKeys} keys at the default rate limit…\n`);
       results.refresh = await measureRefresh(f, projects, binDir);
+      save();
     }
     if (!f.skipTeam) {
       process.stderr.write("bench: three stacks of 100 rules at once at the default rate limit…\n");
       results.team = await measureTeam(100, projects, binDir);
+      save();
     }
     if (!f.skipEmulator) results.emulator = await require("./emulator").run(); // prints its own tables
   } finally {
     fs.rmSync(root, { recursive: true, force: true });
   }
   results.totalSeconds = (Date.now() - started) / 1000;
-  const name = f.skipCheckpoints ? "results-skip-checkpoints" : f.sizes.length === 0 ? "results-refresh-team" : "results";
-  const out = path.join(REPO, `bench/${name}.json`);
-  fs.writeFileSync(out, JSON.stringify(results, null, 2) + "\n");
+  save();
 
   console.log(`\n${results.machine}; ${results.date}; ${results.command}`);
   if (results.engine.length) console.log(`\nemulator --rate-limit off --latency ${f.latency}\n`);

@@ -122,11 +122,10 @@ async function run(job) {
     fs.rmSync(eventDir, { recursive: true, force: true });
   }
   const ok = r.code === 0;
+  // Pulumi's output is on our stderr already (the caller keeps it); RESULT stays small.
   const result = {
     ok,
     exitCode: r.code,
-    stdout: r.stdout,
-    stderr: r.stderr,
     summary: { result: ok ? "succeeded" : "failed", resourceChanges: summary?.resourceChanges ?? {} },
   };
   if (job.op === "preview") result.changeSummary = summary?.resourceChanges ?? {};
@@ -170,14 +169,11 @@ if (require.main === module) {
     process.exit(2);
   }
   run(job).then(
-    (result) => {
-      process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
-      process.exit(0);
-    },
+    // Exit once the line is written: a pipe takes large writes asynchronously.
+    (result) => process.stdout.write(`RESULT ${JSON.stringify(result)}\n`, () => process.exit(0)),
     (err) => {
       process.stderr.write(`${err && err.message ? err.message : err}\n`);
-      process.stdout.write(`RESULT ${JSON.stringify({ ok: false, error: String(err && err.message ? err.message : err) })}\n`);
-      process.exit(1);
+      process.stdout.write(`RESULT ${JSON.stringify({ ok: false, error: String(err && err.message ? err.message : err) })}\n`, () => process.exit(1));
     },
   );
 }

@@ -67,7 +67,7 @@ export function testStack(options: StackOptions) {
       env: { ...env, ...(rest.env as Record<string, string> | undefined) },
     };
     const { child, done: raw } = spawnJob(job, { detached: true }) as { child: ChildProcess; done: Promise<any> };
-    const done = raw.then((r: any) => ({ ...r, output: `${r.childStderr}\n${r.stdout ?? ""}\n${r.stderr ?? ""}` }) as RunResult);
+    const done = raw.then((r: any) => ({ ...r, output: r.childStderr }) as RunResult);
     return { child, done };
   }
 
