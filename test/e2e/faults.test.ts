@@ -128,7 +128,13 @@ describe("pulumi is killed in the middle of an update", () => {
 
     // What a user does after a killed update (README, Troubleshooting): the lock is still there,
     // so `pulumi cancel`, then drop the creates that never finished, then up.
-    const locked = await stack.run("up", spec);
+    let locked = await stack.run("up", spec);
+    if (/failed to load checkpoint/.test(locked.output)) {
+      // The kill landed while Pulumi was writing its checkpoint (seen with the file backend): the
+      // documented step is to put back the previous one; the lock and the rules stay as they are.
+      stack.restoreCheckpointBackup();
+      locked = await stack.run("up", spec);
+    }
     expect(locked.ok).toBe(false);
     expect(locked.output).toMatch(/currently locked by 1 lock\(s\)|concurrent update/i);
     await stack.ok("cancel");

@@ -75,8 +75,21 @@ export function testStack(options: StackOptions) {
     return start(op, spec, extra).done;
   }
 
+  /** The checkpoint file of this stack in its file backend. */
+  function stateFile(): string {
+    const projectName = JSON.parse(fs.readFileSync(path.join(options.project.dir, "package.json"), "utf8")).name;
+    return path.join(backend, ".pulumi", "stacks", projectName, `${name}.json`);
+  }
+
   return {
     backend,
+    /**
+     * What a user does when a killed `pulumi` left the file backend's checkpoint unreadable
+     * ("failed to load checkpoint"): put back the one before it, which Pulumi keeps as <stack>.json.bak.
+     */
+    restoreCheckpointBackup() {
+      fs.copyFileSync(`${stateFile()}.bak`, stateFile());
+    },
     run,
     start,
     /** Like run, but fails the test with Pulumi's output when the operation fails. */
@@ -87,8 +100,7 @@ export function testStack(options: StackOptions) {
     },
     /** The stack's checkpoint as the backend stores it (secrets encrypted). */
     state(): { resources: any[] } {
-      const projectName = JSON.parse(fs.readFileSync(path.join(options.project.dir, "package.json"), "utf8")).name;
-      const file = path.join(backend, ".pulumi", "stacks", projectName, `${name}.json`);
+      const file = stateFile();
       return JSON.parse(fs.readFileSync(file, "utf8")).checkpoint.latest;
     },
     /** Every file the backend holds (state, backups, history), concatenated. */
