@@ -42,12 +42,17 @@ function stackConfigSlot(): { value?: ConfigSource; rejected?: string[] } {
   return (global[key] ??= {});
 }
 
+/** The `accessctl:*` settings read through `get`: one list of keys for the provider process and the program. */
+export function configFrom(get: (key: string) => string | undefined): ConfigSource {
+  const values: ConfigSource = {};
+  for (const key of CONFIG_KEYS) values[key] = get(`accessctl:${key}`);
+  return values;
+}
+
 /** The dynamic provider's configure hook: remember the stack config of this provider process. */
 export async function configure(req: { config: { get(key: string): string | undefined } }): Promise<void> {
   quietHostErrorLog(); // configure runs in the provider process only
-  const values: ConfigSource = {};
-  for (const key of CONFIG_KEYS) values[key] = req.config.get(`accessctl:${key}`);
-  stackConfigSlot().value = values;
+  stackConfigSlot().value = configFrom((key) => req.config.get(key));
 }
 
 /**

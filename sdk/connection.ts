@@ -2,15 +2,10 @@
 // read when called and handed to each request rather than kept in a module variable), and the
 // checks our resource classes make before registering anything.
 import * as pulumi from "@pulumi/pulumi";
-import { ConfigSource } from "../provider/config";
+import { ConfigSource, configFrom } from "../provider/config";
 
 export function programConfig(): ConfigSource {
-  return {
-    apiUrl: pulumi.runtime.getConfig("accessctl:apiUrl"),
-    apiKey: pulumi.runtime.getConfig("accessctl:apiKey"),
-    maxRequestsPerMinute: pulumi.runtime.getConfig("accessctl:maxRequestsPerMinute"),
-    maxRetries: pulumi.runtime.getConfig("accessctl:maxRetries"),
-  };
+  return configFrom((key) => pulumi.runtime.getConfig(key));
 }
 
 /**
