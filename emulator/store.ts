@@ -133,7 +133,7 @@ export class Store {
 
   /** With a data file: loads it (or starts afresh when there is none); without: in memory only. */
   constructor(file?: string) {
-    const opened = file ? DataFile.open(file, () => this.snapshot()) : undefined;
+    const opened = file ? DataFile.open(file, () => this.snapshot(), freshSnapshot) : undefined;
     const loaded = opened?.snapshot ?? freshSnapshot();
     this.seq = loaded.seq;
     this.accounts.push(...loaded.accounts);
