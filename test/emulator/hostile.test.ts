@@ -74,6 +74,7 @@ describe("echoes", () => {
       await admin.get(`/api_keys?limit=${token}`),
       await admin.get(`/api_keys?${token}=1`),
       await admin.get(`/api_keys?before_id=${token}`),
+      await admin.get(`/api_keys?before_seq=${token}`),
       await admin.post("/ip_policy_rules", { cidr: token, ip_policy_id: emu.fixtures.ipPolicies[0], action: "allow" }),
     ];
     for (const res of responses) {
