@@ -212,6 +212,25 @@ describe("IP policy rules", () => {
     expect((await admin.post("/ip_policy_rules", rule("2001:db8:aa::/48", { ip_policy_id: emu.fixtures.ipPolicies[1] }))).status).toBe(201);
   });
 
+  it("holds one CIDR per policy whatever its spelling: an IPv4-mapped IPv6 range is its IPv4 range (409, on create and PATCH)", async () => {
+    const own = rule("10.0.0.0/8", { ip_policy_id: emu.fixtures.ipPolicies[1] });
+    const first = await admin.post("/ip_policy_rules", own);
+    expect(first.status).toBe(201);
+    for (const spelling of ["::ffff:10.0.0.0/104", "::FFFF:a00:0/104", "0:0:0:0:0:ffff:10.0.0.0/104"]) {
+      expectError(await admin.post("/ip_policy_rules", { ...own, cidr: spelling }), 409, /10\.0\.0\.0\/8/);
+    }
+    const mapped = await admin.post("/ip_policy_rules", { ...own, cidr: "::ffff:192.168.0.0/112" });
+    expect(mapped.status).toBe(201);
+    expect(mapped.body.cidr).toBe("192.168.0.0/16");
+    const other = (await admin.post("/ip_policy_rules", { ...own, cidr: "172.16.0.0/12" })).body;
+    expectError(await admin.patch(`/ip_policy_rules/${other.id}`, { cidr: "::ffff:10.0.0.0/104" }), 409, /10\.0\.0\.0\/8/);
+    expectError(await admin.post("/ip_policy_rules", { ...own, cidr: "::ffff:10.0.0.1/104" }), 400, /host bits/);
+    const ids = [first.body.id, mapped.body.id, other.id];
+    const listed = (await listAll(emu.url, emu.adminToken, "/ip_policy_rules", "ip_policy_rules")).filter((r) => r.ip_policy.id === own.ip_policy_id && (ids.includes(r.id) || /^10\.0\.0\.0\/|ffff/.test(r.cidr)));
+    expect(listed.map((r) => r.cidr).sort()).toEqual(["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"]);
+    for (const r of listed) await admin.delete(`/ip_policy_rules/${r.id}`);
+  });
+
   it("updates description, metadata and cidr; refuses action and ip_policy_id", async () => {
     const created = (await admin.post("/ip_policy_rules", rule("192.0.2.0/24", { description: "d", metadata: "m" }))).body;
     const updated = await admin.patch(`/ip_policy_rules/${created.id}`, { cidr: "192.0.2.128/25", metadata: "" });
