@@ -65,9 +65,16 @@ export function parseJsonBody(raw: Buffer, contentType: string | undefined): Rec
   if (mediaType !== "application/json") {
     throw apiError(415, "ERR_UNSUPPORTED_MEDIA_TYPE", "request bodies must be sent with 'Content-Type: application/json'");
   }
+  let text: string;
+  try {
+    // Buffer's toString would put U+FFFD in place of bytes that are not UTF-8, and store that.
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(raw);
+  } catch {
+    throw apiError(400, "ERR_INVALID_JSON", "request body is not valid UTF-8");
+  }
   let value: unknown;
   try {
-    value = JSON.parse(raw.toString("utf8"));
+    value = JSON.parse(text);
   } catch {
     // JSON.parse's own message quotes the body, which may hold a secret.
     throw apiError(400, "ERR_INVALID_JSON", "request body is not valid JSON");

@@ -5,7 +5,7 @@ import * as fs from "node:fs";
 import * as net from "node:net";
 import * as readline from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, client, raw, REPO, RunningEmulator, startEmulator } from "../helpers/emulator";
+import { call, client, listAll, raw, REPO, RunningEmulator, startEmulator } from "../helpers/emulator";
 
 let emu: RunningEmulator;
 let admin: ReturnType<typeof client>;
@@ -149,6 +149,33 @@ describe("bodies", () => {
     );
     expectShape(sent, [413]);
     expect(sent.closed).toBe(true);
+  });
+});
+
+describe("UTF-8", () => {
+  it("answers 400 to a JSON body that is not valid UTF-8, and stores nothing", async () => {
+    const stored = async () => [
+      ...(await listAll(emu.url, emu.adminToken, "/api_keys", "keys")),
+      ...(await listAll(emu.url, emu.adminToken, "/ip_policy_rules", "ip_policy_rules")),
+    ].length;
+    const before = await stored();
+    const rule = `"cidr":"10.210.0.0/16","ip_policy_id":"${emu.fixtures.ipPolicies[0]}","action":"allow",`;
+    // A lone byte, an overlong "/", a UTF-16 surrogate, a cut sequence, a code point past U+10FFFF.
+    for (const bytes of [[0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xe2, 0x82], [0xf4, 0x90, 0x80, 0x80]]) {
+      for (const [path, fields] of [["/api_keys", ""], ["/ip_policy_rules", rule]]) {
+        const res = await fetch(`${emu.url}${path}`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${emu.adminToken}`, "service-version": "2", "content-type": "application/json" },
+          body: Buffer.concat([Buffer.from(`{${fields}"description":"bad `), Buffer.from(bytes), Buffer.from(' utf8"}')]),
+        });
+        const answer = { status: res.status, body: await res.json() };
+        expectShape(answer, [400]);
+        expect(answer.body.msg).toMatch(/UTF-8/);
+      }
+    }
+    expect(await stored()).toBe(before);
+    // Valid multi-byte text still passes.
+    expect((await admin.post("/api_keys", { description: "ünïcødé €😀" })).body.description).toBe("ünïcødé €😀");
   });
 });
 
