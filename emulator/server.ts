@@ -142,7 +142,8 @@ export function createEmulator(options: EmulatorOptions): Emulator {
   }
 
   const requestTimeout = options.requestTimeoutMs ?? 60_000; // a stalled upload holds a connection this long at most
-  const timeouts = { requestTimeout, headersTimeout: Math.min(20_000, requestTimeout), connectionsCheckingInterval: Math.min(30_000, requestTimeout / 2) };
+  // Checked every 5 s (Node's default is 30 s), so a late request is answered close to its limit.
+  const timeouts = { requestTimeout, headersTimeout: Math.min(20_000, requestTimeout), connectionsCheckingInterval: Math.min(5_000, requestTimeout / 2) };
   const server = http.createServer(timeouts, (req, res) => {
     handle(req, res).catch((e) => {
       log(`unhandled: ${e instanceof Error ? e.stack : String(e)}`);
