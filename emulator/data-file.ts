@@ -359,7 +359,7 @@ function lock(file: string): string {
         if (code === "ENOENT") continue; // released meanwhile
         if (code !== "ENOTDIR") throw e;
         // A lock file of an older emulator: its PID. unlink() cannot remove a directory someone
-        // has taken meanwhile.
+        // has taken meanwhile (it fails, and the next turn reads that holder).
         let pid: number;
         try {
           pid = Number(fs.readFileSync(lockDir, "utf8"));
@@ -367,7 +367,11 @@ function lock(file: string): string {
           continue; // gone, or taken meanwhile
         }
         if (isAlive(pid)) throw inUse(pid);
-        unlinkIfThere(lockDir);
+        try {
+          unlinkIfThere(lockDir);
+        } catch {
+          // a directory now
+        }
         continue;
       }
       for (const entry of entries) {
@@ -398,7 +402,7 @@ function unlock(entry: string): void {
   }
 }
 
-/** The PID in a holder's name, when it is one (`<pid>-<hex>`); ours counts as dead: a container restarted after a kill. */
+/** The PID in a holder's name, when it is one (`<pid>-<hex>`). */
 function holderPid(entry: string): number | undefined {
   const m = /^([1-9][0-9]{0,9})-[0-9a-f]{12}$/.exec(entry);
   return m ? Number(m[1]) : undefined;
@@ -422,6 +426,7 @@ function unlinkIfThere(target: string): void {
   }
 }
 
+/** Whether a lock's holder runs. Our own PID in a lock was left by an earlier process (a container restarted after a kill). */
 function isAlive(pid: number): boolean {
   if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid) return false;
   try {

@@ -108,6 +108,19 @@ describe("data file", () => {
     expect(fs.existsSync(`${file}.lock`)).toBe(false);
   });
 
+  it("reads the lock file of an older version: refuses while its PID runs, takes it over once it is gone", async () => {
+    const file = await dataFile();
+    write(`${file}.lock`, String(process.pid)); // this test runner: alive
+    await expectRefused(["--data", file], new RegExp(`in use by another emulator \\(pid ${process.pid}\\)`));
+    const gone = spawn(process.execPath, ["-e", ""]);
+    await new Promise((resolve) => gone.once("exit", resolve));
+    write(`${file}.lock`, String(gone.pid));
+    const emu = await startEmulator(["--data", file]);
+    expect(fs.statSync(`${file}.lock`).isDirectory()).toBe(true);
+    expect(await emu.stop()).toBe(0);
+    expect(fs.existsSync(`${file}.lock`)).toBe(false);
+  });
+
   it("removes temp files of writes interrupted by a kill", async () => {
     const file = await dataFile();
     const temp = path.join(path.dirname(file), ".state.json.99999.tmp");
