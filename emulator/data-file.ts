@@ -2,6 +2,7 @@
 // per change). A change is appended and fsync'd before any answer is sent, so one change costs the
 // same whatever is stored and a kill -9 loses nothing acknowledged; the journal is folded into the
 // snapshot at start and whenever it outgrows it. FILE.lock keeps a second emulator off the file.
+import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { RULE_ACTIONS, RuleAction } from "../contract/ip-policy-rule";
@@ -147,9 +148,11 @@ export class DataFile {
   /**
    * Takes the lock, removes temp files of interrupted writes, and reads and checks the whole
    * snapshot and journal: a file it cannot load is refused (naming what is wrong), never rewritten.
-   * `current` gives the store's state when the journal is folded into the snapshot.
+   * Without a snapshot, `fresh()` is written as one (durably) before any journal line can exist, so
+   * a kill at any point of a first start leaves files that start. `current` gives the store's state
+   * when the journal is folded into the snapshot.
    */
-  static open(file: string, current: () => Snapshot): { dataFile: DataFile; snapshot?: Snapshot; entries: Entry[] } {
+  static open(file: string, current: () => Snapshot, fresh: () => Snapshot): { dataFile: DataFile; snapshot: Snapshot; entries: Entry[] } {
     fs.mkdirSync(path.dirname(file), { recursive: true });
     const lockFile = lock(file);
     try {
@@ -157,13 +160,19 @@ export class DataFile {
       for (const name of fs.readdirSync(path.dirname(file))) {
         if (tempFile.test(name)) fs.rmSync(path.join(path.dirname(file), name), { force: true });
       }
-      const loaded = fs.existsSync(file) ? parse<Snapshot>(file, fs.readFileSync(file, "utf8"), snapshotShape) : undefined;
-      if (loaded) refuseIn(file, () => checkAccounts(loaded));
-      const entries = readJournal(`${file}.journal`, loaded);
-      const dataFile = new DataFile(file, lockFile, fs.openSync(`${file}.journal`, "a", 0o600), current);
+      const journal = `${file}.journal`;
+      let loaded = fs.existsSync(file) ? parse<Snapshot>(file, fs.readFileSync(file, "utf8"), snapshotShape) : undefined;
+      if (loaded) refuseIn(file, () => checkAccounts(loaded!));
+      else {
+        dropInterruptedFirstStart(file, journal);
+        loaded = fresh();
+        writeDurably(file, JSON.stringify(loaded));
+      }
+      const entries = readJournal(journal, loaded);
+      const dataFile = new DataFile(file, lockFile, fs.openSync(journal, "a", 0o600), current);
       return { dataFile, snapshot: loaded, entries };
     } catch (e) {
-      fs.rmSync(lockFile, { force: true });
+      unlock(lockFile);
       throw e;
     }
   }
@@ -212,15 +221,7 @@ export class DataFile {
   compact(): void {
     if (this.pending.length) this.flush();
     const text = JSON.stringify(this.current());
-    const tmp = path.join(path.dirname(this.file), `.${path.basename(this.file)}.${process.pid}.tmp`);
-    const fd = fs.openSync(tmp, "w", 0o600);
-    try {
-      fs.writeSync(fd, text);
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-    fs.renameSync(tmp, this.file);
+    writeDurably(this.file, text);
     // A kill between the rename and the truncation is harmless: entries carry the change
     // number, and those the snapshot already holds are skipped when the journal is read.
     fs.ftruncateSync(this.journal, 0);
@@ -232,8 +233,56 @@ export class DataFile {
   close(): void {
     if (this.pending.length && !this.failed) this.flush();
     fs.closeSync(this.journal);
-    if (readLock(this.lockFile) === process.pid) fs.rmSync(this.lockFile, { force: true });
+    unlock(this.lockFile);
   }
+}
+
+/**
+ * Replaces `file` with `text` whole or not at all: a temp file, fsync'd, renamed over it, and the
+ * directory fsync'd so the rename is on disk before anything that relies on it (the journal's
+ * truncation, its first line).
+ */
+function writeDurably(file: string, text: string): void {
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
+  const fd = fs.openSync(tmp, "w", 0o600);
+  try {
+    fs.writeSync(fd, text);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.renameSync(tmp, file);
+  syncDirectory(path.dirname(file));
+}
+
+function syncDirectory(dir: string): void {
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(dir, "r");
+    fs.fsyncSync(fd);
+  } catch {
+    // not possible on every platform (Windows); the rename itself is atomic anyway
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}
+
+/**
+ * A journal without a snapshot. Since the snapshot is written before the journal, only an older
+ * emulator killed during its first start leaves one: it then holds the fixture keys of accounts
+ * that never reached the disk, and nothing any client was told of (the emulator was not yet
+ * listening). That is dropped. Anything else (a snapshot removed by hand) is refused, never guessed at.
+ */
+function dropInterruptedFirstStart(file: string, journal: string): void {
+  if (!fs.existsSync(journal)) return;
+  const lines = fs.readFileSync(journal, "utf8").split("\n");
+  lines.pop(); // a last line cut short by the kill
+  const entries = lines.map((line, i) => parse<Entry>(`${journal}: line ${i + 1}`, line, entryShape));
+  if (!entries.every((e) => e.op === "key" && e.key.fixture !== undefined)) {
+    throw new Error(`${journal}: its snapshot ${file} is missing and it holds more than an interrupted first start; the emulator leaves it as it is (restore ${file}, or move the journal away to start afresh)`);
+  }
+  fs.unlinkSync(journal);
+  syncDirectory(path.dirname(file));
 }
 
 function refuseIn(where: string, check: () => void): void {
@@ -271,35 +320,115 @@ function readJournal(journal: string, loaded: Snapshot | undefined): Entry[] {
   return entries.filter((e) => e.seq > (loaded?.seq ?? 0));
 }
 
-/** An exclusive lock file holding our PID; one left by a process that is gone is taken over. */
+/**
+ * FILE.lock is a directory holding one entry named after its holder (`<pid>-<random>`). Every step
+ * that can change who holds it is a single atomic call whose outcome depends only on the name it is
+ * given, so two emulators started at once, even over a lock left by a kill -9, cannot both win:
+ * - taking it is rename() of a directory we prepared, already holding our entry, onto FILE.lock;
+ *   that succeeds only when FILE.lock is absent or empty, so it is never seen without a holder;
+ * - breaking a dead holder's lock is unlink() of that holder's entry by its name (a live holder's
+ *   entry, which has another name, is never touched), then rmdir(), which removes only an empty
+ *   directory (one that someone has just taken is not empty, and stays).
+ * Reading a PID and removing "the" lock file, as before, could remove a lock another emulator had
+ * just taken. A holder is dead when no process has its PID (or the PID is ours: a container
+ * restarted after a kill); emulators sharing a --data across PID namespaces are not told apart.
+ */
 function lock(file: string): string {
-  const lockFile = `${file}.lock`;
-  for (;;) {
-    try {
-      fs.writeFileSync(lockFile, String(process.pid), { flag: "wx", mode: 0o600 });
-      return lockFile;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
-    }
-    const pid = readLock(lockFile);
-    // Our own PID in it: left by an earlier process that had it (a container restarted after a kill).
-    if (pid !== process.pid && isAlive(pid)) {
-      throw new Error(`${file} is in use by another emulator (pid ${pid}); stop it or use another --data file (if no emulator runs, remove ${lockFile})`);
-    }
-    fs.rmSync(lockFile, { force: true });
-  }
-}
-
-function readLock(lockFile: string): number {
+  const lockDir = `${file}.lock`;
+  const holder = `${process.pid}-${randomBytes(6).toString("hex")}`;
+  const prepared = path.join(path.dirname(file), `.${path.basename(lockDir)}.${holder}`);
+  const inUse = (pid: number) =>
+    new Error(`${file} is in use by another emulator (pid ${pid}); stop it or use another --data file (if no emulator runs, remove ${lockDir})`);
+  removeDeadPrepared(file);
+  fs.mkdirSync(prepared, { mode: 0o700 });
+  fs.writeFileSync(path.join(prepared, holder), "");
   try {
-    return Number(fs.readFileSync(lockFile, "utf8"));
-  } catch {
-    return NaN; // gone meanwhile
+    for (let attempt = 0; ; attempt++) {
+      if (attempt > 1000) throw new Error(`${file}: could not take ${lockDir}; remove it if no emulator runs`);
+      try {
+        fs.renameSync(prepared, lockDir);
+        return path.join(lockDir, holder);
+      } catch (e) {
+        if (!["ENOTEMPTY", "EEXIST", "ENOTDIR", "EISDIR", "EPERM"].includes((e as NodeJS.ErrnoException).code ?? "")) throw e;
+      }
+      let entries: string[];
+      try {
+        entries = fs.readdirSync(lockDir);
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code === "ENOENT") continue; // released meanwhile
+        if (code !== "ENOTDIR") throw e;
+        // A lock file of an older emulator: its PID. unlink() cannot remove a directory someone
+        // has taken meanwhile (it fails, and the next turn reads that holder).
+        let pid: number;
+        try {
+          pid = Number(fs.readFileSync(lockDir, "utf8"));
+        } catch {
+          continue; // gone, or taken meanwhile
+        }
+        if (isAlive(pid)) throw inUse(pid);
+        try {
+          unlinkIfThere(lockDir);
+        } catch {
+          // a directory now
+        }
+        continue;
+      }
+      for (const entry of entries) {
+        const pid = holderPid(entry);
+        if (pid === undefined) throw new Error(`${file}: ${lockDir} holds ${JSON.stringify(entry)}, which is not an emulator's; remove ${lockDir} if no emulator runs`);
+        if (isAlive(pid)) throw inUse(pid);
+        unlinkIfThere(path.join(lockDir, entry));
+      }
+      try {
+        fs.rmdirSync(lockDir);
+      } catch (e) {
+        if (!["ENOENT", "ENOTEMPTY", "EEXIST"].includes((e as NodeJS.ErrnoException).code ?? "")) throw e;
+      }
+    }
+  } catch (e) {
+    fs.rmSync(prepared, { recursive: true, force: true });
+    throw e;
   }
 }
 
+/** Releases the lock: our entry first, then the directory, which is empty unless someone else took it since. */
+function unlock(entry: string): void {
+  unlinkIfThere(entry);
+  try {
+    fs.rmdirSync(path.dirname(entry));
+  } catch {
+    // gone, or taken meanwhile (after our entry went): theirs now
+  }
+}
+
+/** The PID in a holder's name, when it is one (`<pid>-<hex>`). */
+function holderPid(entry: string): number | undefined {
+  const m = /^([1-9][0-9]{0,9})-[0-9a-f]{12}$/.exec(entry);
+  return m ? Number(m[1]) : undefined;
+}
+
+/** Prepared lock directories left by emulators killed before they could use them. */
+function removeDeadPrepared(file: string): void {
+  const prefix = `.${path.basename(file)}.lock.`;
+  for (const name of fs.readdirSync(path.dirname(file))) {
+    if (!name.startsWith(prefix)) continue;
+    const pid = holderPid(name.slice(prefix.length));
+    if (pid !== undefined && !isAlive(pid)) fs.rmSync(path.join(path.dirname(file), name), { recursive: true, force: true });
+  }
+}
+
+function unlinkIfThere(target: string): void {
+  try {
+    fs.unlinkSync(target);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+  }
+}
+
+/** Whether a lock's holder runs. Our own PID in a lock was left by an earlier process (a container restarted after a kill). */
 function isAlive(pid: number): boolean {
-  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
+  if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid) return false;
   try {
     process.kill(pid, 0);
     return true;

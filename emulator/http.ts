@@ -65,9 +65,16 @@ export function parseJsonBody(raw: Buffer, contentType: string | undefined): Rec
   if (mediaType !== "application/json") {
     throw apiError(415, "ERR_UNSUPPORTED_MEDIA_TYPE", "request bodies must be sent with 'Content-Type: application/json'");
   }
+  let text: string;
+  try {
+    // Buffer's toString would put U+FFFD in place of bytes that are not UTF-8, and store that.
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(raw);
+  } catch {
+    throw apiError(400, "ERR_INVALID_JSON", "request body is not valid UTF-8");
+  }
   let value: unknown;
   try {
-    value = JSON.parse(raw.toString("utf8"));
+    value = JSON.parse(text);
   } catch {
     // JSON.parse's own message quotes the body, which may hold a secret.
     throw apiError(400, "ERR_INVALID_JSON", "request body is not valid JSON");
@@ -112,29 +119,39 @@ export function found<T>(ctx: Ctx, table: Lookup<T>, what: string): T {
   return record;
 }
 
-/** The list query: `limit` (1 to MAX_PAGE_SIZE) and `before_id`, the last id of the previous page. */
-export function pageQuery(ctx: Ctx): { limit: number; beforeId?: string } {
+/**
+ * The list query: `limit` (1 to MAX_PAGE_SIZE) and `before_seq`, the position in creation order
+ * the page ends before (next_page_uri carries the last item's). `before_id`, which older versions
+ * put in their links, is still read: it names an object that must still exist.
+ */
+export function pageQuery(ctx: Ctx, table: Lookup<{ seq: number }>): { limit: number; beforeSeq?: number } {
   for (const name of ctx.query.keys()) {
-    if (name !== "limit" && name !== "before_id") throw apiError(400, "ERR_INVALID_QUERY", `unknown query parameter: ${shownName(name)}`);
+    if (!["limit", "before_seq", "before_id"].includes(name)) throw apiError(400, "ERR_INVALID_QUERY", `unknown query parameter: ${shownName(name)}`);
   }
   const limitText = ctx.query.get("limit");
   const limit = limitText === null ? MAX_PAGE_SIZE : /^[0-9]{1,4}$/.test(limitText) ? Number(limitText) : NaN;
   if (!(limit >= 1 && limit <= MAX_PAGE_SIZE)) throw apiError(400, "ERR_INVALID_QUERY", `limit must be an integer from 1 to ${MAX_PAGE_SIZE}`);
-  return { limit, beforeId: ctx.query.get("before_id") ?? undefined };
+  const seqText = ctx.query.get("before_seq");
+  const beforeId = ctx.query.get("before_id");
+  if (seqText !== null && beforeId !== null) throw apiError(400, "ERR_INVALID_QUERY", "give before_seq or before_id, not both");
+  if (seqText !== null) {
+    if (!/^[0-9]{1,15}$/.test(seqText)) throw apiError(400, "ERR_INVALID_QUERY", "before_seq must be a whole number (the one in next_page_uri)");
+    return { limit, beforeSeq: Number(seqText) };
+  }
+  if (beforeId === null) return { limit };
+  const before = table.get(ctx.account, beforeId);
+  if (!before) throw apiError(400, "ERR_INVALID_QUERY", `before_id does not name an object of this list: ${shown(beforeId)}`);
+  return { limit, beforeSeq: before.seq };
 }
 
-/** Newest-first paging: the page of `list` after `before_id`, with its links. */
-export function page<T extends { id: string }>(ctx: Ctx, path: string, table: Lookup<T>): { items: T[] } & ListEnvelope {
-  const { limit, beforeId } = pageQuery(ctx);
-  const before = beforeId === undefined ? undefined : table.get(ctx.account, beforeId);
-  if (beforeId !== undefined && !before) {
-    throw apiError(400, "ERR_INVALID_QUERY", `before_id does not name an object of this list: ${shown(beforeId)}`);
-  }
-  const { items, more } = table.page(ctx.account, before, limit);
+/** Newest-first paging: the page of `table` before `before_seq`, with its links. */
+export function page<T extends { seq: number }>(ctx: Ctx, path: string, table: Lookup<T>): { items: T[] } & ListEnvelope {
+  const { limit, beforeSeq } = pageQuery(ctx, table);
+  const { items, more } = table.page(ctx.account, beforeSeq, limit);
   const link = (query: string[]) => `${ctx.baseUrl}${path}${query.length ? `?${query.join("&")}` : ""}`;
   // This page's link names what was understood, not what was sent (a repeated parameter is not echoed).
-  const self = link([...(ctx.query.has("limit") ? [`limit=${limit}`] : []), ...(before ? [`before_id=${encodeURIComponent(before.id)}`] : [])]);
-  const next = more ? link([`limit=${limit}`, `before_id=${encodeURIComponent(items[items.length - 1].id)}`]) : null;
+  const self = link([...(ctx.query.has("limit") ? [`limit=${limit}`] : []), ...(beforeSeq !== undefined ? [`before_seq=${beforeSeq}`] : [])]);
+  const next = more ? link([`limit=${limit}`, `before_seq=${items[items.length - 1].seq}`]) : null;
   return { items, uri: self, next_page_uri: next };
 }
 

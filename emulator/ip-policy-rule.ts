@@ -7,8 +7,8 @@ import { RuleRecord } from "./store";
 
 /**
  * The service's reading of a CIDR: IPv4 in dotted decimal or IPv6, with a prefix length, and
- * equal to the network address of its range. Gives the stored form (IPv6 compressed, lower case),
- * or why it is refused. See also parseCidr in provider/validate.ts: the provider's own reading,
+ * equal to the network address of its range. Gives the stored form (IPv6 compressed, lower case;
+ * an IPv4-mapped IPv6 range as its IPv4 range), or why it is refused. See also parseCidr in provider/validate.ts: the provider's own reading,
  * written separately on purpose so that test/provider/agreement.test.ts compares two readings.
  */
 export function parseCidr(text: string): { cidr: string } | { reason: string } {
@@ -23,12 +23,30 @@ export function parseCidr(text: string): { cidr: string } | { reason: string } {
     const network = ipaddr.IPv4.networkAddressFromCIDR(`${address}/${prefix}`).toString();
     return network === address ? { cidr: text } : { reason: `has host bits set; did you mean ${network}/${prefix}?` };
   }
-  if (address.includes(":") && !address.includes("%") && ipaddr.IPv6.isValid(address)) {
+  const hex = address.includes(":") && !address.includes("%") ? embeddedIpv4AsHex(address) : undefined;
+  if (hex !== undefined && ipaddr.IPv6.isValid(hex)) {
     if (prefix > 128) return { reason: "has a prefix length over 128" };
-    const network = ipaddr.IPv6.networkAddressFromCIDR(`${address}/${prefix}`).toString();
-    return network === ipaddr.IPv6.parse(address).toString() ? { cidr: `${network}/${prefix}` } : { reason: `has host bits set; did you mean ${network}/${prefix}?` };
+    const ipv6 = ipaddr.IPv6.parse(hex);
+    // An IPv4-mapped range (::ffff:a.b.c.d/96+n) is the IPv4 range a.b.c.d/n, and is stored as that.
+    if (prefix >= 96 && ipv6.isIPv4MappedAddress()) return parseCidr(`${ipv6.toIPv4Address().toString()}/${prefix - 96}`);
+    const network = ipaddr.IPv6.networkAddressFromCIDR(`${hex}/${prefix}`).toString();
+    return network === ipv6.toString() ? { cidr: `${network}/${prefix}` } : { reason: `has host bits set; did you mean ${network}/${prefix}?` };
   }
   return { reason: "is not an IPv4 or IPv6 address range" };
+}
+
+/**
+ * An IPv6 address with its trailing dotted quad (`::ffff:10.0.0.1`) written as two groups
+ * (`::ffff:a00:1`); undefined when that quad is not four decimal octets without leading zeros.
+ * ipaddr.js alone reads `::1.2.3.4` as `::ffff:1.2.3.4` and takes `010.0.0.1`.
+ */
+function embeddedIpv4AsHex(address: string): string | undefined {
+  const colon = address.lastIndexOf(":");
+  const quad = address.slice(colon + 1);
+  if (!quad.includes(".")) return address;
+  if (!ipaddr.IPv4.isValidFourPartDecimal(quad) || /(^|\.)0[0-9]/.test(quad)) return undefined;
+  const [a, b, c, d] = ipaddr.IPv4.parse(quad).octets;
+  return `${address.slice(0, colon + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
 }
 
 function canonicalCidr(text: string): string {

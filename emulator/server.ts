@@ -18,6 +18,8 @@ export interface EmulatorOptions {
   /** Where clients reach the emulator, when not at the address it listens on (a proxy, a tunnel). */
   publicUrl?: string;
   log?: (line: string) => void;
+  /** How long a request may take to arrive (default 60 s; the headers: 20 s at most). Tests shorten it. */
+  requestTimeoutMs?: number;
 }
 
 export interface Stats {
@@ -33,6 +35,7 @@ export interface Emulator {
   close(): Promise<void>;
 }
 
+const CLIENT_ERROR_LINGER_MS = 1000;
 const newOperationId = () => `op_${randomBytes(12).toString("hex")}`;
 
 export function createEmulator(options: EmulatorOptions): Emulator {
@@ -138,15 +141,16 @@ export function createEmulator(options: EmulatorOptions): Emulator {
     return handler(ctx);
   }
 
-  const server = http.createServer((req, res) => {
+  const requestTimeout = options.requestTimeoutMs ?? 60_000; // a stalled upload holds a connection this long at most
+  // Checked every 5 s (Node's default is 30 s), so a late request is answered close to its limit.
+  const timeouts = { requestTimeout, headersTimeout: Math.min(20_000, requestTimeout), connectionsCheckingInterval: Math.min(5_000, requestTimeout / 2) };
+  const server = http.createServer(timeouts, (req, res) => {
     handle(req, res).catch((e) => {
       log(`unhandled: ${e instanceof Error ? e.stack : String(e)}`);
       res.destroy();
     });
   });
   server.keepAliveTimeout = 30_000;
-  server.headersTimeout = 20_000;
-  server.requestTimeout = 60_000; // a stalled upload holds a connection this long at most
 
   // Requests Node's parser refuses (headers too large, malformed) never reach `handle`: answer
   // them in the same error shape, where the socket can still take an answer.
@@ -165,6 +169,10 @@ export function createEmulator(options: EmulatorOptions): Emulator {
       `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nconnection: close\r\ncontent-type: application/json\r\n` +
         `content-length: ${Buffer.byteLength(payload)}\r\n${OPERATION_ID_HEADER}: ${operationId}\r\n\r\n${payload}`,
     );
+    // end() only half-closes: a client that neither reads nor closes would keep the socket (and its
+    // descriptor) for ever. It gets a moment to read the answer and close; then the socket goes.
+    const gone = setTimeout(() => socket.destroy(), CLIENT_ERROR_LINGER_MS).unref();
+    socket.once("close", () => clearTimeout(gone));
     log(`(unparsed request) ${status} ${operationId} ${err.code ?? ""}`);
   });
 

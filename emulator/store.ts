@@ -53,9 +53,13 @@ class SeqList<T extends { seq: number }> {
     if (this.items[i]?.seq === item.seq) this.items.splice(i, 1);
   }
 
-  /** Up to `limit` records created before `before` (or the newest), newest first, and whether more remain. */
-  page(before: T | undefined, limit: number): { items: T[]; more: boolean } {
-    const end = before ? this.position(before.seq) : this.items.length;
+  /**
+   * Up to `limit` records created before the change numbered `beforeSeq` (or the newest), newest
+   * first, and whether more remain. A position in the order, not a record: it stays valid
+   * whatever is created or deleted meanwhile.
+   */
+  page(beforeSeq: number | undefined, limit: number): { items: T[]; more: boolean } {
+    const end = beforeSeq === undefined ? this.items.length : this.position(beforeSeq);
     const start = Math.max(0, end - limit);
     return { items: this.items.slice(start, end).reverse(), more: start > 0 };
   }
@@ -69,7 +73,7 @@ export interface Page<T> {
 /** What handlers may read of a table: one account's record by id, and its pages. */
 export interface Lookup<T> {
   get(account: Account, id: string): T | undefined;
-  page(account: Account, before: T | undefined, limit: number): Page<T>;
+  page(account: Account, beforeSeq: number | undefined, limit: number): Page<T>;
 }
 
 /** Records of one kind: by id, by one more key (unique), and per account in creation order. */
@@ -85,8 +89,8 @@ class Table<T extends { id: string; accountId: string; seq: number }> implements
     return record?.accountId === account.id ? record : undefined;
   }
 
-  page(account: Account, before: T | undefined, limit: number): Page<T> {
-    return this.listOf(account.id).page(before, limit);
+  page(account: Account, beforeSeq: number | undefined, limit: number): Page<T> {
+    return this.listOf(account.id).page(beforeSeq, limit);
   }
 
   byOtherKey(key: string): T | undefined {
@@ -133,7 +137,7 @@ export class Store {
 
   /** With a data file: loads it (or starts afresh when there is none); without: in memory only. */
   constructor(file?: string) {
-    const opened = file ? DataFile.open(file, () => this.snapshot()) : undefined;
+    const opened = file ? DataFile.open(file, () => this.snapshot(), freshSnapshot) : undefined;
     const loaded = opened?.snapshot ?? freshSnapshot();
     this.seq = loaded.seq;
     this.accounts.push(...loaded.accounts);

@@ -212,6 +212,25 @@ describe("IP policy rules", () => {
     expect((await admin.post("/ip_policy_rules", rule("2001:db8:aa::/48", { ip_policy_id: emu.fixtures.ipPolicies[1] }))).status).toBe(201);
   });
 
+  it("holds one CIDR per policy whatever its spelling: an IPv4-mapped IPv6 range is its IPv4 range (409, on create and PATCH)", async () => {
+    const own = rule("10.0.0.0/8", { ip_policy_id: emu.fixtures.ipPolicies[1] });
+    const first = await admin.post("/ip_policy_rules", own);
+    expect(first.status).toBe(201);
+    for (const spelling of ["::ffff:10.0.0.0/104", "::FFFF:a00:0/104", "0:0:0:0:0:ffff:10.0.0.0/104"]) {
+      expectError(await admin.post("/ip_policy_rules", { ...own, cidr: spelling }), 409, /10\.0\.0\.0\/8/);
+    }
+    const mapped = await admin.post("/ip_policy_rules", { ...own, cidr: "::ffff:192.168.0.0/112" });
+    expect(mapped.status).toBe(201);
+    expect(mapped.body.cidr).toBe("192.168.0.0/16");
+    const other = (await admin.post("/ip_policy_rules", { ...own, cidr: "172.16.0.0/12" })).body;
+    expectError(await admin.patch(`/ip_policy_rules/${other.id}`, { cidr: "::ffff:10.0.0.0/104" }), 409, /10\.0\.0\.0\/8/);
+    expectError(await admin.post("/ip_policy_rules", { ...own, cidr: "::ffff:10.0.0.1/104" }), 400, /host bits/);
+    const ids = [first.body.id, mapped.body.id, other.id];
+    const listed = (await listAll(emu.url, emu.adminToken, "/ip_policy_rules", "ip_policy_rules")).filter((r) => r.ip_policy.id === own.ip_policy_id && (ids.includes(r.id) || /^10\.0\.0\.0\/|ffff/.test(r.cidr)));
+    expect(listed.map((r) => r.cidr).sort()).toEqual(["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"]);
+    for (const r of listed) await admin.delete(`/ip_policy_rules/${r.id}`);
+  });
+
   it("updates description, metadata and cidr; refuses action and ip_policy_id", async () => {
     const created = (await admin.post("/ip_policy_rules", rule("192.0.2.0/24", { description: "d", metadata: "m" }))).body;
     const updated = await admin.patch(`/ip_policy_rules/${created.id}`, { cidr: "192.0.2.128/25", metadata: "" });
@@ -260,7 +279,7 @@ describe("mutual TLS", () => {
 });
 
 describe("lists and paging", () => {
-  it("lists newest first and pages with limit, before_id and an absolute next_page_uri", async () => {
+  it("lists newest first and pages with limit, before_seq and an absolute next_page_uri", async () => {
     const created: string[] = [];
     for (let i = 0; i < 5; i++) {
       created.push((await admin.post("/ip_policy_rules", rule(`172.16.${i}.0/24`, { ip_policy_id: emu.fixtures.ipPolicies[1] }))).body.id);
@@ -280,9 +299,43 @@ describe("lists and paging", () => {
     expect(last.body.next_page_uri).toBeNull();
   });
 
-  it("refuses a limit outside 1–100 and an unknown before_id", async () => {
+  it("refuses a limit outside 1–100, a before_seq that is not a number and an unknown before_id", async () => {
     for (const limit of ["0", "101", "x", "-1", "1.5"]) expectError(await admin.get(`/api_keys?limit=${limit}`), 400, /limit/);
+    for (const seq of ["x", "-1", "1.5", "", "1e3"]) expectError(await admin.get(`/api_keys?before_seq=${seq}`), 400, /before_seq/);
     expectError(await admin.get("/api_keys?before_id=ak_nope"), 400, /before_id/);
+  });
+
+  it("keeps next_page_uri valid when the last object of the page is deleted meanwhile, listing each remaining object once", async () => {
+    const own = await startEmulator(["--rate-limit", "off"]);
+    try {
+      const api = client(own.url, own.adminToken);
+      const ids: string[] = []; // oldest first
+      for (let i = 0; i < 150; i++) {
+        const res = await api.post("/ip_policy_rules", { cidr: `10.50.${i}.0/24`, ip_policy_id: own.fixtures.ipPolicies[0], action: "allow" });
+        expect(res.status).toBe(201);
+        ids.push(res.body.id);
+      }
+      const first = await api.get("/ip_policy_rules");
+      const page1 = first.body.ip_policy_rules.map((r: any) => r.id);
+      expect(page1).toEqual(ids.slice(50).reverse());
+      expect((await api.delete(`/ip_policy_rules/${page1[99]}`)).status).toBe(204);
+      // Created meanwhile: newer than the cursor, so on no later page.
+      expect((await api.post("/ip_policy_rules", { cidr: "10.51.0.0/24", ip_policy_id: own.fixtures.ipPolicies[0], action: "allow" })).status).toBe(201);
+      const second = await api.get(first.body.next_page_uri);
+      expect(second.status).toBe(200);
+      expect(second.body.ip_policy_rules.map((r: any) => r.id)).toEqual(ids.slice(0, 50).reverse());
+      expect(second.body.next_page_uri).toBeNull();
+      // A link of an older version (before_id of an object that exists) still pages.
+      const old = await api.get(`/ip_policy_rules?limit=2&before_id=${ids[10]}`);
+      expect(old.status).toBe(200);
+      expect(old.body.ip_policy_rules.map((r: any) => r.id)).toEqual([ids[9], ids[8]]);
+      expect(old.body.next_page_uri).toMatch(new RegExp(`^${own.url}/ip_policy_rules\\?limit=2&before_seq=\\d+$`));
+      const walked = await listAll(own.url, own.adminToken, "/ip_policy_rules?limit=7", "ip_policy_rules");
+      expect(walked).toHaveLength(150);
+      expect(new Set(walked.map((r) => r.id)).size).toBe(150);
+    } finally {
+      await own.stop();
+    }
   });
 });
 

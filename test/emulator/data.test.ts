@@ -1,12 +1,13 @@
 // The emulator's own data (issue 11): fixtures that cannot be lost, a data file checked whole
 // before use and never overwritten when it cannot be loaded, one emulator per file, nothing
 // acknowledged lost to kill -9, and a cost per request that does not grow with what is stored.
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { call, client, listAll, RunningEmulator, startEmulator } from "../helpers/emulator";
+import { call, client, listAll, REPO, RunningEmulator, startEmulator } from "../helpers/emulator";
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
@@ -107,6 +108,19 @@ describe("data file", () => {
     expect(fs.existsSync(`${file}.lock`)).toBe(false);
   });
 
+  it("reads the lock file of an older version: refuses while its PID runs, takes it over once it is gone", async () => {
+    const file = await dataFile();
+    write(`${file}.lock`, String(process.pid)); // this test runner: alive
+    await expectRefused(["--data", file], new RegExp(`in use by another emulator \\(pid ${process.pid}\\)`));
+    const gone = spawn(process.execPath, ["-e", ""]);
+    await new Promise((resolve) => gone.once("exit", resolve));
+    write(`${file}.lock`, String(gone.pid));
+    const emu = await startEmulator(["--data", file]);
+    expect(fs.statSync(`${file}.lock`).isDirectory()).toBe(true);
+    expect(await emu.stop()).toBe(0);
+    expect(fs.existsSync(`${file}.lock`)).toBe(false);
+  });
+
   it("removes temp files of writes interrupted by a kill", async () => {
     const file = await dataFile();
     const temp = path.join(path.dirname(file), ".state.json.99999.tmp");
@@ -188,6 +202,77 @@ describe("durability", () => {
     } finally {
       await emu.stop();
     }
+  });
+});
+
+describe("kills and races (issue 20)", () => {
+  it("lets exactly one of two emulators started at once over the lock of a killed one run, 30 times in a row", async () => {
+    const file = await dataFile();
+    let holder = await startEmulator(["--data", file]);
+    const outcomes: string[] = [];
+    try {
+      for (let i = 0; i < 30; i++) {
+        await holder.kill(); // leaves its lock behind
+        const both = await Promise.allSettled([startEmulator(["--data", file]), startEmulator(["--data", file])]);
+        const running = both.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+        const refusals = both.flatMap((r) => (r.status === "rejected" ? [(r.reason as Error).message] : []));
+        outcomes.push(`${running.length} running${refusals.every((m) => /in use by another emulator \(pid \d+\)/.test(m)) ? "" : `, ${refusals.join("; ")}`}`);
+        for (const extra of running.slice(1)) await extra.kill();
+        if (running.length === 0) holder = await startEmulator(["--data", file]);
+        else holder = running[0];
+      }
+    } finally {
+      await holder.kill();
+    }
+    expect(outcomes).toEqual(Array(30).fill("1 running"));
+  }, 120_000);
+
+  it("starts on whatever a kill -9 during the first start leaves (80 kills: timed, and at each file change)", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-first-"));
+    dirs.push(dir);
+    const failures: string[] = [];
+    for (let i = 0; i < 80; i++) {
+      const file = path.join(dir, `try${i}`, "state.json");
+      fs.mkdirSync(path.dirname(file));
+      const child = spawn(process.execPath, [path.join(REPO, "dist/emulator/main.js"), "--port", "0", "--data", file], { stdio: "ignore" });
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      const kill = () => child.kill("SIGKILL");
+      // Even tries: at a time spread over the start (0–250 ms); odd ones: at the k-th change the
+      // emulator makes in the directory (1–10), which is where the snapshot and journal are written.
+      let watcher: fs.FSWatcher | undefined;
+      if (i % 2 === 0) setTimeout(kill, Math.round((i / 80) * 250));
+      else {
+        let changes = 0;
+        const k = 1 + ((i >> 1) % 10);
+        watcher = fs.watch(path.dirname(file), () => ++changes === k && kill());
+        setTimeout(kill, 2000); // fewer changes than k: the start had finished
+      }
+      await exited;
+      watcher?.close();
+      const left = fs.readdirSync(path.dirname(file)).join(" ");
+      const started = await startEmulator(["--data", file]).catch((e: Error) => e);
+      if (started instanceof Error) failures.push(`try ${i} (left: ${left}): ${started.message.trim()}`);
+      else await started.stop();
+    }
+    expect(failures).toEqual([]);
+  }, 180_000);
+
+  it("starts on a journal an older emulator left without its snapshot when killed in its first start; refuses any other", async () => {
+    const file = await dataFile();
+    const fixture = read(file).keys.find((k: any) => k.fixture === "admin");
+    const lost = { ...fixture, accountId: "acct_neverwritten", ownerId: "usr_neverwritten" };
+    fs.rmSync(file);
+    write(`${file}.journal`, `${JSON.stringify({ op: "key", key: lost, seq: 4 })}\n{"op":"ke`);
+    const emu = await startEmulator(["--data", file]);
+    await emu.stop();
+    expect(read(file).accounts).toHaveLength(2);
+    fs.rmSync(file);
+    const rule = { id: "ipr_x", accountId: "acct_x", ipPolicyId: "ipp_x", cidr: "10.0.0.0/8", action: "allow", description: "", metadata: "", createdAt: "", seq: 5 };
+    const journal = `${JSON.stringify({ op: "key", key: lost, seq: 4 })}\n${JSON.stringify({ op: "rule", rule, seq: 5 })}\n`;
+    write(`${file}.journal`, journal);
+    await expectRefused(["--data", file], /state\.json\.journal: its snapshot .*state\.json is missing/);
+    expect(fs.readFileSync(`${file}.journal`, "utf8")).toBe(journal);
+    expect(fs.existsSync(file)).toBe(false);
   });
 });
 

@@ -1,7 +1,11 @@
 // Hostile requests (issue 11): each answered in the one error shape, nothing from the request
 // echoed unless it looks like an id, no body read before authentication.
+import { spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as net from "node:net";
+import * as readline from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, client, raw, RunningEmulator, startEmulator } from "../helpers/emulator";
+import { call, client, listAll, raw, REPO, RunningEmulator, startEmulator } from "../helpers/emulator";
 
 let emu: RunningEmulator;
 let admin: ReturnType<typeof client>;
@@ -70,6 +74,7 @@ describe("echoes", () => {
       await admin.get(`/api_keys?limit=${token}`),
       await admin.get(`/api_keys?${token}=1`),
       await admin.get(`/api_keys?before_id=${token}`),
+      await admin.get(`/api_keys?before_seq=${token}`),
       await admin.post("/ip_policy_rules", { cidr: token, ip_policy_id: emu.fixtures.ipPolicies[0], action: "allow" }),
     ];
     for (const res of responses) {
@@ -146,6 +151,95 @@ describe("bodies", () => {
     expect(sent.closed).toBe(true);
   });
 });
+
+describe("UTF-8", () => {
+  it("answers 400 to a JSON body that is not valid UTF-8, and stores nothing", async () => {
+    const stored = async () => [
+      ...(await listAll(emu.url, emu.adminToken, "/api_keys", "keys")),
+      ...(await listAll(emu.url, emu.adminToken, "/ip_policy_rules", "ip_policy_rules")),
+    ].length;
+    const before = await stored();
+    const rule = `"cidr":"10.210.0.0/16","ip_policy_id":"${emu.fixtures.ipPolicies[0]}","action":"allow",`;
+    // A lone byte, an overlong "/", a UTF-16 surrogate, a cut sequence, a code point past U+10FFFF.
+    for (const bytes of [[0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xe2, 0x82], [0xf4, 0x90, 0x80, 0x80]]) {
+      for (const [path, fields] of [["/api_keys", ""], ["/ip_policy_rules", rule]]) {
+        const res = await fetch(`${emu.url}${path}`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${emu.adminToken}`, "service-version": "2", "content-type": "application/json" },
+          body: Buffer.concat([Buffer.from(`{${fields}"description":"bad `), Buffer.from(bytes), Buffer.from(' utf8"}')]),
+        });
+        const answer = { status: res.status, body: await res.json() };
+        expectShape(answer, [400]);
+        expect(answer.body.msg).toMatch(/UTF-8/);
+      }
+    }
+    expect(await stored()).toBe(before);
+    // Valid multi-byte text still passes.
+    expect((await admin.post("/api_keys", { description: "ünïcødé €😀" })).body.description).toBe("ünïcødé €😀");
+  });
+});
+
+describe("slow and silent clients", () => {
+  it("cost the emulator no descriptor once its request timeout has answered them (200 connections that never read or close)", async () => {
+    // The emulator with a 1 s request timeout (60 s in the product), in a process of its own so
+    // that /proc counts its descriptors only.
+    const script = `
+      const { createEmulator } = require("./dist/emulator/server.js");
+      const { Store } = require("./dist/emulator/store.js");
+      const store = new Store();
+      const tokens = store.issueFixtureTokens();
+      createEmulator({ store, requestTimeoutMs: 1000 }).listen(0, "127.0.0.1").then((url) => console.log(JSON.stringify({ url, token: tokens.admin })));`;
+    const child = spawn(process.execPath, ["-e", script], { cwd: REPO, stdio: ["ignore", "pipe", "inherit"] });
+    const sockets: net.Socket[] = [];
+    try {
+      const { url, token } = await new Promise<{ url: string; token: string }>((resolve, reject) => {
+        readline.createInterface({ input: child.stdout! }).once("line", (line) => resolve(JSON.parse(line)));
+        child.once("exit", (code) => reject(new Error(`exited with ${code}`)));
+      });
+      const descriptors = () => fs.readdirSync(`/proc/${child.pid}/fd`).length;
+      const baseline = descriptors();
+      const { port } = new URL(url);
+      const requests = [
+        "GET /api_keys HT", // a partial request line
+        "", // nothing at all
+        `POST /api_keys HTTP/1.1\r\n${headers(token)}Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"descr`, // a stalled body
+      ];
+      const answers: string[] = [];
+      await Promise.all(
+        Array.from({ length: 200 }, (_, i) => new Promise<void>((resolve, reject) => {
+          // Half-open allowed and paused: it neither reads the answer nor closes when the server does.
+          const socket = net.connect({ port: Number(port), host: "127.0.0.1", allowHalfOpen: true }, () => {
+            socket.write(requests[i % requests.length]);
+            resolve();
+          });
+          socket.pause();
+          socket.on("error", reject);
+          sockets.push(socket);
+        })),
+      );
+      await until(() => descriptors() >= baseline + 200, 10_000);
+      expect(descriptors()).toBeGreaterThanOrEqual(baseline + 200);
+      // 1 s of timeout, checked every 0.5 s, then 1 s to read the answer and close: 20 s is generous.
+      await until(() => descriptors() <= baseline + 5, 20_000);
+      expect(descriptors()).toBeLessThanOrEqual(baseline + 5);
+      // What they were answered, read only now.
+      for (const socket of sockets.slice(0, 3)) {
+        let text = "";
+        socket.on("data", (d) => (text += d)).resume();
+        await until(() => text.includes("\r\n"), 5000);
+        answers.push(text.split("\r\n")[0]);
+      }
+      expect(answers).toEqual(["HTTP/1.1 408 Request Timeout", "HTTP/1.1 408 Request Timeout", "HTTP/1.1 408 Request Timeout"]);
+    } finally {
+      sockets.forEach((s) => s.destroy());
+      child.kill("SIGKILL");
+    }
+  }, 60_000);
+});
+
+async function until(done: () => boolean, ms: number): Promise<void> {
+  for (const end = Date.now() + ms; !done() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 100));
+}
 
 describe("links", () => {
   it("builds links from the Host the client used when it names the server, so --host localhost pages", async () => {

@@ -33,6 +33,13 @@ const ipv6Full = fc.array(hextet, { minLength: 8, maxLength: 8 }).map((h) => h.j
 const ipv6Short = fc.tuple(fc.array(hextet, { maxLength: 3 }), fc.array(hextet, { maxLength: 3 })).map(([a, b]) => `${a.join(":")}::${b.join(":")}`);
 const ipv6 = fc.tuple(fc.oneof(ipv6Full, ipv6Short), fc.boolean()).map(([a, upper]) => (upper ? a.toUpperCase() : a));
 
+const mappedPrefix = fc.constantFrom("::ffff:", "::FFFF:", "0:0:0:0:0:ffff:", "0::ffff:", "::0:ffff:");
+/** An IPv4 address as the two hex groups of IPv6 (10.0.0.1 → a00:1). */
+const asHex = (a: string) => {
+  const [w, x, y, z] = a.split(".").map(Number);
+  return `${(w * 256 + x).toString(16)}:${(y * 256 + z).toString(16)}`;
+};
+
 /** CIDRs valid and not: networks, host bits, bad prefixes, leading zeros, junk. */
 const cidr = fc.oneof(
   fc.tuple(ipv4, fc.integer({ min: 0, max: 32 })).map(([a, p]) => `${a}/${p}`),
@@ -43,6 +50,11 @@ const cidr = fc.oneof(
   fc.tuple(ipv4, fc.constantFrom("/08", "/", "", "/-1", "/ 8")).map(([a, s]) => a + s),
   fc.tuple(octet, octet).map(([a, b]) => `0${a}.${b}.0.0/16`),
   fc.string({ unit: fc.constantFrom(..."0123456789abcdefABCDEF:./% x"), maxLength: 24 }),
+  // IPv4-mapped IPv6 (::ffff:a.b.c.d/96+n is a.b.c.d/n), spelled in several ways, with and without host bits.
+  fc.tuple(mappedPrefix, ipv4, fc.integer({ min: 80, max: 140 })).map(([m, a, p]) => `${m}${a}/${p}`),
+  fc.tuple(mappedPrefix, ipv4, fc.integer({ min: 0, max: 32 }), fc.boolean()).map(([m, a, p, hex]) => `${m}${hex ? asHex(networkOf(a, p)) : networkOf(a, p)}/${p + 96}`),
+  fc.tuple(fc.constantFrom("::", "64:ff9b::", "::ffff:0:", "1::ffff:"), ipv4, fc.integer({ min: 96, max: 128 })).map(([m, a, p]) => `${m}${a}/${p}`),
+  fc.tuple(octet, fc.integer({ min: 0, max: 9 })).map(([a, b]) => `::ffff:${a}.0${b}.0.0/112`),
 );
 
 function networkOf(address: string, prefix: number): string {
@@ -79,7 +91,7 @@ describe("check and the service agree", () => {
           expect(res.body.cidr).toBe(checked.inputs.cidr);
         }
       }),
-      { numRuns: 300 },
+      { numRuns: 400 },
     );
     expect(accepted).toBeGreaterThan(30); // the generator reaches both sides
     expect(rejected).toBeGreaterThan(30);

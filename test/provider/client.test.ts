@@ -322,4 +322,21 @@ describe("paths", () => {
       await emu.stop();
     }
   });
+
+  it("pages on when the last object of a page is deleted during the walk", async () => {
+    const emu = await startEmulator(["--rate-limit", "off"]);
+    try {
+      await useApi(emu.url, emu.adminToken);
+      for (let i = 0; i < 7; i++) await client.api("POST", "/api_keys", { what: "create", body: { description: `p${i}` } });
+      const seen: string[] = [];
+      for await (const key of client.listAll("/api_keys?limit=2", "keys", "list")) {
+        seen.push(key.description);
+        // Each page's last key goes as soon as it is read (another client's delete).
+        if (seen.length % 2 === 0 && key.description?.startsWith("p")) await client.api("DELETE", client.apiPath`/api_keys/${key.id}`, { what: "delete" });
+      }
+      expect(seen.filter((d) => d?.startsWith("p"))).toEqual(["p6", "p5", "p4", "p3", "p2", "p1", "p0"]);
+    } finally {
+      await emu.stop();
+    }
+  });
 });
