@@ -42,7 +42,7 @@ function authorityIds(ids: unknown): string | CheckFailure[] {
 }
 
 /** Every input. The module moves with its edge, or to another account, by replacement; the rest is one PUT. */
-const FIELDS: Fields<TlsEdgeMutualTlsInputs, keyof MutualTlsReplaceBody> = {
+export const FIELDS: Fields<TlsEdgeMutualTlsInputs, keyof MutualTlsReplaceBody> = {
   edgeId: { required: true, check: id(ID_PREFIX.tlsEdge), onChange: "replace" },
   certificateAuthorityIds: {
     wire: "certificate_authority_ids",
