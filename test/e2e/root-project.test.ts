@@ -1,9 +1,10 @@
 // The repository root is a Pulumi project (Pulumi.yaml, index.ts = the quickstart program), run as
 // the README's Quickstart says, on a fresh copy of the checkout (the files git knows, nothing
-// built): `npm ci` (whose `prepare` builds dist/), the emulator, `scripts/emulator-config.js` on
-// its startup line, then the real `pulumi up`, a clean `preview --refresh --expect-no-changes`, and
-// `destroy`. The program imports "@accessctl/pulumi", which the root resolves to its own dist/sdk.
-import { execFileSync } from "node:child_process";
+// built): `npm ci`, `npm run emulator` (which builds dist/) with its startup line in a file,
+// `scripts/emulator-config.js` on that file, then the real `pulumi up`, a clean
+// `preview --refresh --expect-no-changes`, and `destroy`. The program imports "@accessctl/pulumi",
+// which the root resolves to its own dist/sdk (a package may import itself by name).
+import { execFileSync, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -29,14 +30,18 @@ it("a fresh copy of the repository: npm ci, emulator, pulumi up at the root, pre
   }
   expect(fs.existsSync(path.join(copy, "dist"))).toBe(false);
   execFileSync("npm", ["ci", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel", "error"], { cwd: copy, stdio: ["ignore", "inherit", "inherit"] });
-  expect(fs.existsSync(path.join(copy, "dist/sdk/index.js"))).toBe(true); // built by `prepare`
 
+  // The README's terminal 1, in a process group of its own (a signal to npm does not reach the emulator).
   fs.mkdirSync(path.join(copy, ".state"));
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const emulator = await require(path.join(copy, "scripts/emulator-process.js")).startEmulator(["--data", path.join(copy, ".state/emulator.json")]);
+  const startupFile = path.join(copy, ".state/emulator-startup.json");
+  const terminal1 = spawn("sh", ["-c", "npm run --silent emulator -- --port 0 --data .state/emulator.json > .state/emulator-startup.json"], { cwd: copy, detached: true, stdio: ["ignore", "ignore", "inherit"] });
+  const exited = new Promise((resolve) => terminal1.once("exit", resolve));
   try {
-    const { url, adminToken, fixtures } = emulator.startup;
-    fs.writeFileSync(path.join(copy, ".state/emulator-startup.json"), JSON.stringify(emulator.startup) + "\n");
+    for (let waited = 0; !(fs.existsSync(startupFile) && fs.readFileSync(startupFile, "utf8").includes("\n")); waited += 200) {
+      if (waited > 180_000 || terminal1.exitCode !== null) throw new Error("the emulator did not print its startup line");
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const { url, adminToken, fixtures } = JSON.parse(fs.readFileSync(startupFile, "utf8").split("\n")[0]);
     const { binDir, nodeDir } = inject("e2e");
     const job = { dir: copy, binDir, node: nodeDir, backend: `file://${path.join(root, "backend")}`, passphrase: "root-project" };
     fs.mkdirSync(path.join(root, "backend"));
@@ -62,7 +67,7 @@ it("a fresh copy of the repository: npm ci, emulator, pulumi up at the root, pre
     await must(["destroy", "--yes", "--non-interactive", "--stack", "emulator"]);
     expect((await api.get("/ip_policy_rules")).body.ip_policy_rules).toEqual([]);
   } finally {
-    emulator.child.kill("SIGTERM");
-    await emulator.exited;
+    process.kill(-terminal1.pid!, "SIGTERM");
+    await exited;
   }
 });
