@@ -34,13 +34,21 @@ export interface IpPolicyRuleInputs extends ProfileInput {
 }
 
 export interface IpPolicyRuleOutputs {
+  /** The IP policy id (`ipp_…`). */
   ipPolicyId: string;
+  /** The IP policy as a reference. */
   ipPolicy: { id: string; uri: string };
+  /** The range, in the service's canonical form. */
   cidr: string;
+  /** `allow` or `deny`. */
   action: RuleAction;
+  /** Description ("" when unset). */
   description: string;
+  /** User data ("" when unset). */
   metadata: string;
+  /** URI of the rule on the API. */
   uri: string;
+  /** Creation time, RFC 3339. */
   createdAt: string;
   adoptId?: string;
   profile?: string;

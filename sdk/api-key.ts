@@ -48,11 +48,17 @@ export class ApiKey extends pulumi.dynamic.Resource {
 
 /** An API key as listed by the API (tokens are never listed). */
 export interface ApiKeyInfo {
+  /** The key id (`ak_…`). */
   id: string;
+  /** URI of the key on the API. */
   uri: string;
+  /** What uses the key ("" when unset). */
   description: string;
+  /** User data ("" when unset). */
   metadata: string;
+  /** The owning User (`usr_…`) or Bot (`bot_…`). */
   ownerId: string;
+  /** Creation time, RFC 3339. */
   createdAt: string;
 }
 

@@ -52,6 +52,7 @@ export class IpPolicyRule extends pulumi.dynamic.Resource {
 
 /** A rule as listed by the API. */
 export interface IpPolicyRuleInfo extends Omit<provider.IpPolicyRuleOutputs, "adoptId" | "profile"> {
+  /** The rule id (`ipr_…`). */
   id: string;
 }
 
