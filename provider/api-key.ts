@@ -47,7 +47,7 @@ export interface ApiKeyOutputs {
  * Every input. The API cannot move a key to another owner or account: those replace it (an ownerId
  * left out means "the caller", no change). An empty ownerId or adoptId is unset.
  */
-const FIELDS: Fields<ApiKeyInputs, keyof ApiKeyCreateBody | keyof ApiKeyUpdateBody> = {
+export const FIELDS: Fields<ApiKeyInputs, keyof ApiKeyCreateBody | keyof ApiKeyUpdateBody> = {
   description: { wire: "description", check: limitedText("description"), same: sameText, onChange: "update", unset: "" },
   metadata: { wire: "metadata", check: limitedText("metadata"), same: sameText, onChange: "update", unset: "" },
   ownerId: { wire: "owner_id", check: id(ID_PREFIX.user, ID_PREFIX.bot), emptyIsUnset: true, same: (declared, current) => declared === undefined || declared === current, onChange: "replace" },

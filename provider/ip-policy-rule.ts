@@ -34,13 +34,21 @@ export interface IpPolicyRuleInputs extends ProfileInput {
 }
 
 export interface IpPolicyRuleOutputs {
+  /** The IP policy id (`ipp_…`). */
   ipPolicyId: string;
+  /** The IP policy as a reference. */
   ipPolicy: { id: string; uri: string };
+  /** The range, in the service's canonical form. */
   cidr: string;
+  /** `allow` or `deny`. */
   action: RuleAction;
+  /** Description ("" when unset). */
   description: string;
+  /** User data ("" when unset). */
   metadata: string;
+  /** URI of the rule on the API. */
   uri: string;
+  /** Creation time, RFC 3339. */
   createdAt: string;
   adoptId?: string;
   profile?: string;
@@ -51,7 +59,7 @@ export interface IpPolicyRuleOutputs {
  * (profile), so those replace the rule; CIDRs are compared in canonical form; an unset and an
  * empty description are the same.
  */
-const FIELDS: Fields<IpPolicyRuleInputs, keyof IpPolicyRuleCreateBody | keyof IpPolicyRuleUpdateBody> = {
+export const FIELDS: Fields<IpPolicyRuleInputs, keyof IpPolicyRuleCreateBody | keyof IpPolicyRuleUpdateBody> = {
   ipPolicyId: { wire: "ip_policy_id", required: true, check: id(ID_PREFIX.ipPolicy), onChange: "replace" },
   cidr: { wire: "cidr", required: ", e.g. 203.0.113.0/24 or 2001:db8::/32", check: cidr, canonical: canonicalCidr, same: sameCidr, onChange: "update" },
   action: { wire: "action", required: `: ${RULE_ACTIONS.map((a) => JSON.stringify(a)).join(" or ")}`, check: oneOf(RULE_ACTIONS), onChange: "replace" },

@@ -42,7 +42,7 @@ function authorityIds(ids: unknown): string | CheckFailure[] {
 }
 
 /** Every input. The module moves with its edge, or to another account, by replacement; the rest is one PUT. */
-const FIELDS: Fields<TlsEdgeMutualTlsInputs, keyof MutualTlsReplaceBody> = {
+export const FIELDS: Fields<TlsEdgeMutualTlsInputs, keyof MutualTlsReplaceBody> = {
   edgeId: { required: true, check: id(ID_PREFIX.tlsEdge), onChange: "replace" },
   certificateAuthorityIds: {
     wire: "certificate_authority_ids",
@@ -67,9 +67,9 @@ export async function check(_olds: TlsEdgeMutualTlsInputs, news: TlsEdgeMutualTl
   const failures: CheckFailure[] = [];
   checkConnection(news, failures);
   const inputs = checkFields(FIELDS, news, failures);
-  // `enabled: true` is the default: stored as unset, as read() reports a live module, so that a
-  // refresh shows no `-enabled` marker on every preview.
-  if (inputs.enabled === MUTUAL_TLS_ENABLED_DEFAULT) delete inputs.enabled;
+  // `enabled` is always stated, its default filled in, as read() reports a live module: so a module
+  // disabled by hand shows as `~ enabled: false => true` after a refresh, and an unchanged one as nothing.
+  if (inputs.enabled === undefined) inputs.enabled = MUTUAL_TLS_ENABLED_DEFAULT;
   return { inputs, failures };
 }
 
@@ -95,9 +95,9 @@ export async function read(id: string, props: Partial<TlsEdgeMutualTlsOutputs> =
   const res = await api<MutualTlsBody>("GET", apiPath`/edges/tls/${id}/mutual_tls`, { what: `read mutual TLS of TLS edge ${id}`, allow404: true, expect: MODULE_FIELDS, source: profileSource(props.profile) });
   if (res.status === 404) return {}; // removed outside Pulumi: refresh drops it
   const outs = toOutputs(id, res.body);
-  // Inputs as the live module would declare them (enabled only when it is not the default), so
-  // that `preview --diff` after a refresh marks the drifted properties (see ip-policy-rule.ts).
-  const inputs = { edgeId: id, certificateAuthorityIds: outs.certificateAuthorityIds, ...(outs.enabled === MUTUAL_TLS_ENABLED_DEFAULT ? {} : { enabled: outs.enabled }), ...keptInputs(props) };
+  // Inputs as the live module would declare them (enabled always, as check() states it), so that
+  // `preview --diff` after a refresh marks the drifted properties (see ip-policy-rule.ts).
+  const inputs = { edgeId: id, certificateAuthorityIds: outs.certificateAuthorityIds, enabled: outs.enabled, ...keptInputs(props) };
   return { id, props: { ...outs, ...keptInputs(props) }, inputs };
 }
 

@@ -8,7 +8,12 @@ import { checkResource, programConfig } from "./connection";
 /** The arguments of an ApiKey (see ApiKeyInputs in provider/api-key.ts). */
 export type ApiKeyArgs = ResourceArgs<provider.ApiKeyInputs>;
 
-/** An API key of the account. Its `token` is known only to the run that creates it, and is a secret. */
+/**
+ * An API key of the account. Its `token` is known only to the run that creates it, and is a secret.
+ * @example
+ * const ci = new accessctl.ApiKey("ci", { description: "CI deploy key", metadata: '{"team":"infra"}' });
+ * export const ciToken = ci.token; // a secret Output<string>
+ */
 export class ApiKey extends pulumi.dynamic.Resource {
   /** What uses the key ("" when unset). At most 255 bytes. */
   declare public readonly description: pulumi.Output<string>;
@@ -25,7 +30,11 @@ export class ApiKey extends pulumi.dynamic.Resource {
   /** The id given in `adoptId`, if the key was adopted. */
   declare public readonly adoptId: pulumi.Output<string | undefined>;
 
-  /** The existing key `id`, read-only: its state is read from the API, nothing is changed or deleted. */
+  /**
+   * The existing key `id`, read-only: its state is read from the API, nothing is changed or deleted.
+   * @example
+   * const existing = accessctl.ApiKey.get("existing", "ak_…");
+   */
   public static get(name: string, id: pulumi.Input<string>, opts?: pulumi.CustomResourceOptions): ApiKey {
     return new ApiKey(name, {}, { ...opts, id });
   }
@@ -39,11 +48,17 @@ export class ApiKey extends pulumi.dynamic.Resource {
 
 /** An API key as listed by the API (tokens are never listed). */
 export interface ApiKeyInfo {
+  /** The key id (`ak_…`). */
   id: string;
+  /** URI of the key on the API. */
   uri: string;
+  /** What uses the key ("" when unset). */
   description: string;
+  /** User data ("" when unset). */
   metadata: string;
+  /** The owning User (`usr_…`) or Bot (`bot_…`). */
   ownerId: string;
+  /** Creation time, RFC 3339. */
   createdAt: string;
 }
 
@@ -52,7 +67,11 @@ export function listApiKeysOutput(): pulumi.Output<ApiKeyInfo[]> {
   return pulumi.output(listApiKeys());
 }
 
-/** Every API key of the account, all pages. Uses the `accessctl:` stack config, else ACCESSCTL_* env. */
+/**
+ * Every API key of the account, all pages. Uses the `accessctl:` stack config, else ACCESSCTL_* env.
+ * @example
+ * export const keyCount = accessctl.listApiKeysOutput().apply((keys) => keys.length);
+ */
 export async function listApiKeys(): Promise<ApiKeyInfo[]> {
   const keys: ApiKeyInfo[] = [];
   for await (const key of listAll<ApiKeyBody>(API_KEYS_PATH, "keys", "list API keys", programConfig())) {

@@ -8,7 +8,11 @@ import { checkResource, programConfig } from "./connection";
 /** The arguments of an IpPolicyRule (see IpPolicyRuleInputs in provider/ip-policy-rule.ts). */
 export type IpPolicyRuleArgs = ResourceArgs<provider.IpPolicyRuleInputs>;
 
-/** An allow or deny rule for a CIDR block in an IP policy. */
+/**
+ * An allow or deny rule for a CIDR block in an IP policy.
+ * @example
+ * const office = new accessctl.IpPolicyRule("office", { ipPolicyId: "ipp_…", cidr: "203.0.113.0/24", action: "allow", description: "HQ" });
+ */
 export class IpPolicyRule extends pulumi.dynamic.Resource {
   /** The IP policy id. */
   declare public readonly ipPolicyId: pulumi.Output<string>;
@@ -29,7 +33,11 @@ export class IpPolicyRule extends pulumi.dynamic.Resource {
   /** The id given in `adoptId`, if the rule was adopted. */
   declare public readonly adoptId: pulumi.Output<string | undefined>;
 
-  /** The existing rule `id`, read-only: its state is read from the API, nothing is changed or deleted. */
+  /**
+   * The existing rule `id`, read-only: its state is read from the API, nothing is changed or deleted.
+   * @example
+   * const existing = accessctl.IpPolicyRule.get("existing", "ipr_…");
+   */
   public static get(name: string, id: pulumi.Input<string>, opts?: pulumi.CustomResourceOptions): IpPolicyRule {
     return new IpPolicyRule(name, {} as IpPolicyRuleArgs, { ...opts, id });
   }
@@ -44,6 +52,7 @@ export class IpPolicyRule extends pulumi.dynamic.Resource {
 
 /** A rule as listed by the API. */
 export interface IpPolicyRuleInfo extends Omit<provider.IpPolicyRuleOutputs, "adoptId" | "profile"> {
+  /** The rule id (`ipr_…`). */
   id: string;
 }
 
@@ -52,7 +61,11 @@ export function listIpPolicyRulesOutput(filter: { ipPolicyId?: pulumi.Input<stri
   return pulumi.output(filter.ipPolicyId).apply((ipPolicyId) => listIpPolicyRules({ ipPolicyId }));
 }
 
-/** Every rule of the account, or of one policy, all pages. Uses the `accessctl:` stack config, else ACCESSCTL_* env. */
+/**
+ * Every rule of the account, or of one policy, all pages. Uses the `accessctl:` stack config, else ACCESSCTL_* env.
+ * @example
+ * export const ruleCount = accessctl.listIpPolicyRulesOutput({ ipPolicyId: "ipp_…" }).apply((rules) => rules.length);
+ */
 export async function listIpPolicyRules(filter: { ipPolicyId?: string } = {}): Promise<IpPolicyRuleInfo[]> {
   const rules: IpPolicyRuleInfo[] = [];
   for await (const rule of listAll<IpPolicyRuleBody>(IP_POLICY_RULES_PATH, "ip_policy_rules", "list IP policy rules", programConfig())) {

@@ -9,6 +9,8 @@ export type TlsEdgeMutualTlsArgs = ResourceArgs<provider.TlsEdgeMutualTlsInputs>
 /**
  * The mutual TLS module of a TLS edge. Creating it replaces whatever module the edge had (the API
  * sets the module as a whole), so an existing module is adopted by declaring its edge.
+ * @example
+ * const mtls = new accessctl.TlsEdgeMutualTls("edge", { edgeId: "edgtls_…", certificateAuthorityIds: ["ca_…"], enabled: true });
  */
 export class TlsEdgeMutualTls extends pulumi.dynamic.Resource {
   /** The TLS edge id (also the resource id). */
@@ -20,7 +22,11 @@ export class TlsEdgeMutualTls extends pulumi.dynamic.Resource {
   /** The certificate authorities as references. */
   declare public readonly certificateAuthorities: pulumi.Output<{ id: string; uri: string }[]>;
 
-  /** The module of the existing edge `edgeId`, read-only: read from the API, nothing is changed or deleted. */
+  /**
+   * The module of the existing edge `edgeId`, read-only: read from the API, nothing is changed or deleted.
+   * @example
+   * const live = accessctl.TlsEdgeMutualTls.get("live", "edgtls_…");
+   */
   public static get(name: string, edgeId: pulumi.Input<string>, opts?: pulumi.CustomResourceOptions): TlsEdgeMutualTls {
     return new TlsEdgeMutualTls(name, {} as TlsEdgeMutualTlsArgs, { ...opts, id: edgeId });
   }

@@ -1,6 +1,7 @@
 // The quickstart stack: an API key for CI, allow and deny rules for IPv4 and IPv6 ranges, and the
-// mutual TLS module of a TLS edge. `npm start` deploys it to the emulator; point it at a real
-// service with `pulumi config set accessctl:apiUrl …` and `pulumi config set --secret accessctl:apiKey …`.
+// mutual TLS module of a TLS edge. `npm start` deploys it to the emulator, and so does `pulumi up` at
+// the repository root (index.ts there is this file); point it at a real service with
+// `pulumi config set accessctl:apiUrl …` and `pulumi config set --secret accessctl:apiKey …`.
 import * as pulumi from "@pulumi/pulumi";
 import * as accessctl from "@accessctl/pulumi";
 

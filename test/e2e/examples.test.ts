@@ -97,7 +97,8 @@ describe("examples", () => {
     const deny = (await mine()).find((r: any) => r.action === "deny");
     await api.delete(`/ip_policy_rules/${deny.id}`);
     const gate = await runAll("drift");
-    expect(gate.code).not.toBe(0);
+    expect(gate.code).toBe(7); // the CLI's exit code for changes under --expect-no-changes, as the workflow says
+    expect(workflow).toMatch(/--expect-no-changes`\n# exits 7 /);
     expect(gate.stdout).toMatch(/deny-198-51-100-0-24/);
     expect((await runAll("deploy")).code).toBe(0);
     expect((await mine()).filter((r: any) => r.action === "deny").map((r: any) => r.cidr)).toEqual(["198.51.100.0/24"]);
