@@ -200,6 +200,7 @@ async function attempt<T>(method: string, url: URL, headers: Record<string, stri
   const deadline = AbortSignal.timeout(deadlineMs);
   try {
     const res = await request(url, { method: method as Dispatcher.HttpMethod, headers, body: payload, dispatcher: agent(), signal: deadline });
+    noteServerDate(res.headers.date);
     const succeeded = res.statusCode >= 200 && res.statusCode < 300;
     // A success we cannot use means a create may have happened all the same.
     const unusable = (e: ApiFailure) => Object.assign(e, { status: res.statusCode, ambiguous: method === "POST" && succeeded });
@@ -337,4 +338,30 @@ export async function* listAll<T>(path: string, field: string, what: string, sou
       throw failure(redact(`${what}: next_page_uri leads back to a page already read (${next}); giving up on the list`, [apiKey]), {});
     }
   }
+}
+
+/**
+ * The service's clock relative to ours (ms to add to Date.now()), as a lower bound learnt from the
+ * `Date` header of its answers: undefined until an answer had one. Recovery uses it to tell
+ * whether an object was created after a request of ours was sent (provider/ownership.ts).
+ */
+export function serverClockOffset(): number | undefined {
+  return serverClock().offset;
+}
+
+function serverClock(): { offset?: number } {
+  const global = globalThis as unknown as Record<symbol, { offset?: number } | undefined>;
+  return (global[Symbol.for("@accessctl/pulumi/server-clock")] ??= {});
+}
+
+/**
+ * A `Date` header is the server's time, floored to the second, at some moment between our sending
+ * and now: `date - now` never exceeds the true offset, and the largest such bound is the closest.
+ */
+function noteServerDate(header: string | string[] | undefined): void {
+  const date = Date.parse(Array.isArray(header) ? header[0] : (header ?? ""));
+  if (!Number.isFinite(date)) return;
+  const clock = serverClock();
+  const bound = date - Date.now();
+  if (clock.offset === undefined || bound > clock.offset) clock.offset = bound;
 }
