@@ -96,7 +96,8 @@ export async function create(inputs: ApiKeyInputs) {
     created = (await api<ApiKeyBody>("POST", API_KEYS_PATH, { what: "create API key", body, expect: { ...KEY_FIELDS, token: "string" }, source: profileSource(inputs.profile) }).finally(listsChanged)).body;
   } catch (e) {
     track.inFlight--;
-    throw (e as ApiFailure).ambiguous ? await afterLostAnswer(e as ApiFailure, inputs, started) : e;
+    // From when the attempt that may have acted was sent (not the first attempt, nor a wait before it).
+    throw (e as ApiFailure).ambiguous ? await afterLostAnswer(e as ApiFailure, inputs, (e as ApiFailure).sentAt ?? started) : e;
   }
   track.inFlight--;
   track.delivered.push(created.id);

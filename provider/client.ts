@@ -64,6 +64,8 @@ export interface ApiFailure extends Error {
   ambiguous?: boolean;
   /** What to do about it, appended to the message when it is thrown. */
   hint?: string;
+  /** When the attempt that may have acted was sent (Date.now()): what it made is no older. */
+  sentAt?: number;
 }
 
 export interface ApiResponse<T = any> {
@@ -269,7 +271,10 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
     blockFor = 0;
     if (n === 0) started = Date.now();
     state.counters.requests++;
-    const result = await attempt<T>(method, url, headers, payload, options, deadlineMs, [conn.apiKey, conn.fallbackApiKey]);
+    const sentAt = Date.now();
+    const result = await attempt<T>(method, url, headers, payload, options, deadlineMs, [conn.apiKey, conn.fallbackApiKey]).catch((e) => {
+      throw Object.assign(e as ApiFailure, { sentAt });
+    });
     if ("response" in result) return result.response;
     if (result.status === 401 && conn.fallbackApiKey) {
       // The key from the stack config was refused (the state holds the config of the last update,
@@ -284,6 +289,7 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
     const outcome = result.status !== undefined ? outcomeOf(String(result.status)) : (outcomeOf(result.code!) ?? LOST);
     if (!outcome?.retry) throw finish(lastError, 1);
     lastError.ambiguous = method === "POST" && outcome.mayHaveActed;
+    lastError.sentAt = sentAt;
     if (outcome.quick) retries = Math.min(retries, NOT_CONNECTED_RETRIES);
     if (result.status === 429) {
       state.counters.rateLimited++;

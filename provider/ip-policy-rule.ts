@@ -120,6 +120,7 @@ export async function create(inputs: IpPolicyRuleInputs) {
   } catch (e) {
     const err = e as ApiFailure;
     if (!err.ambiguous && err.status !== 409) throw err;
+    attempt.sentAt = err.sentAt ?? attempt.sentAt; // the attempt that may have acted, not the first
     if (err.ambiguous) noteLostCreate(slot, attempt);
     // The rule is there already (409), or our create may have made it before its answer was lost.
     const existing = await findExisting(inputs).catch(() => undefined);
