@@ -160,8 +160,8 @@ async function afterLostAnswer(err: ApiFailure, inputs: ApiKeyInputs, started: n
     for (const id of orphans) await remove(id, inputs);
     const deleted = orphans.length ? `deleted ${orphans.length} key(s) this attempt made (${orphans.join(", ")})` : "deleted no key";
     const check = unsure.length
-      ? `; not deleted, as they cannot be proven to be this attempt's (${owner === undefined ? "the caller's principal is unknown; declare ownerId to let this check prove it" : "the service's clock is unknown"}), ` +
-        `check ${unsure.slice(0, 10).join(", ")}${unsure.length > 10 ? ` and ${unsure.length - 10} more` : ""} and delete any that nobody uses`
+      ? `; it may have made these, left as they cannot be proven its own (${owner === undefined ? "the caller's principal is unknown; declaring ownerId lets this check prove it" : "the service's clock is unknown"}): ` +
+        `${unsure.slice(0, 10).join(", ")}${unsure.length > 10 ? ` and ${unsure.length - 10} more` : ""}; check them and delete any that nobody uses`
       : "";
     return plainError(`${lost}: ${deleted}${check}. Run the update again.`);
   } catch (cleanup) {
