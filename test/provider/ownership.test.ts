@@ -3,7 +3,7 @@
 import * as http from "node:http";
 import { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { compiled, configureRequest } from "../helpers/provider";
+import { compiled, configureRequest, serializedProvider } from "../helpers/provider";
 
 const ownership = compiled("provider/ownership.js");
 const client = compiled("provider/client.js");
@@ -95,5 +95,36 @@ describe("the service's clock", () => {
     const offset = client.serverClockOffset();
     expect(offset).toBeLessThanOrEqual(ahead); // never more than the truth: our own objects stay ours
     expect(offset).toBeGreaterThan(ahead - 2000); // the header is in whole seconds
+  });
+});
+
+describe("a rule create whose answer was lost", () => {
+  const servers: http.Server[] = [];
+  afterEach(() => {
+    for (const s of servers.splice(0)) {
+      s.closeAllConnections();
+      s.close();
+    }
+  });
+
+  it("does not take over an older rule that holds the CIDR, and says why; nothing is patched", async () => {
+    const hits: string[] = [];
+    const older = { id: "ipr_older", uri: "u", created_at: new Date(Date.now() - 3_600_000).toISOString(), cidr: "192.0.2.0/24", action: "deny", ip_policy: { id: "ipp_1", uri: "u" } };
+    const server = http.createServer((req, res) => {
+      hits.push(`${req.method} ${req.url}`);
+      req.resume();
+      req.on("end", () => {
+        const status = req.method === "POST" ? 502 : 200;
+        res.writeHead(status, { "content-type": "application/json" });
+        res.end(JSON.stringify(req.method === "POST" ? { error_code: "ERR_GATEWAY", msg: "upstream" } : { ip_policy_rules: [older], uri: "u", next_page_uri: null }));
+      });
+    });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    await config.configure(configureRequest({ "accessctl:apiUrl": `http://127.0.0.1:${(server.address() as AddressInfo).port}`, "accessctl:apiKey": "test-key-0123456789", "accessctl:maxRequestsPerMinute": "100000" }));
+    const { provider } = await serializedProvider("ip-policy-rule");
+    const err = await provider.create({ ipPolicyId: "ipp_1", cidr: "192.0.2.0/24", action: "deny" }).catch((e: Error) => e);
+    expect(err.message).toMatch(/^create IP policy rule 192\.0\.2\.0\/24: HTTP 502 ERR_GATEWAY: upstream; rule ipr_older already holds this CIDR and was not created by this run \(it was created at [^,]+, before this create was sent \([^)]+\)\)\. To manage it from this resource, declare adoptId: "ipr_older"\./);
+    expect(hits.filter((h) => !h.startsWith("GET"))).toEqual(["POST /ip_policy_rules"]);
   });
 });
