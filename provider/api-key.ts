@@ -4,14 +4,16 @@
 import { API_KEYS_PATH, ApiKeyBody, ApiKeyCreateBody, ApiKeyUpdateBody } from "../contract/api-key";
 import { ID_PREFIX } from "../contract/common";
 import { plainError } from "./errors";
-import { api, ApiFailure, apiPath, listAll } from "./client";
+import { api, ApiFailure, apiPath, listAll, serverClockOffset } from "./client";
 import { changedFields, checkFields, createBody, Fields, updateBody } from "./fields";
 import { listsChanged, readObject } from "./list-reads";
-import { claim } from "./ownership";
+import { adoptGone, callerPrincipal, Candidate, claim, CreateAttempt, learnPrincipal, noteReplacing, objectExists, replacing, whyNotMadeBy } from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput, profileSource } from "./profiles";
 import { CheckFailure, id, limitedText, sameText, text } from "./validate";
 
 export { configure } from "./profiles";
+
+const KIND = "API key";
 
 /** The inputs of an ApiKey; the SDK's ApiKeyArgs is made from this (its docs too). */
 export interface ApiKeyInputs extends ProfileInput {
@@ -77,13 +79,14 @@ export async function check(_olds: ApiKeyInputs, news: ApiKeyInputs) {
   return { inputs, failures };
 }
 
-export async function diff(_id: string, olds: ApiKeyOutputs, news: ApiKeyInputs) {
+export async function diff(id: string, olds: ApiKeyOutputs, news: ApiKeyInputs) {
   const { replaces, updates } = changedFields(FIELDS, olds, news);
+  if (replaces.length > 0) noteReplacing(KIND, id); // the replacement is a new key, whatever adoptId says
   return { changes: replaces.length + updates.length > 0, replaces, deleteBeforeReplace: false };
 }
 
 export async function create(inputs: ApiKeyInputs) {
-  if (inputs.adoptId) return adopt(inputs.adoptId, inputs);
+  if (inputs.adoptId && !replacing(KIND, inputs.adoptId)) return adopt(inputs.adoptId, inputs);
   const started = Date.now();
   const body = createBody<ApiKeyCreateBody>(FIELDS, inputs);
   const track = keyCreates();
@@ -93,10 +96,12 @@ export async function create(inputs: ApiKeyInputs) {
     created = (await api<ApiKeyBody>("POST", API_KEYS_PATH, { what: "create API key", body, expect: { ...KEY_FIELDS, token: "string" }, source: profileSource(inputs.profile) }).finally(listsChanged)).body;
   } catch (e) {
     track.inFlight--;
-    throw (e as ApiFailure).ambiguous ? await afterLostAnswer(e as ApiFailure, inputs, started) : e;
+    // From when the attempt that may have acted was sent (not the first attempt, nor a wait before it).
+    throw (e as ApiFailure).ambiguous ? await afterLostAnswer(e as ApiFailure, inputs, (e as ApiFailure).sentAt ?? started) : e;
   }
   track.inFlight--;
   track.delivered.push(created.id);
+  if (!inputs.ownerId) learnPrincipal(profileSource(inputs.profile), created.owner_id); // who "the caller" is
   return { id: created.id, outs: { ...toOutputs(created, created.token ?? undefined), ...keptInputs(inputs) } };
 }
 
@@ -108,42 +113,60 @@ function keyCreates(): { inFlight: number; delivered: string[] } {
 
 /** Takes over an existing key: its token stays unknown to Pulumi (it was shown once, to its creator). */
 async function adopt(id: string, inputs: ApiKeyInputs) {
-  const found = (await api<ApiKeyBody>("GET", keyPath(id), { what: `adopt API key ${id}`, expect: KEY_FIELDS, source: profileSource(inputs.profile) })).body;
+  const found = (await api<ApiKeyBody>("GET", keyPath(id), { what: `adopt API key ${id}`, expect: KEY_FIELDS, source: profileSource(inputs.profile) }).catch(adoptGone(id, "API key"))).body;
   if (inputs.ownerId && found.owner_id !== inputs.ownerId) {
     throw plainError(`adopt API key ${id}: it is owned by ${found.owner_id}, not ${inputs.ownerId}; the owner of a key cannot be changed`);
   }
-  claim("API key", id, `adopt API key ${id}`);
+  claim(KIND, id, `adopt API key ${id}`);
   try {
     return { id, outs: { ...toOutputs(await patch(id, inputs), undefined), ...keptInputs(inputs) } };
   } catch (e) {
     // The key exists either way: a partial create keeps it in state, as it is now.
-    throw Object.assign(e as Error, { id, properties: { ...toOutputs(found, undefined), ...keptInputs(inputs) } });
+    throw objectExists(e as Error, id, { ...toOutputs(found, undefined), ...keptInputs(inputs) }, inputs);
   }
 }
 
 /**
  * The create may or may not have happened. A key made then is useless (nobody got its token), so
- * find keys that match what we sent and were created meanwhile, delete them, and say so.
+ * delete the keys this attempt can have made (ownership.ts: created since it was sent, by the
+ * caller, with every field sent, not handed to Pulumi) and say so. A key that matches but whose
+ * owner cannot be proven to be the caller is only named: it may be someone else's live key.
  */
 async function afterLostAnswer(err: ApiFailure, inputs: ApiKeyInputs, started: number): Promise<Error> {
-  const since = started - 60_000; // allows for clock skew between us and the service
   const track = keyCreates();
+  const source = profileSource(inputs.profile);
   // Let the other creates of this run settle first: a sibling key with the same description whose
-  // token was handed to Pulumi is not an orphan.
+  // token was handed to Pulumi is not an orphan (and a sibling may teach us the caller's principal).
   for (let waited = 0; track.inFlight > 0 && waited < 120_000; waited += 100) await new Promise((r) => setTimeout(r, 100));
+  const lost = `${err.message}; the answer to the create was lost, so its token is unknown`;
   try {
+    const owner = inputs.ownerId ?? callerPrincipal(source);
+    const attempt: CreateAttempt = { kind: KIND, sentAt: started, sent: { description: text(inputs.description), metadata: text(inputs.metadata), ownerId: owner } };
     const orphans: string[] = [];
-    for await (const key of listAll<ApiKeyBody>(API_KEYS_PATH, "keys", "look for an API key left by a lost answer", profileSource(inputs.profile))) {
-      if (Date.parse(key.created_at) < since) break; // newest first: the rest are older
-      const same = text(key.description) === text(inputs.description) && text(key.metadata) === text(inputs.metadata);
-      if (same && (!inputs.ownerId || key.owner_id === inputs.ownerId) && !track.delivered.includes(key.id)) orphans.push(key.id);
+    const unsure: string[] = [];
+    let offset = serverClockOffset();
+    for await (const key of listAll<ApiKeyBody>(API_KEYS_PATH, "keys", "look for an API key left by a lost answer", source)) {
+      offset = serverClockOffset(); // the list's own answers tell the service's clock too
+      if (offset !== undefined && Date.parse(key.created_at) < Math.floor((started + offset) / 1000) * 1000) break; // newest first: the rest are older
+      const found: Candidate = { id: key.id, createdAt: key.created_at, fields: { description: text(key.description), metadata: text(key.metadata), ownerId: key.owner_id } };
+      if (track.delivered.includes(key.id)) continue;
+      if (!whyNotMadeBy(attempt, found, offset)) orphans.push(key.id);
+      // Unprovable but possible: the clock is unknown, or only the owner cannot be checked.
+      else if (owner === undefined || offset === undefined) {
+        const lenient: CreateAttempt = { ...attempt, sent: { ...attempt.sent, ownerId: key.owner_id } };
+        if (!whyNotMadeBy(lenient, found, offset ?? -Infinity)) unsure.push(`${key.id} (owner ${key.owner_id}, created_at ${key.created_at})`);
+      }
     }
     for (const id of orphans) await remove(id, inputs);
-    return plainError(`${err.message}; the answer to the create was lost, so its token is unknown: ` +
-      (orphans.length ? `deleted ${orphans.length} unconfirmed key(s) (${orphans.join(", ")}).` : "no key was created.") + " Run the update again.");
+    const deleted = orphans.length ? `deleted ${orphans.length} key(s) this attempt made (${orphans.join(", ")})` : "deleted no key";
+    const check = unsure.length
+      ? `; it may have made these, left as they cannot be proven its own (${owner === undefined ? "the caller's principal is unknown; declaring ownerId lets this check prove it" : "the service's clock is unknown"}): ` +
+        `${unsure.slice(0, 10).join(", ")}${unsure.length > 10 ? ` and ${unsure.length - 10} more` : ""}; check them and delete any that nobody uses`
+      : "";
+    return plainError(`${lost}: ${deleted}${check}. Run the update again.`);
   } catch (cleanup) {
-    return plainError(`${err.message}; the answer to the create was lost and checking for a key it may have made failed too ` +
-      `(${(cleanup as Error).message}): look for a key created after ${new Date(since).toISOString()} with this description and delete it.`);
+    return plainError(`${lost}, and checking for a key it may have made failed too (${(cleanup as Error).message}): ` +
+      `look for a key created after ${new Date(started).toISOString()} (this machine's clock) with this description, and delete it if nobody uses it.`);
   }
 }
 

@@ -64,6 +64,8 @@ export interface ApiFailure extends Error {
   ambiguous?: boolean;
   /** What to do about it, appended to the message when it is thrown. */
   hint?: string;
+  /** When the attempt that may have acted was sent (Date.now()): what it made is no older. */
+  sentAt?: number;
 }
 
 export interface ApiResponse<T = any> {
@@ -200,6 +202,7 @@ async function attempt<T>(method: string, url: URL, headers: Record<string, stri
   const deadline = AbortSignal.timeout(deadlineMs);
   try {
     const res = await request(url, { method: method as Dispatcher.HttpMethod, headers, body: payload, dispatcher: agent(), signal: deadline });
+    noteServerDate(res.headers.date);
     const succeeded = res.statusCode >= 200 && res.statusCode < 300;
     // A success we cannot use means a create may have happened all the same.
     const unusable = (e: ApiFailure) => Object.assign(e, { status: res.statusCode, ambiguous: method === "POST" && succeeded });
@@ -268,7 +271,10 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
     blockFor = 0;
     if (n === 0) started = Date.now();
     state.counters.requests++;
-    const result = await attempt<T>(method, url, headers, payload, options, deadlineMs, [conn.apiKey, conn.fallbackApiKey]);
+    const sentAt = Date.now();
+    const result = await attempt<T>(method, url, headers, payload, options, deadlineMs, [conn.apiKey, conn.fallbackApiKey]).catch((e) => {
+      throw Object.assign(e as ApiFailure, { sentAt });
+    });
     if ("response" in result) return result.response;
     if (result.status === 401 && conn.fallbackApiKey) {
       // The key from the stack config was refused (the state holds the config of the last update,
@@ -283,6 +289,7 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
     const outcome = result.status !== undefined ? outcomeOf(String(result.status)) : (outcomeOf(result.code!) ?? LOST);
     if (!outcome?.retry) throw finish(lastError, 1);
     lastError.ambiguous = method === "POST" && outcome.mayHaveActed;
+    lastError.sentAt = sentAt;
     if (outcome.quick) retries = Math.min(retries, NOT_CONNECTED_RETRIES);
     if (result.status === 429) {
       state.counters.rateLimited++;
@@ -337,4 +344,30 @@ export async function* listAll<T>(path: string, field: string, what: string, sou
       throw failure(redact(`${what}: next_page_uri leads back to a page already read (${next}); giving up on the list`, [apiKey]), {});
     }
   }
+}
+
+/**
+ * The service's clock relative to ours (ms to add to Date.now()), as a lower bound learnt from the
+ * `Date` header of its answers: undefined until an answer had one. Recovery uses it to tell
+ * whether an object was created after a request of ours was sent (provider/ownership.ts).
+ */
+export function serverClockOffset(): number | undefined {
+  return serverClock().offset;
+}
+
+function serverClock(): { offset?: number } {
+  const global = globalThis as unknown as Record<symbol, { offset?: number } | undefined>;
+  return (global[Symbol.for("@accessctl/pulumi/server-clock")] ??= {});
+}
+
+/**
+ * A `Date` header is the server's time, floored to the second, at some moment between our sending
+ * and now: `date - now` never exceeds the true offset, and the largest such bound is the closest.
+ */
+function noteServerDate(header: string | string[] | undefined): void {
+  const date = Date.parse(Array.isArray(header) ? header[0] : (header ?? ""));
+  if (!Number.isFinite(date)) return;
+  const clock = serverClock();
+  const bound = date - Date.now();
+  if (clock.offset === undefined || bound > clock.offset) clock.offset = bound;
 }

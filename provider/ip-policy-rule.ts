@@ -3,10 +3,10 @@
 import { ID_PREFIX } from "../contract/common";
 import { IP_POLICY_RULES_PATH, IpPolicyRuleBody, IpPolicyRuleCreateBody, IpPolicyRuleUpdateBody, RULE_ACTIONS, RuleAction } from "../contract/ip-policy-rule";
 import { plainError } from "./errors";
-import { api, ApiFailure, apiPath, listAll } from "./client";
+import { api, ApiFailure, apiPath, listAll, serverClockOffset } from "./client";
 import { changedFields, checkFields, createBody, Fields, updateBody } from "./fields";
 import { listsChanged, readObject } from "./list-reads";
-import { adoptExistingAllowed, claim, claimed, mayHaveCreated, noteLostCreate } from "./ownership";
+import { adoptExistingAllowed, adoptGone, Candidate, claim, claimed, CreateAttempt, mayHaveCreated, noteLostCreate, noteReplacing, objectExists, replacing, whyNotMadeBy } from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput, profileSource } from "./profiles";
 import { canonicalCidr, CheckFailure, cidr, id, limitedText, oneOf, sameCidr, sameText, text } from "./validate";
 
@@ -93,9 +93,10 @@ export async function check(_olds: IpPolicyRuleInputs, news: IpPolicyRuleInputs)
   return { inputs, failures };
 }
 
-export async function diff(_id: string, olds: IpPolicyRuleOutputs, news: IpPolicyRuleInputs) {
+export async function diff(id: string, olds: IpPolicyRuleOutputs, news: IpPolicyRuleInputs) {
   const { replaces, updates } = changedFields(FIELDS, olds, news);
   const cidrChanged = updates.includes("cidr");
+  if (replaces.length > 0) noteReplacing(KIND, id); // the replacement is a new rule, whatever adoptId says
   return {
     changes: replaces.length + updates.length > 0,
     replaces,
@@ -104,11 +105,21 @@ export async function diff(_id: string, olds: IpPolicyRuleOutputs, news: IpPolic
   };
 }
 
+/** What a rule holds, in the form the service shows it: what a create sent, or what a found rule has. */
+function ruleFields(rule: { ipPolicyId: string; cidr: string; action: string; description?: string; metadata?: string }): Record<string, string> {
+  return { ipPolicyId: rule.ipPolicyId, cidr: canonicalCidr(rule.cidr), action: rule.action, description: text(rule.description), metadata: text(rule.metadata) };
+}
+
+function candidate(rule: IpPolicyRuleBody): Candidate {
+  return { id: rule.id, createdAt: rule.created_at, fields: ruleFields(toOutputs(rule)) };
+}
+
 export async function create(inputs: IpPolicyRuleInputs) {
-  if (inputs.adoptId) return adopt(inputs.adoptId, inputs);
+  if (inputs.adoptId && !replacing(KIND, inputs.adoptId)) return adopt(inputs.adoptId, inputs);
   const what = `create IP policy rule ${inputs.cidr}`;
   const body = createBody<IpPolicyRuleCreateBody>(FIELDS, inputs);
-  const slot = `${inputs.ipPolicyId} ${inputs.cidr}`; // a policy holds a CIDR once
+  const slot = `${inputs.ipPolicyId} ${canonicalCidr(inputs.cidr)}`; // a policy holds a CIDR once
+  const attempt: CreateAttempt = { kind: KIND, sentAt: Date.now(), sent: ruleFields(inputs) };
   try {
     const source = profileSource(inputs.profile);
     const created = (await api<IpPolicyRuleBody>("POST", IP_POLICY_RULES_PATH, { what, body, expect: RULE_FIELDS, source }).finally(listsChanged)).body;
@@ -117,17 +128,20 @@ export async function create(inputs: IpPolicyRuleInputs) {
   } catch (e) {
     const err = e as ApiFailure;
     if (!err.ambiguous && err.status !== 409) throw err;
-    if (err.ambiguous) noteLostCreate(KIND, slot);
+    attempt.sentAt = err.sentAt ?? attempt.sentAt; // the attempt that may have acted, not the first
+    if (err.ambiguous) noteLostCreate(slot, attempt);
     // The rule is there already (409), or our create may have made it before its answer was lost.
     const existing = await findExisting(inputs).catch(() => undefined);
     if (!existing) throw err;
     if (existing.action !== inputs.action) {
       throw plainError(`${err.message}; rule ${existing.id} has this CIDR with action ${existing.action}: delete it, or adopt it with adoptId "${existing.id}" and action "${existing.action}"`);
     }
-    // Take it over only if this run may have made it, or the user said so; else it is someone else's.
-    // (One that another resource of this run manages fails in claim, with that reason.)
-    if (!err.ambiguous && !mayHaveCreated(KIND, slot) && !adoptExistingAllowed() && !claimed(KIND, existing.id)) {
-      throw plainError(`${err.message}; rule ${existing.id} already holds this CIDR and was not created by this run. ` +
+    // Take it over only if a lost create of this run can have made it (ownership.ts), or the user
+    // said so; else it is someone else's. (One that another resource of this run manages fails in
+    // claim, with that reason.)
+    if (!claimed(KIND, existing.id) && !adoptExistingAllowed() && !mayHaveCreated(KIND, slot, candidate(existing), serverClockOffset())) {
+      const why = whyNotMadeBy(attempt, candidate(existing), serverClockOffset());
+      throw plainError(`${err.message}; rule ${existing.id} already holds this CIDR and was not created by this run${err.ambiguous && why ? ` (${why})` : ""}. ` +
         `To manage it from this resource, declare adoptId: "${existing.id}". If an interrupted \`pulumi up\` of this stack made it, ` +
         "run `ACCESSCTL_ADOPT_EXISTING=1 pulumi up` once. If another stack manages it, remove it from this one.");
     }
@@ -145,13 +159,14 @@ async function findExisting(inputs: IpPolicyRuleInputs): Promise<IpPolicyRuleBod
 
 /** Takes over an existing rule and brings it to the declared inputs. */
 async function adopt(id: string, inputs: IpPolicyRuleInputs) {
-  const found = (await api<IpPolicyRuleBody>("GET", rulePath(id), { what: `adopt IP policy rule ${id}`, expect: RULE_FIELDS, source: profileSource(inputs.profile) })).body;
+  const what = `adopt IP policy rule ${id}`;
+  const found = (await api<IpPolicyRuleBody>("GET", rulePath(id), { what, expect: RULE_FIELDS, source: profileSource(inputs.profile) }).catch(adoptGone(id, "rule"))).body;
   for (const [property, have, want] of [["ipPolicyId", found.ip_policy.id, inputs.ipPolicyId], ["action", found.action, inputs.action]]) {
     if (have !== want) {
-      throw plainError(`adopt IP policy rule ${id}: its ${property} is ${have}, not ${want}, and the API cannot change it; declare ${property}: "${have}" or let Pulumi create a new rule`);
+      throw plainError(`${what}: its ${property} is ${have}, not ${want}, and the API cannot change it; declare ${property}: "${have}" or let Pulumi create a new rule`);
     }
   }
-  claim(KIND, id, `adopt IP policy rule ${id}`);
+  claim(KIND, id, what);
   return converge(found, inputs);
 }
 
@@ -163,7 +178,7 @@ async function converge(found: IpPolicyRuleBody, inputs: IpPolicyRuleInputs) {
     return { id: found.id, outs: { ...outs, ...keptInputs(inputs) } };
   } catch (e) {
     // The rule exists either way: a partial create keeps it in state, as it is now.
-    throw Object.assign(e as Error, { id: found.id, properties: { ...current, ...keptInputs(inputs) } });
+    throw objectExists(e as Error, found.id, { ...current, ...keptInputs(inputs) }, inputs);
   }
 }
 

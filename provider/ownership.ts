@@ -5,17 +5,23 @@
 // The records live on globalThis: module variables are not shared once Pulumi serializes the
 // provider by value, and the symbol is made inside the functions (a captured one cannot be serialized).
 
-import { plainError } from "./errors";
+import { createHash } from "node:crypto";
+import { ConfigSource, connection } from "./config";
+import { plainError, setMessage } from "./errors";
 interface Ownership {
   /** "<kind> <id>" of every object a resource of this run has claimed. */
   claimed: string[];
-  /** "<kind> <key>" of creates of this run whose answers were lost. */
-  lostCreates: string[];
+  /** Creates of this run whose answers were lost, by "<kind> <key>". */
+  lostCreates: { slot: string; attempt: CreateAttempt }[];
+  /** "<kind> <id>" of objects whose resources diff found must be replaced. */
+  replacing: string[];
+  /** Principal (owner_id of keys it creates) of each API key this process called with, by identity(). */
+  principals: Record<string, string>;
 }
 
 function ownership(): Ownership {
   const global = globalThis as unknown as Record<symbol, Ownership | undefined>;
-  return (global[Symbol.for("@accessctl/pulumi/ownership")] ??= { claimed: [], lostCreates: [] });
+  return (global[Symbol.for("@accessctl/pulumi/ownership")] ??= { claimed: [], lostCreates: [], replacing: [], principals: {} });
 }
 
 /**
@@ -35,13 +41,103 @@ export function claimed(kind: string, id: string): boolean {
   return ownership().claimed.includes(`${kind} ${id}`);
 }
 
-/** A create of this run whose answer was lost: what it may have made can be taken over later in the run. */
-export function noteLostCreate(kind: string, key: string): void {
-  ownership().lostCreates.push(`${kind} ${key}`);
+/** A create whose answer may be lost: when it was sent and what it sent. */
+export interface CreateAttempt {
+  kind: string;
+  /** When the request was sent, on this process's clock (Date.now()). */
+  sentAt: number;
+  /** Every field sent, in the form the service shows it (canonical); undefined: not known (e.g. the caller's principal). */
+  sent: Record<string, string | undefined>;
 }
 
-export function mayHaveCreated(kind: string, key: string): boolean {
-  return ownership().lostCreates.includes(`${kind} ${key}`);
+/** An existing object, in the same terms as CreateAttempt.sent. */
+export interface Candidate {
+  id: string;
+  createdAt: string;
+  fields: Record<string, string>;
+}
+
+/**
+ * Why `attempt` cannot have made `found`, or undefined when it can have: it must have been created at
+ * or after the moment the request was sent, on the service's clock (`offsetMs`, see
+ * serverClockOffset in ./client; flooring to the second allows for timestamps in whole seconds),
+ * have every field sent, and not be managed by another resource of this run. Whatever cannot be
+ * proven (an unknown clock or field) is a reason.
+ */
+export function whyNotMadeBy(attempt: CreateAttempt, found: Candidate, offsetMs: number | undefined): string | undefined {
+  if (claimed(attempt.kind, found.id)) return "another resource of this stack manages it";
+  if (offsetMs === undefined) return "the service's clock is unknown (its answers have no Date header), so its creation time proves nothing";
+  const since = Math.floor((attempt.sentAt + offsetMs) / 1000) * 1000;
+  const created = Date.parse(found.createdAt);
+  if (!Number.isFinite(created)) return `its created_at ${JSON.stringify(found.createdAt)} is not a time`;
+  if (created < since) return `it was created at ${found.createdAt}, before this create was sent (${new Date(since).toISOString()})`;
+  for (const [field, value] of Object.entries(attempt.sent)) {
+    if (value === undefined) return `its ${field} cannot be checked (${field} ${found.fields[field]} is not known to be the caller's)`;
+    if (found.fields[field] !== value) return `its ${field} is ${JSON.stringify(found.fields[field])}, not ${JSON.stringify(value)}`;
+  }
+  return undefined;
+}
+
+/** A create of this run whose answer was lost: what it can have made may be taken over later in the run. */
+export function noteLostCreate(slot: string, attempt: CreateAttempt): void {
+  ownership().lostCreates.push({ slot: `${attempt.kind} ${slot}`, attempt });
+}
+
+/** Whether a lost create of this run for `slot` can have made `found` (see whyNotMadeBy). */
+export function mayHaveCreated(kind: string, slot: string, found: Candidate, offsetMs: number | undefined): boolean {
+  return ownership().lostCreates.some((lost) => lost.slot === `${kind} ${slot}` && !whyNotMadeBy(lost.attempt, found, offsetMs));
+}
+
+/**
+ * diff found that the resource holding `id` must be replaced: its replacement is a new object, even
+ * when the program still says adoptId `id` (diff and the create that follows run in one process).
+ */
+export function noteReplacing(kind: string, id: string): void {
+  ownership().replacing.push(`${kind} ${id}`);
+}
+
+export function replacing(kind: string, id: string): boolean {
+  return ownership().replacing.includes(`${kind} ${id}`);
+}
+
+/**
+ * Who calls the service with the API key of `source`: the owner_id of a key this process created
+ * without ownerId (learnPrincipal), else undefined. Kept by a hash of the URL and key, never the key.
+ */
+export function callerPrincipal(source: ConfigSource | undefined): string | undefined {
+  return ownership().principals[identity(source)];
+}
+
+export function learnPrincipal(source: ConfigSource | undefined, ownerId: string): void {
+  ownership().principals[identity(source)] = ownerId;
+}
+
+function identity(source: ConfigSource | undefined): string {
+  const { apiUrl, apiKey } = connection(source);
+  return createHash("sha256").update(`${apiUrl}\n${apiKey}`).digest("hex");
+}
+
+/**
+ * An error of a create (or update) that failed after the object came to exist: the engine records
+ * `properties` as the object's outputs (a partial create). Pulumi's host adds neither `__provider`
+ * (without it a later refresh or destroy fails with "code must be a string") nor `reasons` (the
+ * only text the engine shows), so both are set here.
+ */
+export function objectExists(err: Error, id: string, properties: object, inputs: object): Error {
+  const { __provider } = inputs as { __provider?: unknown };
+  const provider = __provider === undefined ? {} : { __provider };
+  return Object.assign(err, { id, properties: { ...properties, ...provider }, reasons: [err.message] });
+}
+
+/**
+ * For the GET of an adopted object: a 404 says adoptId names nothing (deleted since, or a typo); say
+ * how to get a new object instead of a bare 404.
+ */
+export function adoptGone(id: string, noun: string): (e: Error & { status?: number }) => never {
+  return (e) => {
+    if (e.status !== 404) throw e;
+    throw setMessage(e, `${e.message}; adoptId "${id}" names no existing ${noun}: remove adoptId to let Pulumi create a new ${noun}`);
+  };
 }
 
 /** The explicit recovery switch for the run after an interrupted `pulumi up`. Read at call time. */

@@ -212,13 +212,13 @@ describe("answers that are not what they should be", () => {
     await useApi(server.url, "k".repeat(20));
     const { provider } = await serializedProvider("api-key");
     const err = await provider.create({ description: "x" }).catch((e: Error) => e);
-    expect(err.message).toMatch(/^create API key: the answer has no valid id .*; the answer to the create was lost, so its token is unknown: no key was created\. Run the update again\.$/);
+    expect(err.message).toMatch(/^create API key: the answer has no valid id .*; the answer to the create was lost, so its token is unknown: deleted no key\. Run the update again\.$/);
     expect(server.hits.POST).toBe(1);
     expect(server.hits.GET).toBe(1); // it looked for a key the create may have made
   });
 
   it("after a lost create answer, deletes the orphan key but never a sibling whose token was delivered", async () => {
-    const now = new Date().toISOString();
+    const now = () => new Date().toISOString(); // made by the creates: after they were sent
     const deleted: string[] = [];
     let posts = 0;
     const server = await misbehaving((req, res) => {
@@ -230,10 +230,10 @@ describe("answers that are not what they should be", () => {
         posts++;
         if (posts === 1) return res.socket!.destroy(); // the first create's answer is lost
         // The sibling's create answers late, while the first one is being cleaned up.
-        return setTimeout(() => json(201, { id: "ak_sibling", uri: "u", created_at: now, token: "sibling-token-0123456789", owner_id: "usr_a", description: "same" }), 500);
+        return setTimeout(() => json(201, { id: "ak_sibling", uri: "u", created_at: now(), token: "sibling-token-0123456789", owner_id: "usr_a", description: "same" }), 500);
       }
       if (req.method === "GET") {
-        const key = (id: string) => ({ id, uri: "u", created_at: now, token: null, owner_id: "usr_a", description: "same" });
+        const key = (id: string) => ({ id, uri: "u", created_at: now(), token: null, owner_id: "usr_a", description: "same" });
         return json(200, { keys: [key("ak_sibling"), key("ak_orphan")], uri: "u", next_page_uri: null });
       }
       deleted.push(req.url!);
@@ -244,7 +244,7 @@ describe("answers that are not what they should be", () => {
     const [lost, sibling] = await Promise.allSettled([provider.create({ description: "same" }), provider.create({ description: "same" })]);
     expect(sibling).toMatchObject({ status: "fulfilled", value: { id: "ak_sibling" } });
     expect(lost.status).toBe("rejected");
-    expect((lost as PromiseRejectedResult).reason.message).toMatch(/the answer to the create was lost, so its token is unknown: deleted 1 unconfirmed key\(s\) \(ak_orphan\)\. Run the update again\.$/);
+    expect((lost as PromiseRejectedResult).reason.message).toMatch(/the answer to the create was lost, so its token is unknown: deleted 1 key\(s\) this attempt made \(ak_orphan\)\. Run the update again\.$/);
     expect(deleted).toEqual(["/api_keys/ak_orphan"]);
   });
 

@@ -1,0 +1,76 @@
+// A small HTTP proxy on loopback in front of the emulator that fails chosen requests, as a gateway
+// between the provider and the service can: a request answered with an error WITHOUT being
+// forwarded (the service never acted on it), or forwarded and its answer replaced by an error
+// (the service acted on it; the answer was lost). Everything else passes through unchanged.
+import * as http from "node:http";
+import { AddressInfo } from "node:net";
+
+export interface Fault {
+  method: string;
+  /** The request path must match (query strings aside). */
+  path: RegExp;
+  /** "before": answer without forwarding; "after": forward, then drop the service's answer. */
+  when: "before" | "after";
+  /** The status answered instead (default 502). */
+  status?: number;
+  /** How many matching requests to fail (default 1). */
+  times?: number;
+}
+
+export interface FaultProxy {
+  url: string;
+  /** Fail the next matching request(s). */
+  fail(fault: Fault): void;
+  /** "<METHOD> <path> <status>" of every request failed so far. */
+  failed: string[];
+  close(): Promise<void>;
+}
+
+export async function startFaultProxy(target: string): Promise<FaultProxy> {
+  const faults: (Fault & { left: number })[] = [];
+  const failed: string[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", async () => {
+      const path = (req.url ?? "/").split("?")[0];
+      const fault = faults.find((f) => f.left > 0 && f.method === req.method && f.path.test(path));
+      if (fault) fault.left--;
+      const refuse = () => {
+        const status = fault!.status ?? 502;
+        failed.push(`${req.method} ${path} ${status}`);
+        res.writeHead(status, { "content-type": "application/json" });
+        res.end(JSON.stringify({ error_code: "ERR_TEST_GATEWAY", msg: `injected ${status} (${fault!.when === "after" ? "request forwarded, answer lost" : "request not forwarded"})` }));
+      };
+      if (fault?.when === "before") return refuse();
+      try {
+        const headers: Record<string, string> = {};
+        for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string" && k !== "host" && k !== "connection") headers[k] = v;
+        const body = chunks.length ? Buffer.concat(chunks) : undefined;
+        const upstream = await fetch(target + req.url, { method: req.method, headers, body });
+        const text = Buffer.from(await upstream.arrayBuffer());
+        if (fault) return refuse();
+        const out: Record<string, string> = {};
+        upstream.headers.forEach((v, k) => {
+          if (!["content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive"].includes(k)) out[k] = v;
+        });
+        res.writeHead(upstream.status, out);
+        res.end(text);
+      } catch (e) {
+        res.writeHead(599);
+        res.end(String(e));
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    fail: (fault) => faults.push({ ...fault, left: fault.times ?? 1 }),
+    failed,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}

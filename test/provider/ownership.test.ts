@@ -1,0 +1,130 @@
+// Issue 17: "could this attempt have made it?", the judgement that recovery after a lost create
+// answer rests on (provider/ownership.ts), and the server clock it reads (provider/client.ts).
+import * as http from "node:http";
+import { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { compiled, configureRequest, serializedProvider } from "../helpers/provider";
+
+const ownership = compiled("provider/ownership.js");
+const client = compiled("provider/client.js");
+const config = compiled("provider/config.js");
+
+const SENT_AT = Date.parse("2026-11-23T08:00:00.700Z"); // our clock, when the request went out
+const attempt = (sent: Record<string, string | undefined> = { cidr: "192.0.2.0/24", action: "deny" }) => ({ kind: "test rule", sentAt: SENT_AT, sent });
+const found = (createdAt: string, fields: Record<string, string> = { cidr: "192.0.2.0/24", action: "deny" }, id = "ipr_x") => ({ id, createdAt, fields });
+
+describe("whyNotMadeBy", () => {
+  it("accepts an object created at or after the request was sent, on the service's clock, with every field sent", () => {
+    expect(ownership.whyNotMadeBy(attempt(), found("2026-11-23T08:00:01.000Z"), 0)).toBeUndefined();
+    // The service's clock runs an hour ahead of ours: its timestamps are judged on its clock.
+    expect(ownership.whyNotMadeBy(attempt(), found("2026-11-23T09:00:01.000Z"), 3_600_000)).toBeUndefined();
+  });
+
+  it("floors the moment of sending to the second (timestamps in whole seconds), and allows nothing more", () => {
+    expect(ownership.whyNotMadeBy(attempt(), found("2026-11-23T08:00:00Z"), 0)).toBeUndefined();
+    expect(ownership.whyNotMadeBy(attempt(), found("2026-11-23T07:59:59.999Z"), 0)).toMatch(/created at 2026-11-23T07:59:59.999Z, before this create was sent \(2026-11-23T08:00:00.000Z\)/);
+    // On our clock it is after the sending, but the service's clock is an hour ahead: it is older.
+    expect(ownership.whyNotMadeBy(attempt(), found("2026-11-23T08:30:00Z"), 3_600_000)).toMatch(/before this create was sent/);
+  });
+
+  it("refuses an object that differs in any field sent, or whose field cannot be checked", () => {
+    expect(ownership.whyNotMadeBy(attempt(), found("2026-11-23T08:00:05Z", { cidr: "192.0.2.0/24", action: "allow" }), 0)).toMatch(/its action is "allow", not "deny"/);
+    const withDescription = attempt({ cidr: "192.0.2.0/24", action: "deny", description: "ours" });
+    expect(ownership.whyNotMadeBy(withDescription, found("2026-11-23T08:00:05Z", { cidr: "192.0.2.0/24", action: "deny", description: "theirs" }), 0)).toMatch(/its description is "theirs", not "ours"/);
+    const unknownOwner = attempt({ description: "ci deploy", ownerId: undefined });
+    expect(ownership.whyNotMadeBy(unknownOwner, found("2026-11-23T08:00:05Z", { description: "ci deploy", ownerId: "usr_other" }), 0)).toMatch(/ownerId cannot be checked/);
+  });
+
+  it("proves nothing without the service's clock, or from a created_at that is not a time", () => {
+    expect(ownership.whyNotMadeBy(attempt(), found("2026-11-23T08:00:05Z"), undefined)).toMatch(/clock is unknown/);
+    expect(ownership.whyNotMadeBy(attempt(), found("yesterday"), 0)).toMatch(/not a time/);
+  });
+
+  it("refuses an object another resource of this run manages", () => {
+    ownership.claim("test rule", "ipr_claimed", "test");
+    expect(ownership.whyNotMadeBy(attempt(), found("2026-11-23T08:00:05Z", undefined, "ipr_claimed"), 0)).toMatch(/another resource of this stack manages it/);
+  });
+});
+
+describe("mayHaveCreated", () => {
+  it("holds only for an object a lost create of this run, for this slot, can have made", () => {
+    const before = found("2026-11-23T07:59:00Z", undefined, "ipr_before");
+    const after = found("2026-11-23T08:00:03Z", undefined, "ipr_after");
+    expect(ownership.mayHaveCreated("test rule", "ipp_1 192.0.2.0/24", after, 0)).toBe(false); // no lost create yet
+    ownership.noteLostCreate("ipp_1 192.0.2.0/24", attempt());
+    expect(ownership.mayHaveCreated("test rule", "ipp_1 192.0.2.0/24", after, 0)).toBe(true);
+    expect(ownership.mayHaveCreated("test rule", "ipp_1 192.0.2.0/24", before, 0)).toBe(false); // older than the request
+    expect(ownership.mayHaveCreated("test rule", "ipp_2 192.0.2.0/24", after, 0)).toBe(false); // another slot
+  });
+});
+
+describe("replacing and objectExists", () => {
+  it("remembers which objects diff found must be replaced", () => {
+    expect(ownership.replacing("test rule", "ipr_r")).toBe(false);
+    ownership.noteReplacing("test rule", "ipr_r");
+    expect(ownership.replacing("test rule", "ipr_r")).toBe(true);
+    expect(ownership.replacing("API key", "ipr_r")).toBe(false);
+  });
+
+  it("gives a partial create's error the id, the state with __provider, and reasons", () => {
+    const err = ownership.objectExists(new Error("update IP policy rule ipr_1: HTTP 502"), "ipr_1", { cidr: "192.0.2.0/24" }, { __provider: "exports.handler = …", cidr: "x" });
+    expect(err).toMatchObject({ id: "ipr_1", properties: { cidr: "192.0.2.0/24", __provider: "exports.handler = …" }, reasons: ["update IP policy rule ipr_1: HTTP 502"] });
+  });
+});
+
+describe("the service's clock", () => {
+  const servers: http.Server[] = [];
+  afterEach(() => {
+    for (const s of servers.splice(0)) {
+      s.closeAllConnections();
+      s.close();
+    }
+  });
+
+  it("is learnt from the Date header of its answers, as a lower bound on its offset from ours", async () => {
+    const ahead = 3_600_000;
+    const server = http.createServer((_req, res) => {
+      res.sendDate = false;
+      res.writeHead(200, { "content-type": "application/json", date: new Date(Date.now() + ahead).toUTCString() });
+      res.end("{}");
+    });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    await config.configure(configureRequest({ "accessctl:apiUrl": `http://127.0.0.1:${(server.address() as AddressInfo).port}`, "accessctl:apiKey": "test-key-0123456789" }));
+    await client.api("GET", "/api_keys", { what: "list" });
+    const offset = client.serverClockOffset();
+    expect(offset).toBeLessThanOrEqual(ahead); // never more than the truth: our own objects stay ours
+    expect(offset).toBeGreaterThan(ahead - 2000); // the header is in whole seconds
+  });
+});
+
+describe("a rule create whose answer was lost", () => {
+  const servers: http.Server[] = [];
+  afterEach(() => {
+    for (const s of servers.splice(0)) {
+      s.closeAllConnections();
+      s.close();
+    }
+  });
+
+  it("does not take over an older rule that holds the CIDR, and says why; nothing is patched", async () => {
+    const hits: string[] = [];
+    const older = { id: "ipr_older", uri: "u", created_at: new Date(Date.now() - 3_600_000).toISOString(), cidr: "192.0.2.0/24", action: "deny", ip_policy: { id: "ipp_1", uri: "u" } };
+    const server = http.createServer((req, res) => {
+      hits.push(`${req.method} ${req.url}`);
+      req.resume();
+      req.on("end", () => {
+        const status = req.method === "POST" ? 502 : 200;
+        res.writeHead(status, { "content-type": "application/json" });
+        res.end(JSON.stringify(req.method === "POST" ? { error_code: "ERR_GATEWAY", msg: "upstream" } : { ip_policy_rules: [older], uri: "u", next_page_uri: null }));
+      });
+    });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    await config.configure(configureRequest({ "accessctl:apiUrl": `http://127.0.0.1:${(server.address() as AddressInfo).port}`, "accessctl:apiKey": "test-key-0123456789", "accessctl:maxRequestsPerMinute": "100000" }));
+    const { provider } = await serializedProvider("ip-policy-rule");
+    const err = await provider.create({ ipPolicyId: "ipp_1", cidr: "192.0.2.0/24", action: "deny" }).catch((e: Error) => e);
+    expect(err.message).toMatch(/^create IP policy rule 192\.0\.2\.0\/24: HTTP 502 ERR_GATEWAY: upstream; rule ipr_older already holds this CIDR and was not created by this run \(it was created at [^,]+, before this create was sent \([^)]+\)\)\. To manage it from this resource, declare adoptId: "ipr_older"\./);
+    expect(hits.filter((h) => !h.startsWith("GET"))).toEqual(["POST /ip_policy_rules"]);
+  });
+});
