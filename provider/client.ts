@@ -421,7 +421,7 @@ function finish(err: ApiFailure, attempts: number, origin: string, unseen?: bool
   // Once per service: a refresh of 24 resources shows the advice once, not 24 times.
   const given = shared().hintsGiven;
   const key = `${origin} ${err.hint}`;
-  const hint = !err.hint ? "" : given.includes(key) ? "; see the first error for what to do" : `; ${err.hint}`;
+  const hint = !err.hint ? "" : given.includes(key) ? "; what to do: see the one error of this run that says it in full" : `; ${err.hint}`;
   if (err.hint && !unseen && !given.includes(key)) given.push(key);
   err.hint = undefined;
   return setMessage(err, `${err.message}${attempts > 1 ? ` (after ${attempts} attempts)` : ""}${hint}`);
@@ -437,9 +437,9 @@ function authHint(conn: Connection): string {
   if (conn.rejected) return "neither accessctl:apiKey (as saved in the state) nor ACCESSCTL_API_KEY was accepted: set ACCESSCTL_API_KEY to a live API key of this account";
   if (conn.apiKeyFrom === "env") return "the API key in ACCESSCTL_API_KEY was refused: set it to a live API key of this account";
   return (
-    "the API key in accessctl:apiKey was refused. `pulumi refresh` and `--refresh` use the stack config saved in the state by the last update, " +
-    "not the current one: after rotating the key, add --run-program (`pulumi refresh --run-program`, `pulumi up --refresh --run-program`), " +
-    "or run `pulumi up` without --refresh first, or set ACCESSCTL_API_KEY to the new key"
+    "the API key in accessctl:apiKey was refused. `pulumi refresh` and `--refresh` use the key saved in the state by the last update, " +
+    "not the one in Pulumi.<stack>.yaml: if you have set the new key there, add --run-program (`pulumi refresh --run-program`, " +
+    "`pulumi up --refresh --run-program`) so that it is used and saved, or run `pulumi up` without --refresh first, or set ACCESSCTL_API_KEY to the new key"
   );
 }
 
