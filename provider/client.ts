@@ -355,6 +355,8 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
     if (result.status === 401) lastError.hint = authHint(conn);
     const outcome = result.status !== undefined ? outcomeOf(String(result.status)) : (outcomeOf(result.code!) ?? LOST);
     if (!outcome?.retry) throw finish(lastError, 1, url.origin, options.unseen);
+    // No retry to a service that let an attempt time out with no answer (this one, or another one's).
+    if (state.silent[url.origin] !== undefined) throw finish(lastError, n + 1, url.origin, options.unseen);
     lastError.ambiguous = method === "POST" && outcome.mayHaveActed;
     if (outcome.quick) retries = Math.min(retries, NOT_CONNECTED_RETRIES);
     if (result.status === 429) {
