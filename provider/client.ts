@@ -99,6 +99,8 @@ interface ProcessState {
   provenKeys: string[];
   /** Hints already given by an error of this process: later errors refer to the first. */
   hintsGiven: string[];
+  /** Attempts of reads and deletes, and walks, under way: they may prove a fallback key (believe404 waits for them). */
+  reads: number;
 }
 
 /** Per-process state, shared by every resource and by every serialized copy of this module. */
@@ -107,7 +109,7 @@ function shared(): ProcessState {
   const global = globalThis as unknown as Record<symbol, ProcessState | undefined>;
   let state = global[key];
   if (!state) {
-    state = { counters: { requests: 0, retries: 0, rateLimited: 0 }, silent: {}, provenBases: [], proofs: {}, provenKeys: [], hintsGiven: [] };
+    state = { counters: { requests: 0, retries: 0, rateLimited: 0 }, silent: {}, provenBases: [], proofs: {}, provenKeys: [], hintsGiven: [], reads: 0 };
     global[key] = state;
   }
   return state;
@@ -128,6 +130,17 @@ export function proveKey(digest: string | undefined): void {
 export function proveBase(apiUrl: string): void {
   const { provenBases } = shared();
   if (!provenBases.includes(apiUrl)) provenBases.push(apiUrl);
+}
+
+/** Runs part of a read (a walk) counted as a read under way: a 404 to a fallback key waits for it (believe404). */
+export async function underWay<T>(run: () => Promise<T>): Promise<T> {
+  const state = shared();
+  state.reads++;
+  try {
+    return await run();
+  } finally {
+    state.reads--;
+  }
 }
 
 /** Request counts of this process (tests and benchmarks read them). */
@@ -335,7 +348,7 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
     blockFor = 0;
     if (n === 0) started = Date.now();
     state.counters.requests++;
-    const result = await attempt<T>(method, url, headers, payload, options, deadlineMs, [conn.apiKey, conn.fallbackApiKey]);
+    const result = await (options.allow404 ? underWay : (run: () => Promise<Attempt<T>>) => run())(() => attempt<T>(method, url, headers, payload, options, deadlineMs, [conn.apiKey, conn.fallbackApiKey]));
     if ("response" in result) {
       const response = conn.rejected ? { ...result.response, fallbackKey: keyDigest(conn.apiKey) } : result.response;
       if (options.allow404 && response.status === 404) await believe404(conn, response, options, [conn.apiKey, conn.fallbackApiKey]);
@@ -394,13 +407,17 @@ async function believe404(conn: Connection, response: ApiResponse, options: Requ
   if (!b || typeof b !== "object" || typeof b.error_code !== "string") {
     throw notBelieved("this is not an answer of the API", "is accessctl:apiUrl right?");
   }
-  if (response.fallbackKey && !shared().provenKeys.includes(response.fallbackKey)) {
+  // The other reads and deletes of this run may show that the fallback key is of the stack's account: wait for them.
+  // (This one's attempt is over, so it is not counted; those waiting here are not either.)
+  const state = shared();
+  const since = Date.now();
+  while (response.fallbackKey && !state.provenKeys.includes(response.fallbackKey) && state.reads > 0 && Date.now() - since < 60_000) await sleep(50);
+  if (response.fallbackKey && !state.provenKeys.includes(response.fallbackKey)) {
     throw notBelieved(
       "accessctl:apiKey was refused and ACCESSCTL_API_KEY, used instead, has not read any object of this stack, so it may belong to another account",
       "set ACCESSCTL_API_KEY to a key of the account that holds this stack's objects, or set accessctl:apiKey to one and run `pulumi up` (or add --run-program)",
     );
   }
-  const state = shared();
   if (state.provenBases.includes(conn.apiUrl)) return;
   // One proving request per API URL at a time: the reads of a refresh share it.
   const proof = (state.proofs[conn.apiUrl] ??= proveBaseNow(conn, options.source).finally(() => delete state.proofs[conn.apiUrl]));

@@ -7,7 +7,7 @@
 // A walk serves the reads of one burst: it is used for at most MAX_AGE_MS after it started, and
 // never after a write of this process.
 // ACCESSCTL_READ_MODE=get reads each object with its own GET (for comparison, or as a way out).
-import { api, checkAnswer, listPages, proveKey, RequestOptions } from "./client";
+import { api, checkAnswer, listPages, proveKey, RequestOptions, underWay } from "./client";
 import { ConfigSource, connection } from "./config";
 import { accountOf } from "./limiter";
 
@@ -63,7 +63,7 @@ export interface ListRead {
 /** The object with this id, or undefined when it is gone (a believed 404 to its own GET). */
 export async function readObject<T>(id: string, r: ListRead): Promise<T | undefined> {
   if (process.env.ACCESSCTL_READ_MODE !== "get") {
-    const found = await walk(r);
+    const found = await underWay(() => walk(r)); // a read under way until its walk is done: see client.ts believe404
     const listed = found?.items[id];
     if (listed !== undefined) {
       proveKey(found!.fallbackKey); // the key listed an object this stack holds: it is of that account
