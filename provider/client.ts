@@ -340,9 +340,9 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
   let blockFor = 0;
   let lastError: ApiFailure | undefined;
   for (let n = 0; ; n++) {
-    if (n === 0 || !blockFor) checkNotSilent(url, options, n);
-    await takeRateSlot(conn, blockFor);
     checkNotSilent(url, options, n);
+    await takeRateSlot(conn, blockFor);
+    checkNotSilent(url, options, n); // it may have fallen silent during the wait
     // The limiter's queue can be longer than the Retry-After we asked for: that wait counts too.
     if (lastError && Date.now() - started > budgetMs) throw finish(lastError, n, url.origin, options.unseen);
     blockFor = 0;
@@ -485,7 +485,7 @@ export async function* listPages<T>(path: string, field: string, what: string, s
   const absolute = (uri: string) => new URL(uri.startsWith("/") ? apiUrl + uri : uri).href;
   const partial = (message: string) => failure(redact(`${what}: ${message}; giving up on the list`, [apiKey]), { partial: true });
   const seen: string[] = [];
-  const ids: Record<string, boolean> = {};
+  const ids = Object.create(null) as Record<string, boolean>; // ids come from the server: no prototype
   let next: string | null = path;
   while (next) {
     if (seen.length >= maxPages) throw partial(`more than ${maxPages} pages`);
