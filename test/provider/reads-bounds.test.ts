@@ -165,3 +165,65 @@ describe("error text quotes no secret, no control character, and little", () => 
     expect(err.message).toContain("upstream said [redacted]");
   });
 });
+
+describe("a 404 is believed only when proven (defect 3)", () => {
+  const notFound = { error_code: "ERR_NOT_FOUND", status_code: 404, msg: "IP policy rule not found", details: { operation_id: "op_1" } };
+  const read = (id: string) => listReads.readObject(id, { list: "/ip_policy_rules", field: "ip_policy_rules", path: `/ip_policy_rules/${id}`, what: `read IP policy rule ${id}`, expect: RULE_FIELDS });
+
+  /** Account A holds ipr_a; "a-old" is A's refused key, "a-new" A's live one, "b-key" a key of account B (no rules). */
+  const accounts = () =>
+    serve((req, res) => {
+      const key = req.headers.authorization?.replace("Bearer ", "");
+      if (key !== "a-new-key-0123456789" && key !== "b-key-0123456789xyz") return json(res, 401, { error_code: "ERR_UNAUTHORIZED", status_code: 401, msg: "invalid API key" });
+      const rules = key === "a-new-key-0123456789" ? [rule("ipr_a")] : [];
+      const url = new URL(req.url!, "http://x");
+      if (url.pathname === "/ip_policy_rules") return json(res, 200, { ip_policy_rules: rules, uri: "u", next_page_uri: null });
+      const found = rules.find((r) => url.pathname === `/ip_policy_rules/${r.id}`);
+      if (req.method === "DELETE") return found ? res.writeHead(204).end() : json(res, 404, notFound);
+      json(res, found ? 200 : 404, found ?? notFound);
+    });
+
+  it("a fallback key of another account cannot report an object gone, nor delete it", async () => {
+    const server = await accounts();
+    await useApi(server.url, "a-old-key-0123456789", "0");
+    process.env.ACCESSCTL_API_KEY = "b-key-0123456789xyz";
+    try {
+      const err = await read("ipr_a").catch((e: Error) => e);
+      expect(err.message).toMatch(/^read IP policy rule ipr_a: HTTP 404 ERR_NOT_FOUND: IP policy rule not found \(operation op_1\); not taken as deleted: accessctl:apiKey was refused and ACCESSCTL_API_KEY, used instead, has not read any object of this stack, so it may belong to another account; set ACCESSCTL_API_KEY to a key of the account/);
+      const del = await client.api("DELETE", "/ip_policy_rules/ipr_a", { what: "delete IP policy rule ipr_a", allow404: true }).catch((e: Error) => e);
+      expect(del.message).toMatch(/^delete IP policy rule ipr_a: HTTP 404 .*not taken as deleted: accessctl:apiKey was refused/);
+    } finally {
+      delete process.env.ACCESSCTL_API_KEY;
+    }
+  }, 20_000);
+
+  it("a fallback key of the same account is believed once it has listed an object of the stack", async () => {
+    const server = await accounts();
+    await useApi(server.url, "a-old-key-0123456789", "0");
+    process.env.ACCESSCTL_API_KEY = "a-new-key-0123456789";
+    try {
+      const [found, gone] = await Promise.all([read("ipr_a"), read("ipr_gone")]);
+      expect(found).toMatchObject({ id: "ipr_a" });
+      expect(gone).toBeUndefined();
+    } finally {
+      delete process.env.ACCESSCTL_API_KEY;
+    }
+  }, 20_000);
+
+  it("an API URL with a wrong path, or a 404 that is not the API's, is not a deletion", async () => {
+    const server = await serve((req, res) => {
+      if (req.url!.startsWith("/html/")) {
+        res.writeHead(404, { "content-type": "text/html" });
+        return res.end("<html>Not Found</html>");
+      }
+      json(res, 404, { error_code: "ERR_NOT_FOUND", status_code: 404, msg: `no such path: ${req.url!.split("?")[0]}` });
+    });
+    await useApi(`${server.url}/v2`, "k".repeat(20), "0");
+    const err = await read("ipr_a").catch((e: Error) => e);
+    expect(err.message).toMatch(/^read IP policy rule ipr_a: HTTP 404 ERR_NOT_FOUND: no such path: \/v2\/ip_policy_rules\/ipr_a; not taken as deleted: http:\/\/127\.0\.0\.1:\d+\/v2 does not answer as the API does \(GET \/ip_policy_rules\?limit=1: HTTP 404 ERR_NOT_FOUND: no such path: \/v2\/ip_policy_rules\); is accessctl:apiUrl right\?$/);
+    expect(server.hits).toContain("GET /v2/ip_policy_rules"); // the walk's 404 is an error, not an empty list
+    await useApi(`${server.url}/html`, "k".repeat(20), "0");
+    const html = await client.api("GET", "/edges/tls/edgtls_1/mutual_tls", { what: "read mutual TLS of TLS edge edgtls_1", allow404: true }).catch((e: Error) => e);
+    expect(html.message).toMatch(/^read mutual TLS of TLS edge edgtls_1: HTTP 404: .*not taken as deleted: this is not an answer of the API/);
+  }, 20_000);
+});
