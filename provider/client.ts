@@ -58,7 +58,7 @@ const OUTCOMES: Record<string, Outcome> = {
   TIMEOUT: { retry: true, mayHaveActed: true, quick: true }, // no complete answer within the attempt's deadline
 };
 // undici's own timeouts (the Agent's headersTimeout and bodyTimeout) are timeouts too, not lost connections.
-const TIMEOUT_CODES: Record<string, string> = { UND_ERR_HEADERS_TIMEOUT: "no answer", UND_ERR_BODY_TIMEOUT: "the answer stalled" };
+const TIMEOUT_CODES: Record<string, string> = { UND_ERR_HEADERS_TIMEOUT: "no answer within", UND_ERR_BODY_TIMEOUT: "the answer stopped for" };
 /** A connection lost after the request went out: the server may have acted. */
 const LOST: Outcome = { retry: true, mayHaveActed: true };
 
@@ -307,7 +307,7 @@ async function attempt<T>(method: string, url: URL, headers: Record<string, stri
     if (err.status !== undefined || !(err.code || deadline.aborted)) throw err; // an answer we already judged, or our own failure
     const undiciTimeout = err.code && Object.prototype.hasOwnProperty.call(TIMEOUT_CODES, err.code) ? TIMEOUT_CODES[err.code] : undefined;
     const code = deadline.aborted || undiciTimeout ? "TIMEOUT" : String(err.code);
-    const detail = deadline.aborted ? `no complete answer within ${deadlineMs / 1000} s` : undiciTimeout ? `${undiciTimeout} within ${AGENT_TIMEOUT_MS / 1000} s` : outcomeOf(code)?.down ? "cannot connect" : err.message;
+    const detail = deadline.aborted ? `no complete answer within ${deadlineMs / 1000} s` : undiciTimeout ? `${undiciTimeout} ${AGENT_TIMEOUT_MS / 1000} s` : outcomeOf(code)?.down ? "cannot connect" : err.message;
     const error = failure(quote(`${options.what}: ${code}: ${detail} (${url.origin})`, secrets, 1000), {});
     if (outcomeOf(code)?.down || code === "TIMEOUT") error.hint = "is the service up, and is accessctl:apiUrl right?";
     // The service accepts and does not answer: the rest of this process fails at once instead of waiting again.

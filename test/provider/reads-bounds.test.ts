@@ -74,6 +74,19 @@ describe("a service that accepts connections and never answers", () => {
     expect(server.connections()).toBe(1);
   }, 60_000);
 
+  it("an answer whose body stops for 30 s ends as TIMEOUT (undici's body timeout), not retried", async () => {
+    const server = await serve((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write('{"ip_policy_rules": ['); // then nothing
+    });
+    await useApi(server.url, "k".repeat(20), "8");
+    const started = Date.now();
+    const err = await client.api("GET", "/ip_policy_rules", { what: "list IP policy rules" }).catch((e: Error) => e);
+    expect(Date.now() - started).toBeLessThan(45_000);
+    expect(err.message).toBe(`list IP policy rules: TIMEOUT: the answer stopped for 30 s (${server.url}); is the service up, and is accessctl:apiUrl right?`);
+    expect(server.hits.length).toBe(1);
+  }, 60_000);
+
   it("fails fast only until the service answers again", async () => {
     const server = await serve((req, res) => {
       if (req.url === "/slow") setTimeout(() => json(res, 200, { ok: true }), 2500);
@@ -115,6 +128,19 @@ describe("a walk of pages and a read end within their time budget", () => {
     expect(Date.now() - started).toBeLessThan(2000 + 1500); // the budget + one page
     expect(items.length).toBeGreaterThan(2);
   }, 20_000);
+
+  it("a read's walk stops after 200 pages, and the read answers from its own GET", async () => {
+    const server = await serve((req, res) => {
+      const url = new URL(req.url!, "http://x");
+      if (url.pathname.startsWith("/ip_policy_rules/")) return json(res, 200, rule(url.pathname.split("/")[2]));
+      const page = Number(url.searchParams.get("page") ?? 0);
+      json(res, 200, { ip_policy_rules: [rule(`ipr_p${page}`)], uri: "u", next_page_uri: `/ip_policy_rules?page=${page + 1}` });
+    });
+    await useApi(server.url, "k".repeat(20));
+    const found = await listReads.readObject("ipr_late", { list: "/ip_policy_rules", field: "ip_policy_rules", path: "/ip_policy_rules/ipr_late", what: "read IP policy rule ipr_late", expect: RULE_FIELDS });
+    expect(found).toMatchObject({ id: "ipr_late" });
+    expect(server.hits.filter((h) => h.startsWith("GET /ip_policy_rules?") || h === "GET /ip_policy_rules").length).toBe(200);
+  }, 30_000);
 
   it("a read whose walk runs out of budget answers from its own GET", async () => {
     const server = await endless();
