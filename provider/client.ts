@@ -348,7 +348,8 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
     blockFor = 0;
     if (n === 0) started = Date.now();
     state.counters.requests++;
-    const result = await (options.allow404 ? underWay : (run: () => Promise<Attempt<T>>) => run())(() => attempt<T>(method, url, headers, payload, options, deadlineMs, [conn.apiKey, conn.fallbackApiKey]));
+    const run = () => attempt<T>(method, url, headers, payload, options, deadlineMs, [conn.apiKey, conn.fallbackApiKey]);
+    const result = await (options.allow404 ? underWay(run) : run()); // a read or delete under way: see believe404
     if ("response" in result) {
       const response = conn.rejected ? { ...result.response, fallbackKey: keyDigest(conn.apiKey) } : result.response;
       if (options.allow404 && response.status === 404) await believe404(conn, response, options, [conn.apiKey, conn.fallbackApiKey]);
