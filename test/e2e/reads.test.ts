@@ -46,7 +46,6 @@ describe("errors after a restart of the service with new tokens", () => {
 
     const stale = await s.run("preview", spec, { ...newKey, refresh: true });
     expect(stale.ok).toBe(false);
-    fs.writeFileSync("/tmp/reads/restart-output.txt", stale.output);
     const lines = errorLines(stale.output);
     expect(lines.length).toBe(24);
     expect(lines.every((l) => /read IP policy rule ipr_\w+: HTTP 401 ERR_UNAUTHORIZED/.test(l))).toBe(true);
