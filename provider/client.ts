@@ -1,6 +1,7 @@
 // The HTTP client of the API, on undici: the contract's headers, errors that read well in
 // `pulumi up`, retries with backoff that never repeat a create the server may have acted on,
 // one connection pool per process (and the rate limiter of ./limiter), timeouts, and paging.
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { Agent, Dispatcher, request } from "undici";
@@ -15,10 +16,18 @@ const MAX_RESPONSE_BYTES = 8 << 20;
 const RETRY_BUDGET_MS = 5 * 60_000;
 // One attempt: from sending to the last byte of the answer, however slowly the server trickles it.
 const ATTEMPT_DEADLINE_MS = 60_000;
+// No answer (headers), or no byte of the body, for this long ends the attempt sooner (undici's timeouts).
+const AGENT_TIMEOUT_MS = 30_000;
 // A service that refuses connections is down, not busy: a couple of quick retries, then say so.
 const NOT_CONNECTED_RETRIES = 2;
-// One walk of a list follows at most this many pages (100 objects each).
+// One walk of a list follows at most this many pages (100 objects each), and starts no page after
+// this long (each page's retries stop there too): a walk ends within WALK_BUDGET_MS + one attempt.
 const MAX_PAGES = 1000;
+const WALK_BUDGET_MS = 120_000;
+// What an error quotes of a server's text (its msg, or its body): at most this many characters.
+const MAX_QUOTED = 300;
+// The request that shows an API URL serves the contract (any key may list the account's rules).
+const PROOF_PATH = "/ip_policy_rules?limit=1";
 
 /** What a failed attempt means: worth another? could the server have acted on it (then a POST is not repeated)? */
 interface Outcome {
@@ -48,6 +57,8 @@ const OUTCOMES: Record<string, Outcome> = {
   ENETUNREACH: DOWN,
   TIMEOUT: { retry: true, mayHaveActed: true, quick: true }, // no complete answer within the attempt's deadline
 };
+// undici's own timeouts (the Agent's headersTimeout and bodyTimeout) are timeouts too, not lost connections.
+const TIMEOUT_CODES: Record<string, string> = { UND_ERR_HEADERS_TIMEOUT: "no answer within", UND_ERR_BODY_TIMEOUT: "the answer stopped for" };
 /** A connection lost after the request went out: the server may have acted. */
 const LOST: Outcome = { retry: true, mayHaveActed: true };
 
@@ -66,16 +77,32 @@ export interface ApiFailure extends Error {
   hint?: string;
   /** When the attempt that may have acted was sent (Date.now()): what it made is no older. */
   sentAt?: number;
+  /** A walk of a list stopped early (a loop, too many pages, its time budget): what it yielded is right but incomplete. */
+  partial?: boolean;
 }
 
 export interface ApiResponse<T = any> {
   status: number;
   body: T;
+  /** Set when a fallback key (ACCESSCTL_API_KEY after a 401 to the config key) got this answer: its digest (see proveKey). */
+  fallbackKey?: string;
 }
 
 interface ProcessState {
   agent?: Agent;
   counters: { requests: number; retries: number; rateLimited: number };
+  /** origin → how an attempt there timed out with no answer: later requests fail at once, until one is answered. */
+  silent: Record<string, string>;
+  /** API URLs that gave a contract-shaped success in this process (an object, a list envelope). */
+  provenBases: string[];
+  /** In-flight proving requests, by API URL. */
+  proofs: Record<string, Promise<void>>;
+  /** Digests of fallback keys shown to be of the account that holds this stack's objects. */
+  provenKeys: string[];
+  /** Hints already given by an error of this process: later errors refer to the first. */
+  hintsGiven: string[];
+  /** Attempts of reads and deletes, and walks, under way: they may prove a fallback key (believe404 waits for them). */
+  reads: number;
 }
 
 /** Per-process state, shared by every resource and by every serialized copy of this module. */
@@ -84,10 +111,38 @@ function shared(): ProcessState {
   const global = globalThis as unknown as Record<symbol, ProcessState | undefined>;
   let state = global[key];
   if (!state) {
-    state = { counters: { requests: 0, retries: 0, rateLimited: 0 } };
+    state = { counters: { requests: 0, retries: 0, rateLimited: 0 }, silent: {}, provenBases: [], proofs: {}, provenKeys: [], hintsGiven: [], reads: 0 };
     global[key] = state;
   }
   return state;
+}
+
+/** A short digest of an API key, to remember facts about it without keeping it. */
+export function keyDigest(apiKey: string): string {
+  return createHash("sha256").update(apiKey).digest("hex").slice(0, 16);
+}
+
+/** A fallback key read an object this stack holds: it is of that account, and its 404s can be believed. */
+export function proveKey(digest: string | undefined): void {
+  const { provenKeys } = shared();
+  if (digest && !provenKeys.includes(digest)) provenKeys.push(digest);
+}
+
+/** The API URL gave a contract-shaped success: a 404 from it is the API's, not a wrong path's. */
+export function proveBase(apiUrl: string): void {
+  const { provenBases } = shared();
+  if (!provenBases.includes(apiUrl)) provenBases.push(apiUrl);
+}
+
+/** Runs part of a read (a walk) counted as a read under way: a 404 to a fallback key waits for it (believe404). */
+export async function underWay<T>(run: () => Promise<T>): Promise<T> {
+  const state = shared();
+  state.reads++;
+  try {
+    return await run();
+  } finally {
+    state.reads--;
+  }
 }
 
 /** Request counts of this process (tests and benchmarks read them). */
@@ -98,7 +153,7 @@ export function counters(): ProcessState["counters"] {
 function agent(): Agent {
   const state = shared();
   if (!state.agent) {
-    state.agent = new Agent({ connections: 16, connectTimeout: 10_000, headersTimeout: 30_000, bodyTimeout: 30_000, keepAliveTimeout: 4_000 });
+    state.agent = new Agent({ connections: 16, connectTimeout: 10_000, headersTimeout: AGENT_TIMEOUT_MS, bodyTimeout: AGENT_TIMEOUT_MS, keepAliveTimeout: 4_000 });
   }
   return state.agent;
 }
@@ -132,6 +187,23 @@ export function redact(text: string, secrets: (string | undefined)[]): string {
   return out;
 }
 
+/**
+ * A server's text as an error may show it: terminal escapes and control characters removed, then
+ * known secrets, any "token"-like field value (even one cut short), anything after "Bearer " and
+ * long token-like strings redacted, and only then cut to `max` characters.
+ */
+export function quote(text: string, secrets: (string | undefined)[], max = MAX_QUOTED): string {
+  const plain = text
+    .replace(/\u001b(\[[0-?]*[ -\/]*[@-~]|\][^\u0007\u001b]*(\u0007|\u001b\\)?|[@-Z\\-_])?/g, "")
+    .replace(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2066-\u2069]+/g, " ");
+  const out = redact(plain, secrets)
+    .replace(/("(?:token|api_?key|secret|password|authorization)"\s*:\s*")[^"]*/gi, "$1[redacted]")
+    .replace(/\bBearer\s+[^\s"',;]+/gi, "Bearer [redacted]")
+    .replace(/[A-Za-z0-9_\-+=~]{40,}/g, "[redacted]")
+    .trim();
+  return out.length > max ? `${out.slice(0, max)}…` : out;
+}
+
 const failure = (message: string, fields: Partial<ApiFailure>): ApiFailure => plainError(message, fields);
 
 function describeError(what: string, status: number, body: unknown, text: string, secrets: (string | undefined)[]): ApiFailure {
@@ -139,8 +211,8 @@ function describeError(what: string, status: number, body: unknown, text: string
   const errorCode = typeof b.error_code === "string" ? b.error_code : undefined;
   const operationId = typeof b.details?.operation_id === "string" ? b.details.operation_id : undefined;
   // Redact before truncating: a key cut in half at the limit would leave its first characters.
-  const shown = redact(text.trim(), secrets).slice(0, 200);
-  const detail = typeof b.msg === "string" ? b.msg : shown ? `unexpected answer: ${shown}` : "empty answer";
+  const shown = quote(text, secrets);
+  const detail = typeof b.msg === "string" ? quote(b.msg, secrets) : shown ? `unexpected answer: ${shown}` : "empty answer";
   const message = `${what}: HTTP ${status}${errorCode ? ` ${errorCode}` : ""}: ${detail}${operationId ? ` (operation ${operationId})` : ""}`;
   return failure(redact(message, secrets), { status, errorCode, operationId });
 }
@@ -177,7 +249,9 @@ export interface RequestOptions {
   source?: ConfigSource;
   /** Fields a successful answer must have ("ip_policy.id": "string"): an answer without them is an error, not empty state. */
   expect?: Record<string, "string" | "boolean" | "array">;
-  /** Overrides of ATTEMPT_DEADLINE_MS and RETRY_BUDGET_MS (tests). */
+  /** Nobody sees this request's error (a walk whose failure costs GETs): it does not use up the advice (finish). */
+  unseen?: boolean;
+  /** Overrides of ATTEMPT_DEADLINE_MS and RETRY_BUDGET_MS (tests, and a walk's remaining budget). */
   deadlineMs?: number;
   budgetMs?: number;
 }
@@ -203,6 +277,7 @@ async function attempt<T>(method: string, url: URL, headers: Record<string, stri
   try {
     const res = await request(url, { method: method as Dispatcher.HttpMethod, headers, body: payload, dispatcher: agent(), signal: deadline });
     noteServerDate(res.headers.date);
+    delete shared().silent[url.origin]; // it answers
     const succeeded = res.statusCode >= 200 && res.statusCode < 300;
     // A success we cannot use means a create may have happened all the same.
     const unusable = (e: ApiFailure) => Object.assign(e, { status: res.statusCode, ambiguous: method === "POST" && succeeded });
@@ -217,7 +292,7 @@ async function attempt<T>(method: string, url: URL, headers: Record<string, stri
       parsed = false;
     }
     if (succeeded) {
-      if (!parsed) throw unusable(failure(`${options.what}: HTTP ${res.statusCode} but the answer is not JSON: ${redact(text, secrets).slice(0, 200)}`, {}));
+      if (!parsed) throw unusable(failure(`${options.what}: HTTP ${res.statusCode} but the answer is not JSON: ${quote(text, secrets)}`, {}));
       if (options.expect && res.statusCode !== 204) {
         try {
           checkAnswer(body, options.expect, options.what);
@@ -233,10 +308,13 @@ async function attempt<T>(method: string, url: URL, headers: Record<string, stri
   } catch (e) {
     const err = e as ApiFailure & { code?: string };
     if (err.status !== undefined || !(err.code || deadline.aborted)) throw err; // an answer we already judged, or our own failure
-    const code = deadline.aborted ? "TIMEOUT" : String(err.code);
-    const detail = deadline.aborted ? `no complete answer within ${deadlineMs / 1000} s` : outcomeOf(code)?.down ? "cannot connect" : err.message;
-    const error = failure(redact(`${options.what}: ${code}: ${detail} (${url.origin})`, secrets), {});
-    if (outcomeOf(code)?.down) error.hint = "is the service up, and is accessctl:apiUrl right?";
+    const undiciTimeout = err.code && Object.prototype.hasOwnProperty.call(TIMEOUT_CODES, err.code) ? TIMEOUT_CODES[err.code] : undefined;
+    const code = deadline.aborted || undiciTimeout ? "TIMEOUT" : String(err.code);
+    const detail = deadline.aborted ? `no complete answer within ${deadlineMs / 1000} s` : undiciTimeout ? `${undiciTimeout} ${AGENT_TIMEOUT_MS / 1000} s` : outcomeOf(code)?.down ? "cannot connect" : err.message;
+    const error = failure(quote(`${options.what}: ${code}: ${detail} (${url.origin})`, secrets, 1000), {});
+    if (outcomeOf(code)?.down || code === "TIMEOUT") error.hint = "is the service up, and is accessctl:apiUrl right?";
+    // The service accepts and does not answer: the rest of this process fails at once instead of waiting again.
+    if (code === "TIMEOUT") shared().silent[url.origin] = `${code}: ${detail}`;
     return { error, code };
   }
 }
@@ -265,17 +343,27 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
   let blockFor = 0;
   let lastError: ApiFailure | undefined;
   for (let n = 0; ; n++) {
+    checkNotSilent(url, options, n);
     await takeRateSlot(conn, blockFor);
+    checkNotSilent(url, options, n); // it may have fallen silent during the wait
     // The limiter's queue can be longer than the Retry-After we asked for: that wait counts too.
-    if (lastError && Date.now() - started > budgetMs) throw finish(lastError, n);
+    if (lastError && Date.now() - started > budgetMs) throw finish(lastError, n, url.origin, options.unseen);
     blockFor = 0;
     if (n === 0) started = Date.now();
     state.counters.requests++;
     const sentAt = Date.now();
-    const result = await attempt<T>(method, url, headers, payload, options, deadlineMs, [conn.apiKey, conn.fallbackApiKey]).catch((e) => {
+    const run = () => attempt<T>(method, url, headers, payload, options, deadlineMs, [conn.apiKey, conn.fallbackApiKey]);
+    // a read or delete under way: see believe404
+    const result = await (options.allow404 ? underWay(run) : run()).catch((e) => {
       throw Object.assign(e as ApiFailure, { sentAt });
     });
-    if ("response" in result) return result.response;
+    if ("response" in result) {
+      const response = conn.rejected ? { ...result.response, fallbackKey: keyDigest(conn.apiKey) } : result.response;
+      if (options.allow404 && response.status === 404) await believe404(conn, response, options, [conn.apiKey, conn.fallbackApiKey]);
+      else if (options.allow404) proveKey(response.fallbackKey); // a read or delete of an object this stack holds worked
+      if (options.expect && response.status !== 204) proveBase(conn.apiUrl);
+      return response;
+    }
     if (result.status === 401 && conn.fallbackApiKey) {
       // The key from the stack config was refused (the state holds the config of the last update,
       // so a rotated key lives on in it): try the one in ACCESSCTL_API_KEY, once, and keep to it.
@@ -287,7 +375,9 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
     lastError = result.error;
     if (result.status === 401) lastError.hint = authHint(conn);
     const outcome = result.status !== undefined ? outcomeOf(String(result.status)) : (outcomeOf(result.code!) ?? LOST);
-    if (!outcome?.retry) throw finish(lastError, 1);
+    if (!outcome?.retry) throw finish(lastError, 1, url.origin, options.unseen);
+    // No retry to a service that let an attempt time out with no answer (this one, or another one's).
+    if (state.silent[url.origin] !== undefined) throw finish(lastError, n + 1, url.origin, options.unseen);
     lastError.ambiguous = method === "POST" && outcome.mayHaveActed;
     lastError.sentAt = sentAt;
     if (outcome.quick) retries = Math.min(retries, NOT_CONNECTED_RETRIES);
@@ -296,15 +386,71 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
       blockFor = backoff(n, result.retryAfter);
     }
     const delay = blockFor || backoff(n, result.retryAfter);
-    if (lastError.ambiguous || n >= retries || Date.now() - started + delay > budgetMs) throw finish(lastError, n + 1);
+    if (lastError.ambiguous || n >= retries || Date.now() - started + delay > budgetMs) throw finish(lastError, n + 1, url.origin, options.unseen);
     state.counters.retries++;
     if (!blockFor) await sleep(delay);
   }
 }
 
-/** The error an operation ends with: how many attempts it took, and what to do about it. */
-function finish(err: ApiFailure, attempts: number): ApiFailure {
-  const hint = err.hint ? `; ${err.hint}` : "";
+/** An earlier attempt to this origin timed out with no answer: fail now rather than wait again. */
+function checkNotSilent(url: URL, options: RequestOptions, n: number): void {
+  const earlier = shared().silent[url.origin];
+  if (earlier === undefined) return;
+  const err = failure(`${options.what}: not sent: ${url.origin} did not answer an earlier request of this run (${earlier})`, {});
+  err.hint = "is the service up, and is accessctl:apiUrl right?";
+  throw finish(err, n + 1, url.origin, options.unseen);
+}
+
+/**
+ * A 404 to a read or delete means "gone" only when it is the API's answer about that object, to a
+ * key of the account that holds it. Else it fails the operation, saying what to check: a key of
+ * another account, or an API URL with a wrong path, sees 404 for everything.
+ */
+async function believe404(conn: Connection, response: ApiResponse, options: RequestOptions, secrets: (string | undefined)[]): Promise<void> {
+  const b = response.body as { error_code?: unknown } | undefined;
+  const notBelieved = (why: string, hint: string) => {
+    const err = describeError(options.what, 404, response.body, JSON.stringify(response.body ?? ""), secrets);
+    err.hint = hint;
+    return finish(setMessage(err, `${err.message}; not taken as deleted: ${why}`), 1, new URL(conn.apiUrl).origin);
+  };
+  if (!b || typeof b !== "object" || typeof b.error_code !== "string") {
+    throw notBelieved("this is not an answer of the API", "is accessctl:apiUrl right?");
+  }
+  // The other reads and deletes of this run may show that the fallback key is of the stack's account: wait for them.
+  // (This one's attempt is over, so it is not counted; those waiting here are not either.)
+  const state = shared();
+  const since = Date.now();
+  while (response.fallbackKey && !state.provenKeys.includes(response.fallbackKey) && state.reads > 0 && Date.now() - since < 60_000) await sleep(50);
+  if (response.fallbackKey && !state.provenKeys.includes(response.fallbackKey)) {
+    throw notBelieved(
+      "accessctl:apiKey was refused and ACCESSCTL_API_KEY, used instead, has not read any object of this stack, so it may belong to another account",
+      "set ACCESSCTL_API_KEY to a key of the account that holds this stack's objects, or set accessctl:apiKey to one and run `pulumi up` (or add --run-program)",
+    );
+  }
+  if (state.provenBases.includes(conn.apiUrl)) return;
+  // One proving request per API URL at a time: the reads of a refresh share it.
+  const proof = (state.proofs[conn.apiUrl] ??= proveBaseNow(conn, options.source).finally(() => delete state.proofs[conn.apiUrl]));
+  try {
+    await proof;
+  } catch (e) {
+    throw notBelieved(`${conn.apiUrl} does not answer as the API does (${(e as Error).message})`, "is accessctl:apiUrl right?");
+  }
+}
+
+async function proveBaseNow(conn: Connection, source: ConfigSource | undefined): Promise<void> {
+  const what = `GET ${PROOF_PATH}`;
+  const res = await api<Record<string, unknown>>("GET", PROOF_PATH, { what, source, unseen: true });
+  if (!Array.isArray(res.body?.ip_policy_rules)) throw failure(`${what}: HTTP ${res.status} but no list of rules`, {});
+  proveBase(conn.apiUrl);
+}
+
+/** The error an operation ends with: how many attempts it took, and what to do about it (once per process). */
+function finish(err: ApiFailure, attempts: number, origin: string, unseen?: boolean): ApiFailure {
+  // Once per service: a refresh of 24 resources shows the advice once, not 24 times.
+  const given = shared().hintsGiven;
+  const key = `${origin} ${err.hint}`;
+  const hint = !err.hint ? "" : given.includes(key) ? "; what to do: see the one error of this run that says it in full" : `; ${err.hint}`;
+  if (err.hint && !unseen && !given.includes(key)) given.push(key);
   err.hint = undefined;
   return setMessage(err, `${err.message}${attempts > 1 ? ` (after ${attempts} attempts)` : ""}${hint}`);
 }
@@ -319,31 +465,63 @@ function authHint(conn: Connection): string {
   if (conn.rejected) return "neither accessctl:apiKey (as saved in the state) nor ACCESSCTL_API_KEY was accepted: set ACCESSCTL_API_KEY to a live API key of this account";
   if (conn.apiKeyFrom === "env") return "the API key in ACCESSCTL_API_KEY was refused: set it to a live API key of this account";
   return (
-    "the API key in accessctl:apiKey was refused. `pulumi refresh` and `--refresh` use the stack config saved in the state by the last update, " +
-    "not the current one: after rotating the key, add --run-program (`pulumi refresh --run-program`, `pulumi up --refresh --run-program`), " +
-    "or run `pulumi up` without --refresh first, or set ACCESSCTL_API_KEY to the new key"
+    "the API key in accessctl:apiKey was refused. `pulumi refresh` and `--refresh` use the key saved in the state by the last update, " +
+    "not the one in Pulumi.<stack>.yaml: if you have set the new key there, add --run-program (`pulumi refresh --run-program`, " +
+    "`pulumi up --refresh --run-program`) so that it is used and saved, or run `pulumi up` without --refresh first, or set ACCESSCTL_API_KEY to the new key"
   );
 }
 
-/** Every item of a list, following next_page_uri to the end; a page seen twice, or too many pages, end the walk. */
-export async function* listAll<T>(path: string, field: string, what: string, source?: ConfigSource): AsyncGenerator<T> {
+export interface WalkLimits {
+  /** Pages followed at most (MAX_PAGES). */
+  maxPages?: number;
+  /** No page is started after this long (WALK_BUDGET_MS); tests set less. */
+  budgetMs?: number;
+  /** See RequestOptions.unseen. */
+  unseen?: boolean;
+}
+
+/**
+ * The one page walker: the pages of a list, following next_page_uri. A 404 or any answer without
+ * the list is an error, never an empty list. It throws, with `partial: true` (what was yielded is
+ * right, only incomplete), at a next_page_uri seen before, at a page that brings no new id (the
+ * same page under another URI), after `maxPages` pages, and when its time budget is spent.
+ */
+export async function* listPages<T>(path: string, field: string, what: string, source?: ConfigSource, limits: WalkLimits = {}): AsyncGenerator<{ items: T[]; fallbackKey?: string }> {
   const { apiUrl, apiKey } = connection(source);
+  const maxPages = limits.maxPages ?? MAX_PAGES;
+  const budgetMs = limits.budgetMs ?? WALK_BUDGET_MS;
+  const started = Date.now();
   const absolute = (uri: string) => new URL(uri.startsWith("/") ? apiUrl + uri : uri).href;
+  const partial = (message: string) => failure(redact(`${what}: ${message}; giving up on the list`, [apiKey]), { partial: true });
   const seen: string[] = [];
+  const ids = Object.create(null) as Record<string, boolean>; // ids come from the server: no prototype
   let next: string | null = path;
   while (next) {
-    if (seen.length >= MAX_PAGES) throw failure(`${what}: more than ${MAX_PAGES} pages; giving up on the list`, {});
+    if (seen.length >= maxPages) throw partial(`more than ${maxPages} pages`);
+    const left = budgetMs - (Date.now() - started);
+    if (left <= 0) throw partial(`${seen.length} pages read in ${budgetMs / 1000} s and the list goes on`);
     seen.push(absolute(next));
-    const page: ApiResponse<Record<string, unknown>> = await api("GET", next, { what, source });
+    const page: ApiResponse<Record<string, unknown>> = await api("GET", next, { what, source, budgetMs: left, unseen: limits.unseen });
     const items = page.body?.[field];
     if (!Array.isArray(items)) throw failure(`${what}: the answer has no ${field} list`, { status: page.status });
-    for (const item of items) yield item as T;
+    proveBase(apiUrl);
+    let fresh = 0;
+    for (const item of items) {
+      const id = String((item as { id?: unknown })?.id);
+      if (!ids[id]) fresh++;
+      ids[id] = true;
+    }
+    yield { items: items as T[], fallbackKey: page.fallbackKey };
+    if (items.length > 0 && fresh === 0) throw partial("a page brought no new object (the same page again)");
     const nextUri = page.body.next_page_uri;
     next = typeof nextUri === "string" && nextUri ? nextUri : null;
-    if (next && seen.includes(absolute(next))) {
-      throw failure(redact(`${what}: next_page_uri leads back to a page already read (${next}); giving up on the list`, [apiKey]), {});
-    }
+    if (next && seen.includes(absolute(next))) throw partial(`next_page_uri leads back to a page already read (${next})`);
   }
+}
+
+/** Every item of a list (see listPages). */
+export async function* listAll<T>(path: string, field: string, what: string, source?: ConfigSource, limits?: WalkLimits): AsyncGenerator<T> {
+  for await (const page of listPages<T>(path, field, what, source, limits)) yield* page.items;
 }
 
 /**

@@ -2,23 +2,32 @@
 // each costs N requests of the account's budget, a walk of the list ⌈N/100⌉. The reads of one
 // provider process that arrive together share one walk: an object found there is answered from it;
 // one missing from it is confirmed with its own GET before it is reported gone (the list may be
-// older than a create of this run, or cut short). A write by this process makes the walk stale.
+// older than a create of this run, or cut short), and that GET's 404 is believed only as
+// client.ts api() allows (the API's answer, to a key of the account that holds the stack).
+// A walk serves the reads of one burst: it is used for at most MAX_AGE_MS after it started, and
+// never after a write of this process.
 // ACCESSCTL_READ_MODE=get reads each object with its own GET (for comparison, or as a way out).
-import { api, checkAnswer, RequestOptions } from "./client";
+import { api, checkAnswer, listPages, proveKey, RequestOptions, underWay } from "./client";
 import { ConfigSource, connection } from "./config";
 import { accountOf } from "./limiter";
 
 const MAX_PAGES = 200; // 20,000 objects at the service's 100 a page; past that, GETs
-// Reads "arrive together" while a walk runs and until none has come for this long: a refresh
-// issues its reads in one burst, a read after a pause gets a fresh walk.
-const QUIET_MS = 10_000;
+// A refresh issues its reads in one burst; a read that comes later than this after the walk began
+// gets a fresh walk, however often reads come.
+const MAX_AGE_MS = 10_000;
+
+interface Found {
+  /** id → object as listed (possibly a partial walk: what it misses gets a GET). */
+  items: Record<string, unknown>;
+  /** The fallback key the pages were read with (client.ts ApiResponse.fallbackKey), if any. */
+  fallbackKey?: string;
+}
 
 interface Walk {
   generation: number;
-  running: boolean;
-  lastUsed: number;
-  /** id → object as listed; undefined when the walk failed (then every read does its GET). */
-  found: Promise<Record<string, unknown> | undefined>;
+  started: number;
+  /** undefined when the walk failed (then every read does its GET). */
+  found: Promise<Found | undefined>;
 }
 
 interface Cache {
@@ -47,64 +56,53 @@ export interface ListRead {
   what: string;
   expect: NonNullable<RequestOptions["expect"]>;
   source?: ConfigSource;
+  /** The walk's time budget (client.ts WALK_BUDGET_MS); tests set less. */
+  walkBudgetMs?: number;
 }
 
-/** The object with this id, or undefined when it is gone (404 to its own GET). */
+/** The object with this id, or undefined when it is gone (a believed 404 to its own GET). */
 export async function readObject<T>(id: string, r: ListRead): Promise<T | undefined> {
   if (process.env.ACCESSCTL_READ_MODE !== "get") {
-    const listed = (await walk(r))?.[id];
-    if (listed !== undefined) return listed as T;
+    const found = await underWay(() => walk(r)); // a read under way until its walk is done: see client.ts believe404
+    const listed = found?.items[id];
+    if (listed !== undefined) {
+      proveKey(found!.fallbackKey); // the key listed an object this stack holds: it is of that account
+      return listed as T;
+    }
   }
   const res = await api<T>("GET", r.path, { what: r.what, allow404: true, expect: r.expect, source: r.source });
   return res.status === 404 ? undefined : res.body;
 }
 
-function walk(r: ListRead): Promise<Record<string, unknown> | undefined> {
+function walk(r: ListRead): Promise<Found | undefined> {
   const state = cache();
   const key = `${accountOf(connection(r.source))} ${r.list}`;
   const cached = state.walks[key];
-  if (cached && cached.generation === state.generation && (cached.running || Date.now() - cached.lastUsed < QUIET_MS)) {
-    cached.lastUsed = Date.now();
-    return cached.found;
-  }
-  const walk: Walk = { generation: state.generation, running: true, lastUsed: Date.now(), found: Promise.resolve(undefined) };
-  walk.found = listPages(r)
-    .catch(() => undefined) // a failed walk costs GETs, never a failed read
-    .finally(() => Object.assign(walk, { running: false, lastUsed: Date.now() }));
+  if (cached && cached.generation === state.generation && Date.now() - cached.started < MAX_AGE_MS) return cached.found;
+  const walk: Walk = { generation: state.generation, started: Date.now(), found: listed(r) };
   state.walks[key] = walk;
   return walk.found;
 }
 
-/**
- * Up to MAX_PAGES pages; stops at a page seen before (a loop), so a walk may be partial: what it
- * misses gets a GET. Items without the fields a read needs are left out.
- */
-async function listPages(r: ListRead): Promise<Record<string, unknown>> {
-  const found: Record<string, unknown> = {};
-  const seen: string[] = [];
-  const apiUrl = connection(r.source).apiUrl;
-  let next: string | null = r.list;
-  while (next && seen.length < MAX_PAGES) {
-    const absolute = new URL(next.startsWith("/") ? apiUrl + next : next).href;
-    if (seen.includes(absolute)) break;
-    seen.push(absolute);
-    const page: { body: Record<string, unknown> } = await api("GET", next, { what: `list for ${r.what}`, source: r.source });
-    const items = page.body?.[r.field];
-    if (!Array.isArray(items)) break;
-    let fresh = 0;
-    for (const item of items) {
-      try {
-        checkAnswer(item, r.expect, r.what);
-      } catch {
-        continue; // its own GET will tell
+/** The walk: up to MAX_PAGES pages. Items without the fields a read needs are left out (their GET tells). */
+async function listed(r: ListRead): Promise<Found | undefined> {
+  const found: Found = { items: {} };
+  try {
+    for await (const page of listPages<Record<string, unknown>>(r.list, r.field, `list for ${r.what}`, r.source, { maxPages: MAX_PAGES, budgetMs: r.walkBudgetMs, unseen: true })) {
+      found.fallbackKey = page.fallbackKey;
+      for (const item of page.items) {
+        try {
+          checkAnswer(item, r.expect, r.what);
+        } catch {
+          continue;
+        }
+        found.items[(item as { id: string }).id] = item;
       }
-      const id = (item as { id: string }).id;
-      if (!(id in found)) fresh++;
-      found[id] = item;
     }
-    if (items.length > 0 && fresh === 0) break; // the same page again under another URI: a loop
-    const nextUri = page.body.next_page_uri;
-    next = typeof nextUri === "string" && nextUri ? nextUri : null;
+  } catch (e) {
+    // A walk stopped early still tells what it saw; a failed one costs GETs, never a failed read
+    // (and nothing is concluded from it: a missing object's GET must answer 404 for it).
+    if (!(e as { partial?: boolean }).partial) return undefined;
   }
   return found;
 }

@@ -103,7 +103,7 @@ describe("time bounds", () => {
     await useApi(server.url, "k".repeat(20), "0");
     const started = Date.now();
     const err = await client.api("GET", "/api_keys", { what: "list API keys", deadlineMs: 1500 }).catch((e: Error) => e);
-    expect(err.message).toBe(`list API keys: TIMEOUT: no complete answer within 1.5 s (${server.url})`);
+    expect(err.message).toBe(`list API keys: TIMEOUT: no complete answer within 1.5 s (${server.url}); is the service up, and is accessctl:apiUrl right?`);
     expect(Date.now() - started).toBeLessThan(3000);
   }, 20_000);
 

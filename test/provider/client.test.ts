@@ -148,14 +148,17 @@ describe("requests", () => {
     const agents: (string | undefined)[] = [];
     const server = await misbehaving((req, res) => {
       agents.push(req.headers["user-agent"]);
-      res.writeHead(404, { "content-type": "application/json" });
-      res.end("{}");
+      // The module's 404, then the request that shows this URL serves the API (client.ts believe404).
+      const proof = req.url!.startsWith("/ip_policy_rules?");
+      res.writeHead(proof ? 200 : 404, { "content-type": "application/json" });
+      res.end(JSON.stringify(proof ? { ip_policy_rules: [], uri: "u", next_page_uri: null } : { error_code: "ERR_NOT_FOUND", status_code: 404, msg: "not found" }));
     });
     await useApi(server.url, "header-test-key-0123456789");
     const { provider } = await serializedProvider("tls-edge-mutual-tls");
     expect(await provider.read("edgtls_abc", {})).toEqual({});
     const version = JSON.parse(fs.readFileSync(path.join(REPO, "package.json"), "utf8")).version;
-    expect(agents).toEqual([expect.stringMatching(new RegExp(`^accessctl-pulumi/${version.replace(/\./g, "\\.")} node/`))]);
+    const agent = expect.stringMatching(new RegExp(`^accessctl-pulumi/${version.replace(/\./g, "\\.")} node/`));
+    expect(agents).toEqual([agent, agent]);
   });
 });
 

@@ -16,7 +16,7 @@ function configure(apiUrl: string, key: string) {
   return rule.provider.configure(configureRequest({ "accessctl:apiUrl": apiUrl, "accessctl:apiKey": key, "accessctl:maxRequestsPerMinute": "100000", "accessctl:maxRetries": "1" }));
 }
 const requests = async () => (await emu.stats()).requests;
-const quiet = () => new Promise((r) => setTimeout(r, 10_500)); // past list-reads' QUIET_MS: the next read walks again
+const quiet = () => new Promise((r) => setTimeout(r, 10_500)); // past list-reads' MAX_AGE_MS: the next read walks again
 
 beforeAll(async () => {
   emu = await startEmulator(["--rate-limit", "off"]);
@@ -88,6 +88,27 @@ describe("list-backed reads", () => {
     await update("ours again");
     expect((await rule.provider.read(b.id, {})).props.description).toBe("changed outside");
   });
+
+  it("serve one burst only: reads that keep coming every 2 s see a change made through the API within the walk's age bound", async () => {
+    await quiet();
+    const [a, b] = await makeRules(2, 5);
+    const seen: { at: number; cidr?: string; bGone: boolean }[] = [];
+    const start = Date.now();
+    for (let i = 0; i < 8; i++) {
+      const [ra, rb] = await Promise.all([rule.provider.read(a.id, {}), rule.provider.read(b.id, {})]);
+      seen.push({ at: Date.now() - start, cidr: ra.props?.cidr, bGone: rb.id === undefined });
+      if (i === 0) {
+        // Changed by someone else, right after the first read's walk.
+        expect((await api.patch(`/ip_policy_rules/${a.id}`, { cidr: "10.99.5.0/24" })).status).toBe(200);
+        expect((await api.delete(`/ip_policy_rules/${b.id}`)).status).toBe(204);
+      }
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+    expect(seen[1]).toMatchObject({ cidr: a.cidr, bGone: false }); // within the burst: the walk's snapshot
+    // Past the bound (10 s after the walk began), every read sees the change and the deletion.
+    for (const s of seen.filter((s) => s.at > 10_500)) expect(s).toMatchObject({ cidr: "10.99.5.0/24", bGone: true });
+    expect(seen.filter((s) => s.at > 10_500).length).toBeGreaterThan(1);
+  }, 60_000);
 
   it("stop at a looping list (same URI, or the same page under new URIs) and fall back to GETs", async () => {
     for (const loop of ["same-uri", "new-uris"]) {

@@ -1,0 +1,255 @@
+// Issue 17, defects 5 and 7, against hostile servers on loopback: a service that accepts and never
+// answers (undici's timeouts are timeouts, and the process stops waiting on it), a walk of pages
+// and a read bounded in time, and error text that quotes no secret, no terminal escape, no 2 MB.
+import * as http from "node:http";
+import * as net from "node:net";
+import { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { compiled, configureRequest } from "../helpers/provider";
+
+const client = compiled("provider/client.js");
+const config = compiled("provider/config.js");
+const listReads = compiled("provider/list-reads.js");
+
+function useApi(apiUrl: string, apiKey: string, maxRetries = "8") {
+  return config.configure(configureRequest({ "accessctl:apiUrl": apiUrl, "accessctl:apiKey": apiKey, "accessctl:maxRequestsPerMinute": "100000", "accessctl:maxRetries": maxRetries }));
+}
+
+const closers: (() => void)[] = [];
+afterEach(() => {
+  for (const close of closers.splice(0)) close();
+});
+
+async function serve(handler: (req: http.IncomingMessage, res: http.ServerResponse) => void) {
+  const hits: string[] = [];
+  const server = http.createServer((req, res) => {
+    hits.push(`${req.method} ${req.url}`);
+    req.resume();
+    req.on("end", () => handler(req, res));
+  });
+  closers.push(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits };
+}
+
+/** Accepts connections, reads what comes, never writes a byte. */
+async function silent() {
+  const sockets: net.Socket[] = [];
+  const server = net.createServer((socket) => {
+    sockets.push(socket);
+    socket.resume();
+  });
+  closers.push(() => {
+    for (const s of sockets) s.destroy();
+    server.close();
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, connections: () => sockets.length };
+}
+
+const json = (res: http.ServerResponse, status: number, body: unknown) => {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(typeof body === "string" ? body : JSON.stringify(body));
+};
+
+const rule = (id: string) => ({ id, uri: `u/${id}`, created_at: "2026-01-01T00:00:00Z", cidr: "10.0.0.0/8", action: "deny", ip_policy: { id: "ipp_a", uri: "u" } });
+const RULE_FIELDS = { id: "string", uri: "string", created_at: "string", cidr: "string", "ip_policy.id": "string", "ip_policy.uri": "string", action: "string" };
+
+describe("a service that accepts connections and never answers", () => {
+  it("one attempt ends at undici's 30 s headers timeout as TIMEOUT, not retried as a lost connection; later requests fail at once", async () => {
+    const server = await silent();
+    await useApi(server.url, "k".repeat(20), "8");
+    const started = Date.now();
+    const err = await client.api("GET", "/ip_policy_rules/ipr_1", { what: "read IP policy rule ipr_1" }).catch((e: Error) => e);
+    expect(Date.now() - started).toBeLessThan(45_000); // one attempt: 30 s, no retry after it
+    expect(err.message).toBe(`read IP policy rule ipr_1: TIMEOUT: no answer within 30 s (${server.url}); is the service up, and is accessctl:apiUrl right?`);
+    expect(server.connections()).toBe(1);
+    const quick = Date.now();
+    const later = await client.api("GET", "/api_keys/ak_1", { what: "read API key ak_1" }).catch((e: Error) => e);
+    expect(Date.now() - quick).toBeLessThan(1000);
+    expect(later.message).toBe(`read API key ak_1: not sent: ${server.url} did not answer an earlier request of this run (TIMEOUT: no answer within 30 s); what to do: see the one error of this run that says it in full`);
+    expect(server.connections()).toBe(1);
+  }, 60_000);
+
+  it("an answer whose body stops for 30 s ends as TIMEOUT (undici's body timeout), not retried", async () => {
+    const server = await serve((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write('{"ip_policy_rules": ['); // then nothing
+    });
+    await useApi(server.url, "k".repeat(20), "8");
+    const started = Date.now();
+    const err = await client.api("GET", "/ip_policy_rules", { what: "list IP policy rules" }).catch((e: Error) => e);
+    expect(Date.now() - started).toBeLessThan(45_000);
+    expect(err.message).toBe(`list IP policy rules: TIMEOUT: the answer stopped for 30 s (${server.url}); is the service up, and is accessctl:apiUrl right?`);
+    expect(server.hits.length).toBe(1);
+  }, 60_000);
+
+  it("fails fast only until the service answers again", async () => {
+    const server = await serve((req, res) => {
+      if (req.url === "/slow") setTimeout(() => json(res, 200, { ok: true }), 2500);
+      else if (req.url === "/fast") json(res, 200, { ok: true });
+      // "/never": no answer
+    });
+    await useApi(server.url, "k".repeat(20), "0");
+    const slow = client.api("GET", "/slow", { what: "slow", deadlineMs: 10_000 });
+    const never = await client.api("GET", "/never", { what: "never", deadlineMs: 1000 }).catch((e: Error) => e);
+    expect(never.message).toMatch(/^never: TIMEOUT: no complete answer within 1 s/);
+    const refused = await client.api("GET", "/fast", { what: "fast" }).catch((e: Error) => e);
+    expect(refused.message).toMatch(/^fast: not sent: .* did not answer an earlier request of this run \(TIMEOUT: no complete answer within 1 s\)/);
+    expect((await slow).status).toBe(200); // an answer: the service is not silent any more
+    expect((await client.api("GET", "/fast", { what: "fast" })).status).toBe(200);
+    expect(server.hits.filter((h) => h === "GET /fast").length).toBe(1);
+  }, 30_000);
+});
+
+describe("a walk of pages and a read end within their time budget", () => {
+  /** An endless list, 300 ms a page, each page new objects. */
+  const endless = () =>
+    serve((req, res) => {
+      const url = new URL(req.url!, "http://x");
+      if (url.pathname.startsWith("/ip_policy_rules/")) return json(res, 200, rule(url.pathname.split("/")[2]));
+      const page = Number(url.searchParams.get("page") ?? 0);
+      setTimeout(() => json(res, 200, { ip_policy_rules: [rule(`ipr_p${page}`)], uri: "u", next_page_uri: `/ip_policy_rules?page=${page + 1}` }), 300);
+    });
+
+  it("a walk starts no page after its budget", async () => {
+    const server = await endless();
+    await useApi(server.url, "k".repeat(20));
+    const started = Date.now();
+    const items: unknown[] = [];
+    const err = await (async () => {
+      for await (const item of client.listAll("/ip_policy_rules", "ip_policy_rules", "list IP policy rules", undefined, { budgetMs: 2000 })) items.push(item);
+    })().catch((e: Error) => e);
+    expect(err.message).toMatch(/^list IP policy rules: \d+ pages read in 2 s and the list goes on; giving up on the list$/);
+    expect(err.partial).toBe(true);
+    expect(Date.now() - started).toBeLessThan(2000 + 1500); // the budget + one page
+    expect(items.length).toBeGreaterThan(2);
+  }, 20_000);
+
+  it("a read's walk stops after 200 pages, and the read answers from its own GET", async () => {
+    const server = await serve((req, res) => {
+      const url = new URL(req.url!, "http://x");
+      if (url.pathname.startsWith("/ip_policy_rules/")) return json(res, 200, rule(url.pathname.split("/")[2]));
+      const page = Number(url.searchParams.get("page") ?? 0);
+      json(res, 200, { ip_policy_rules: [rule(`ipr_p${page}`)], uri: "u", next_page_uri: `/ip_policy_rules?page=${page + 1}` });
+    });
+    await useApi(server.url, "k".repeat(20));
+    const found = await listReads.readObject("ipr_late", { list: "/ip_policy_rules", field: "ip_policy_rules", path: "/ip_policy_rules/ipr_late", what: "read IP policy rule ipr_late", expect: RULE_FIELDS });
+    expect(found).toMatchObject({ id: "ipr_late" });
+    expect(server.hits.filter((h) => h.startsWith("GET /ip_policy_rules?") || h === "GET /ip_policy_rules").length).toBe(200);
+  }, 30_000);
+
+  it("a read whose walk runs out of budget answers from its own GET", async () => {
+    const server = await endless();
+    await useApi(server.url, "k".repeat(20));
+    const started = Date.now();
+    const found = await listReads.readObject("ipr_mine", { list: "/ip_policy_rules", field: "ip_policy_rules", path: "/ip_policy_rules/ipr_mine", what: "read IP policy rule ipr_mine", expect: RULE_FIELDS, walkBudgetMs: 1500 });
+    expect(found).toMatchObject({ id: "ipr_mine" });
+    expect(Date.now() - started).toBeLessThan(1500 + 2500);
+    expect(server.hits).toContain("GET /ip_policy_rules/ipr_mine");
+  }, 20_000);
+});
+
+describe("error text quotes no secret, no control character, and little", () => {
+  it("a 201 cut short shows none of the new token", async () => {
+    const secret = "S3cr3tS3cr3tS3cr3tS3cr3tS3cr3tXY"; // 32 characters
+    const cut = `{"id":"ak_0123456789abcdefghijklmn","uri":"u","created_at":"t","owner_id":"usr_1","token":"0123456789abcdefghijklmn_${secret.slice(0, 22)}`;
+    const server = await serve((_req, res) => json(res, 201, cut));
+    await useApi(server.url, "k".repeat(20), "0");
+    const err = await client.api("POST", "/api_keys", { what: "create API key", body: {}, expect: { id: "string", token: "string" } }).catch((e: Error) => e);
+    expect(err.message).toMatch(/^create API key: HTTP 201 but the answer is not JSON: /);
+    for (let i = 0; i + 6 <= 22; i++) expect(err.message).not.toContain(secret.slice(i, i + 6));
+    expect(err.message).not.toContain("0123456789abcdefghijklmn_");
+  });
+
+  it("a 2 MB server message with terminal escapes, a Bearer token and a token field is cleaned and cut", async () => {
+    const msg = `\u001b[2J\u001b[31mrefused Authorization: Bearer abc.DEF-ghi_123 \u001b]0;owned\u0007{"token": "t0k3n-value"} ` + "and so on ".repeat(200_000) + "\u0007\r\nEND";
+    const server = await serve((_req, res) => json(res, 500, { error_code: "ERR_INTERNAL", status_code: 500, msg }));
+    await useApi(server.url, "k".repeat(20), "0");
+    const err = await client.api("GET", "/api_keys/ak_1", { what: "read API key ak_1" }).catch((e: Error) => e);
+    expect(err.message.length).toBeLessThan(500);
+    expect(err.message).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
+    expect(err.message).toContain("Bearer [redacted]");
+    expect(err.message).not.toContain("abc.DEF");
+    expect(err.message).not.toContain("t0k3n");
+    expect(err.message).not.toContain("owned");
+    expect(err.message).toMatch(/^read API key ak_1: HTTP 500 ERR_INTERNAL: refused Authorization: Bearer \[redacted\] \{"token": "\[redacted\]"\} and so on/);
+  });
+
+  it("a long token-like string in an error page is redacted, whatever it is", async () => {
+    const unknownToken = "Zq9".repeat(20);
+    const server = await serve((_req, res) => {
+      res.writeHead(502, { "content-type": "text/html" });
+      res.end(`<html>bad gateway, upstream said ${unknownToken}</html>`);
+    });
+    await useApi(server.url, "k".repeat(20), "0");
+    const err = await client.api("GET", "/api_keys/ak_1", { what: "read API key ak_1" }).catch((e: Error) => e);
+    expect(err.message).not.toContain("Zq9Zq9Zq9");
+    expect(err.message).toContain("upstream said [redacted]");
+  });
+});
+
+describe("a 404 is believed only when proven (defect 3)", () => {
+  const notFound = { error_code: "ERR_NOT_FOUND", status_code: 404, msg: "IP policy rule not found", details: { operation_id: "op_1" } };
+  const read = (id: string) => listReads.readObject(id, { list: "/ip_policy_rules", field: "ip_policy_rules", path: `/ip_policy_rules/${id}`, what: `read IP policy rule ${id}`, expect: RULE_FIELDS });
+
+  /** Account A holds ipr_a; "a-old" is A's refused key, "a-new" A's live one, "b-key" a key of account B (no rules). */
+  const accounts = () =>
+    serve((req, res) => {
+      const key = req.headers.authorization?.replace("Bearer ", "");
+      if (key !== "a-new-key-0123456789" && key !== "b-key-0123456789xyz") return json(res, 401, { error_code: "ERR_UNAUTHORIZED", status_code: 401, msg: "invalid API key" });
+      const rules = key === "a-new-key-0123456789" ? [rule("ipr_a")] : [];
+      const url = new URL(req.url!, "http://x");
+      if (url.pathname === "/ip_policy_rules") return json(res, 200, { ip_policy_rules: rules, uri: "u", next_page_uri: null });
+      const found = rules.find((r) => url.pathname === `/ip_policy_rules/${r.id}`);
+      if (req.method === "DELETE") return found ? res.writeHead(204).end() : json(res, 404, notFound);
+      json(res, found ? 200 : 404, found ?? notFound);
+    });
+
+  it("a fallback key of another account cannot report an object gone, nor delete it", async () => {
+    const server = await accounts();
+    await useApi(server.url, "a-old-key-0123456789", "0");
+    process.env.ACCESSCTL_API_KEY = "b-key-0123456789xyz";
+    try {
+      const err = await read("ipr_a").catch((e: Error) => e);
+      expect(err.message).toMatch(/^read IP policy rule ipr_a: HTTP 404 ERR_NOT_FOUND: IP policy rule not found \(operation op_1\); not taken as deleted: accessctl:apiKey was refused and ACCESSCTL_API_KEY, used instead, has not read any object of this stack, so it may belong to another account; set ACCESSCTL_API_KEY to a key of the account/);
+      const del = await client.api("DELETE", "/ip_policy_rules/ipr_a", { what: "delete IP policy rule ipr_a", allow404: true }).catch((e: Error) => e);
+      expect(del.message).toMatch(/^delete IP policy rule ipr_a: HTTP 404 .*not taken as deleted: accessctl:apiKey was refused/);
+    } finally {
+      delete process.env.ACCESSCTL_API_KEY;
+    }
+  }, 20_000);
+
+  it("a fallback key of the same account is believed once it has listed an object of the stack", async () => {
+    const server = await accounts();
+    await useApi(server.url, "a-old-key-0123456789", "0");
+    process.env.ACCESSCTL_API_KEY = "a-new-key-0123456789";
+    try {
+      const [found, gone] = await Promise.all([read("ipr_a"), read("ipr_gone")]);
+      expect(found).toMatchObject({ id: "ipr_a" });
+      expect(gone).toBeUndefined();
+    } finally {
+      delete process.env.ACCESSCTL_API_KEY;
+    }
+  }, 20_000);
+
+  it("an API URL with a wrong path, or a 404 that is not the API's, is not a deletion", async () => {
+    const server = await serve((req, res) => {
+      if (req.url!.startsWith("/html/")) {
+        res.writeHead(404, { "content-type": "text/html" });
+        return res.end("<html>Not Found</html>");
+      }
+      json(res, 404, { error_code: "ERR_NOT_FOUND", status_code: 404, msg: `no such path: ${req.url!.split("?")[0]}` });
+    });
+    await useApi(`${server.url}/v2`, "k".repeat(20), "0");
+    const err = await read("ipr_a").catch((e: Error) => e);
+    expect(err.message).toMatch(/^read IP policy rule ipr_a: HTTP 404 ERR_NOT_FOUND: no such path: \/v2\/ip_policy_rules\/ipr_a; not taken as deleted: http:\/\/127\.0\.0\.1:\d+\/v2 does not answer as the API does \(GET \/ip_policy_rules\?limit=1: HTTP 404 ERR_NOT_FOUND: no such path: \/v2\/ip_policy_rules\); is accessctl:apiUrl right\?$/);
+    expect(server.hits).toContain("GET /v2/ip_policy_rules"); // the walk's 404 is an error, not an empty list
+    await useApi(`${server.url}/html`, "k".repeat(20), "0");
+    const html = await client.api("GET", "/edges/tls/edgtls_1/mutual_tls", { what: "read mutual TLS of TLS edge edgtls_1", allow404: true }).catch((e: Error) => e);
+    expect(html.message).toMatch(/^read mutual TLS of TLS edge edgtls_1: HTTP 404: .*not taken as deleted: this is not an answer of the API/);
+  }, 20_000);
+});
