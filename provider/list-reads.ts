@@ -6,6 +6,7 @@
 // ACCESSCTL_READ_MODE=get reads each object with its own GET (for comparison, or as a way out).
 import { api, checkAnswer, RequestOptions } from "./client";
 import { ConfigSource, connection } from "./config";
+import { plainError } from "./errors";
 import { accountOf } from "./limiter";
 
 const MAX_PAGES = 200; // 20,000 objects at the service's 100 a page; past that, GETs
@@ -106,5 +107,21 @@ async function listPages(r: ListRead): Promise<Record<string, unknown>> {
     const nextUri = page.body.next_page_uri;
     next = typeof nextUri === "string" && nextUri ? nextUri : null;
   }
+  // Marks a walk that reached the last page (a symbol key: never taken for an object id).
+  if (next === null) Object.defineProperty(found, Symbol.for("@accessctl/pulumi/list-complete"), { value: true });
   return found;
+}
+
+/**
+ * Every object of the list, from the same shared walk as readObject (so a refresh of a rule set and
+ * of single rules costs one walk). Throws unless the walk reached the last page: an authoritative
+ * reader (IpPolicyRuleSet) must never take a missing page for missing objects.
+ */
+export async function listEverything<T>(r: ListRead): Promise<T[]> {
+  // A failed shared walk keeps no error: walk again on our own, so that the failure names its cause.
+  const found = (await walk(r)) ?? (await listPages(r));
+  if (!(found as Record<symbol, unknown>)[Symbol.for("@accessctl/pulumi/list-complete")]) {
+    throw plainError(`${r.what}: could not list ${r.list} to the last page (a page was unreadable or repeated, or there are more than ${MAX_PAGES} pages); nothing was changed`);
+  }
+  return Object.values(found) as T[];
 }
