@@ -1,0 +1,68 @@
+// IpPolicyRuleSet's check, diff and planner, through the serialized provider. No network: the API
+// URL points where nothing listens, which also proves check and diff make no calls.
+import { beforeAll, describe, expect, it } from "vitest";
+import { LoadedProvider, serializedProvider } from "../helpers/provider";
+
+let set: LoadedProvider["provider"];
+const P = "ipp_abc123";
+
+beforeAll(async () => {
+  process.env.ACCESSCTL_API_URL = "http://127.0.0.1:9"; // nothing listens there
+  process.env.ACCESSCTL_API_KEY = "rule-set-key-0123456789";
+  set = (await serializedProvider("ip-policy-rule-set")).provider;
+});
+
+const member = (id: string, cidr: string, action = "allow", description = "", metadata = "") => ({ id, cidr, action, description, metadata, uri: `u/${id}`, createdAt: "t" });
+
+describe("IpPolicyRuleSet check", () => {
+  it("canonicalizes, drops empty texts and sorts by CIDR", async () => {
+    const { inputs, failures } = await set.check({}, {
+      ipPolicyId: P,
+      rules: [
+        { cidr: "2001:DB8::/32", action: "deny", description: "" },
+        { cidr: "10.0.0.0/8", action: "allow", metadata: "m" },
+        { cidr: "9.0.0.0/8", action: "allow", description: "d" },
+      ],
+      takeOver: false,
+    });
+    expect(failures).toEqual([]);
+    expect(inputs).toEqual({ ipPolicyId: P, rules: [{ cidr: "9.0.0.0/8", action: "allow", description: "d" }, { cidr: "10.0.0.0/8", action: "allow", metadata: "m" }, { cidr: "2001:db8::/32", action: "deny" }] });
+  });
+
+  it("names each bad rule by its place in the list, and refuses a CIDR declared twice in any spelling", async () => {
+    const { failures } = await set.check({}, {
+      ipPolicyId: P,
+      rules: [
+        { cidr: "2001:db8::/32", action: "allow" },
+        { cidr: "10.0.0.5/8", action: "allow" },
+        { cidr: "10.1.0.0/16", action: "permit", description: "x".repeat(300) },
+        { cidr: "2001:DB8::/32", action: "allow" },
+        { cidr: "10.2.0.0/16", action: "allow", colour: "red" },
+        { action: "deny" },
+      ],
+    });
+    const reasons = failures.map((f: { reason: string }) => f.reason);
+    expect(reasons).toEqual([
+      'rules[1].cidr "10.0.0.5/8" has host bits set; did you mean 10.0.0.0/8?',
+      'rules[2].action must be "allow" or "deny", got "permit"',
+      "rules[2].description is 300 bytes of UTF-8; the limit is 255 bytes",
+      'rules[3].cidr "2001:DB8::/32" is declared twice: rules[0] is the same range (2001:db8::/32); a policy holds a CIDR once',
+      "rules[4].colour is not a property of a rule; expected one of cidr, action, description, metadata",
+      "rules[5].cidr is required, e.g. 203.0.113.0/24 or 2001:db8::/32",
+    ]);
+  });
+});
+
+describe("IpPolicyRuleSet diff", () => {
+  const olds = { ipPolicyId: P, rules: [member("ipr_1", "10.0.0.0/8", "allow", "a"), member("ipr_2", "2001:db8::/32", "deny")] };
+
+  it("no change for reordering, IPv6 spelling, unset vs empty text", async () => {
+    const { inputs } = await set.check({}, { ipPolicyId: P, rules: [{ cidr: "2001:DB8:0::/32", action: "deny", metadata: "" }, { cidr: "10.0.0.0/8", action: "allow", description: "a" }] });
+    expect((await set.diff(P, olds, inputs)).changes).toBe(false);
+  });
+
+  it("a changed policy or profile replaces; a changed rule updates", async () => {
+    expect(await set.diff(P, olds, { ...olds, ipPolicyId: "ipp_other", rules: [] })).toMatchObject({ changes: true, replaces: ["ipPolicyId"] });
+    expect(await set.diff(P, olds, { ipPolicyId: P, rules: [{ cidr: "10.0.0.0/8", action: "allow" }] })).toMatchObject({ changes: true, replaces: [] });
+  });
+});
