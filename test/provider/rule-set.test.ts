@@ -66,3 +66,31 @@ describe("IpPolicyRuleSet diff", () => {
     expect(await set.diff(P, olds, { ipPolicyId: P, rules: [{ cidr: "10.0.0.0/8", action: "allow" }] })).toMatchObject({ changes: true, replaces: [] });
   });
 });
+
+describe("IpPolicyRuleSet plan", () => {
+  const current = [member("ipr_1", "10.0.0.0/8", "allow", "a"), member("ipr_2", "10.1.0.0/16", "allow"), member("ipr_3", "10.2.0.0/16", "deny"), member("ipr_4", "10.3.0.0/16", "allow")];
+
+  it("reuses removed rules of the same action for added CIDRs (one PATCH each), flips an action by delete then create, deletes the rest", async () => {
+    const declared = [
+      { cidr: "10.0.0.0/8", action: "allow", description: "a2" }, // description: PATCH
+      { cidr: "10.2.0.0/16", action: "allow" }, // action flip
+      { cidr: "172.16.0.0/12", action: "allow" }, // takes ipr_2 or ipr_4 by PATCH of cidr
+      { cidr: "192.168.0.0/16", action: "deny" }, // no deny rule to reuse: create
+    ];
+    const p = await set.plan(current, declared, () => true);
+    expect(p.patches.map((x: any) => `${x.rule.id} ${x.to.cidr}`)).toEqual(["ipr_1 10.0.0.0/8", "ipr_2 172.16.0.0/12"]);
+    expect(p.flips.map((x: any) => `${x.rule.id} ${x.to.action}`)).toEqual(["ipr_3 allow"]);
+    expect(p.creates.map((d: any) => d.cidr)).toEqual(["192.168.0.0/16"]);
+    expect(p.deletes.map((r: any) => r.id)).toEqual(["ipr_4"]);
+    expect(await set.describePlan(p)).toBe(
+      "create 1: 192.168.0.0/16; move 1 (one PATCH of cidr each): 10.1.0.0/16 → 172.16.0.0/12; update 1: 10.0.0.0/8; replace 1 (action changed: delete, then create): 10.2.0.0/16 deny → allow; delete 1: 10.3.0.0/16 allow",
+    );
+  });
+
+  it("keeps undeclared rules that may not be deleted (a create with takeOver, a rule the state does not know yet)", async () => {
+    const p = await set.plan(current, [{ cidr: "10.9.0.0/16", action: "allow" }], (r: { id: string }) => r.id === "ipr_2");
+    expect(p.patches.map((x: any) => `${x.rule.id} ${x.to.cidr}`)).toEqual(["ipr_2 10.9.0.0/16"]);
+    expect(p.kept.map((r: any) => r.id)).toEqual(["ipr_1", "ipr_3", "ipr_4"]);
+    expect(p.deletes).toEqual([]);
+  });
+});
