@@ -298,12 +298,12 @@ const setCidrs = (count, second = 0) => Array.from({ length: count }, (_, i) => 
 async function measureSet(f, projects, binDir) {
   const n = f.setRules;
   const r = { rules: n };
-  const run = async (emu, backend, stack, op, cidrs, extra = {}) => {
+  const run = async (emu, backend, stack, op, cidrs, { env = {}, ...extra } = {}) => {
     const before = await stats(emu);
     const { seconds, result } = await pulumi({
       dir: projects.set, stack, op, binDir, backend: `file://${backend}`,
       config: { ipPolicyId: { value: emu.fixtures.ipPolicies[0] }, allow: { value: JSON.stringify(cidrs) } },
-      env: { ACCESSCTL_API_URL: emu.url, ACCESSCTL_API_KEY: emu.adminToken, ...(extra.env ?? {}) },
+      env: { ACCESSCTL_API_URL: emu.url, ACCESSCTL_API_KEY: emu.adminToken, ...env },
       ...extra,
     });
     const after = await stats(emu);
