@@ -53,6 +53,17 @@ describe("IpPolicyRuleSet check", () => {
   });
 });
 
+describe("IpPolicyRuleSet values not known at preview", () => {
+  const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+  it("checks what is known, and diff reports a change without a plan", async () => {
+    const { inputs, failures } = await set.check({}, { ipPolicyId: P, rules: [{ cidr: UNKNOWN, action: "allow" }, { cidr: "10.0.0.5/8", action: "allow" }] });
+    expect(failures.map((f: { reason: string }) => f.reason)).toEqual(['rules[1].cidr "10.0.0.5/8" has host bits set; did you mean 10.0.0.0/8?']);
+    const known = (await set.check({}, { ipPolicyId: P, rules: [{ cidr: UNKNOWN, action: "allow" }] })).inputs;
+    expect(await set.diff(P, { ipPolicyId: P, rules: [] }, known)).toMatchObject({ changes: true, replaces: [] });
+    expect(inputs.rules[0].cidr).toBe(UNKNOWN);
+  });
+});
+
 describe("IpPolicyRuleSet diff", () => {
   const olds = { ipPolicyId: P, rules: [member("ipr_1", "10.0.0.0/8", "allow", "a"), member("ipr_2", "2001:db8::/32", "deny")] };
 
