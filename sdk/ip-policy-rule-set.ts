@@ -11,6 +11,11 @@ export type IpPolicyRuleSetArgs = ResourceArgs<provider.IpPolicyRuleSetInputs>;
  * Every rule of one IP policy, as one resource: after creation it owns all of them. A rule added,
  * changed or deleted outside the program shows up at the next refresh and is put back by `up`.
  * Its id is the policy id.
+ * @example
+ * const allowlist = new accessctl.IpPolicyRuleSet("office-allowlist", {
+ *   ipPolicyId: "ipp_…",
+ *   rules: [{ cidr: "203.0.113.0/24", action: "allow", description: "HQ" }, { cidr: "2001:db8:1234::/48", action: "allow" }],
+ * });
  */
 export class IpPolicyRuleSet extends pulumi.dynamic.Resource {
   /** The IP policy id. */
@@ -22,7 +27,11 @@ export class IpPolicyRuleSet extends pulumi.dynamic.Resource {
   /** The account profile, if any. */
   declare public readonly profile: pulumi.Output<string | undefined>;
 
-  /** The rules of the existing policy `ipPolicyId`, read-only: read from the API, nothing is changed or deleted. */
+  /**
+   * The rules of the existing policy `ipPolicyId`, read-only: read from the API, nothing is changed or deleted.
+   * @example
+   * const current = accessctl.IpPolicyRuleSet.get("current", "ipp_…");
+   */
   public static get(name: string, ipPolicyId: pulumi.Input<string>, opts?: pulumi.CustomResourceOptions): IpPolicyRuleSet {
     return new IpPolicyRuleSet(name, {} as IpPolicyRuleSetArgs, { ...opts, id: ipPolicyId });
   }
