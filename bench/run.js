@@ -15,7 +15,12 @@
 //   5. refresh at the service's 120/60: `preview --refresh` right after the `up` of 500 rules + 10
 //      keys, and `up --refresh` with nothing to change, with reads answered from the lists (ours)
 //      against one GET per object (ACCESSCTL_READ_MODE=get), and the same preview at --rate-limit off;
-//   6. a team: three stacks of 100 rules deploying at once against one account at 120/60.
+//   6. a team: three stacks of 100 rules deploying at once against one account at 120/60;
+//   7. the policy as one resource (IpPolicyRuleSet, examples/office-allowlist) beside per-rule
+//      resources (ours, baseline) and the floor: up of --set-rules from empty, preview --refresh, a
+//      change of 100 CIDRs (requests counted), destroy, unlimited; up at the emulator's default
+//      limit (ratio to its model's lower bound); and --set-large rules in one resource (state size,
+//      time). `npm run bench -- --only set` runs this section alone.
 // Prints a table and writes bench/results.json.
 "use strict";
 const fs = require("node:fs");
@@ -26,7 +31,7 @@ const { makeProject, packTarball, pulumiBinDir, REPO } = require("../scripts/pac
 const { spawnJob } = require("../scripts/stack");
 
 function flags(argv) {
-  const f = { sizes: [50, 200, 500], keys: 3, latency: 20, rateRules: 300, skipRate: false, skipCheckpoints: false, refreshRules: 500, refreshKeys: 10, skipRefresh: false, skipTeam: false, perObjectUp: false, skipEmulator: false };
+  const f = { sizes: [50, 200, 500], keys: 3, latency: 20, rateRules: 300, skipRate: false, skipCheckpoints: false, refreshRules: 500, refreshKeys: 10, skipRefresh: false, skipTeam: false, perObjectUp: false, skipEmulator: false, skipSet: false, setRules: 500, setLarge: 5000, setPerRule: true };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--sizes") f.sizes = argv[++i].split(",").map(Number);
@@ -39,6 +44,9 @@ function flags(argv) {
     else if (a === "--refresh-keys") f.refreshKeys = Number(argv[++i]);
     else if (a === "--skip-refresh") f.skipRefresh = true;
     else if (a === "--skip-team") f.skipTeam = true;
+    else if (a === "--set-rules") f.setRules = Number(argv[++i]);
+    else if (a === "--set-large") f.setLarge = Number(argv[++i]);
+    else if (a === "--skip-set-per-rule") f.setPerRule = false; // the set rows without the per-rule ones beside them
     else if (a === "--per-object-up") f.perObjectUp = true; // per-object `up --refresh` too: about 2 GETs per object at 2/s
     else if (a === "--only") { // e.g. --only refresh,team: just those sections
       const only = argv[++i].split(",");
@@ -47,6 +55,7 @@ function flags(argv) {
       f.skipRefresh = !only.includes("refresh");
       f.skipTeam = !only.includes("team");
       f.skipEmulator = !only.includes("emulator");
+      f.skipSet = !only.includes("set");
     }
     else throw new Error(`unknown flag ${a}`);
   }
@@ -272,6 +281,120 @@ async function measureTeam(perStack, projects, binDir) {
   }
 }
 
+/**
+ * The lower bound of N requests under the emulator's default limit, for its model of that limit: a
+ * token bucket (a burst of 120, then 2 per second) or a rolling window of 120 per 60 s (each 120
+ * requests after the first 120 wait a whole window).
+ */
+const RATE_MODEL = "bucket";
+function rateLowerBound(requests, model = RATE_MODEL) {
+  return model === "window" ? 60 * Math.floor(Math.max(0, requests - 1) / 120) : Math.max(0, (requests - 120) / 2);
+}
+
+/** `count` CIDRs 10.{second+⌊i/250⌋}.{i%250}.0/24. */
+const setCidrs = (count, second = 0) => Array.from({ length: count }, (_, i) => `10.${second + Math.floor(i / 250)}.${i % 250}.0/24`);
+
+/** 7. IpPolicyRuleSet: one resource for a whole policy. */
+async function measureSet(f, projects, binDir) {
+  const n = f.setRules;
+  const r = { rules: n };
+  const run = async (emu, backend, stack, op, cidrs, { env = {}, ...extra } = {}) => {
+    const before = await stats(emu);
+    const { seconds, result } = await pulumi({
+      dir: projects.set, stack, op, binDir, backend: `file://${backend}`,
+      config: { ipPolicyId: { value: emu.fixtures.ipPolicies[0] }, allow: { value: JSON.stringify(cidrs) } },
+      env: { ACCESSCTL_API_URL: emu.url, ACCESSCTL_API_KEY: emu.adminToken, ...env },
+      ...extra,
+    });
+    const after = await stats(emu);
+    const delta = (k) => (after.byMethod?.[k] ?? 0) - (before.byMethod?.[k] ?? 0);
+    const m = { seconds, requests: after.requests - before.requests, post: delta("POST 2xx"), patch: delta("PATCH 2xx"), delete: delta("DELETE 2xx"), rateLimited429: (after.byStatus["429"] ?? 0) - (before.byStatus["429"] ?? 0) };
+    if (op === "preview" && Object.keys(result.changeSummary ?? {}).some((k) => k !== "same")) throw new Error(`set: preview --refresh found changes: ${JSON.stringify(result.changeSummary)}`);
+    process.stderr.write(`bench: set: ${op} of ${cidrs.length}: ${seconds.toFixed(1)} s, ${m.requests} requests (POST ${m.post}, PATCH ${m.patch}, DELETE ${m.delete}), ${m.rateLimited429} × 429\n`);
+    return m;
+  };
+  const unlimited = { ACCESSCTL_MAX_REQUESTS_PER_MINUTE: "1000000" };
+  const session = async (emuArgs, fn) => {
+    const emu = await startEmulator(emuArgs);
+    const backend = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-bench-set-"));
+    try {
+      return await fn(emu, backend);
+    } finally {
+      await stopEmulator(emu);
+      fs.rmSync(backend, { recursive: true, force: true });
+    }
+  };
+  const stateBytes = (backend, stack) => fs.statSync(path.join(backend, ".pulumi", "stacks", "accessctl-bench", `${stack}.json`)).size;
+
+  r.unlimited = await session(["--rate-limit", "off", "--latency", String(f.latency)], async (emu, backend) => {
+    const cidrs = setCidrs(n);
+    const changed = [...setCidrs(n - 100), ...setCidrs(100, 200)]; // the last 100 CIDRs replaced by others of the same action
+    const out = { up: await run(emu, backend, "set", "up", cidrs, { env: unlimited }) };
+    out.stateBytes = stateBytes(backend, "set");
+    out.previewRefresh = await run(emu, backend, "set", "preview", cidrs, { refresh: true, env: unlimited });
+    out.change100 = await run(emu, backend, "set", "up", changed, { env: unlimited });
+    out.destroy = await run(emu, backend, "set", "destroy", changed, { env: unlimited });
+    return out;
+  });
+  r.floor = await measureSetFloor(n, f);
+  if (f.setPerRule) {
+    process.stderr.write(`bench: set: per-rule resources, N=${n}, for comparison…\n`);
+    const perRule = { ...f, keys: 0 };
+    r.perRule = { ours: await measureEngine("ours", n, perRule, projects, binDir), baseline: await measureEngine("baseline", n, perRule, projects, binDir) };
+  }
+  r.limited = await session([], async (emu, backend) => {
+    const up = await run(emu, backend, "set-limited", "up", setCidrs(n));
+    up.model = RATE_MODEL;
+    up.lowerBoundSeconds = rateLowerBound(up.requests);
+    await run(emu, backend, "set-limited", "destroy", setCidrs(n)).catch((e) => process.stderr.write(`bench: set: destroy at the limit failed: ${e.message}\n`));
+    return up;
+  });
+  if (f.setLarge) {
+    r.large = await session(["--rate-limit", "off"], async (emu, backend) => {
+      const cidrs = setCidrs(f.setLarge);
+      const out = { rules: f.setLarge, up: await run(emu, backend, "set-large", "up", cidrs, { env: unlimited }) };
+      out.stateBytes = stateBytes(backend, "set-large");
+      out.previewRefresh = await run(emu, backend, "set-large", "preview", cidrs, { refresh: true, env: unlimited });
+      out.destroy = await run(emu, backend, "set-large", "destroy", cidrs, { env: unlimited });
+      return out;
+    });
+  }
+  return r;
+}
+
+/** The set's calls made directly, 16 at once (the set's concurrency), no engine. */
+async function measureSetFloor(n, f) {
+  const { Agent, request } = require(path.join(REPO, "node_modules/undici"));
+  const emu = await startEmulator(["--rate-limit", "off", "--latency", String(f.latency)]);
+  const agent = new Agent({ connections: 64 });
+  const headers = { authorization: `Bearer ${emu.adminToken}`, "service-version": "2", "content-type": "application/json" };
+  const call = async (method, p, body) => {
+    const res = await request(p.startsWith("http") ? p : emu.url + p, { method, headers, body: body && JSON.stringify(body), dispatcher: agent });
+    const text = await res.body.text();
+    if (res.statusCode >= 300) throw new Error(`${method} ${p}: ${res.statusCode} ${text}`);
+    return text && JSON.parse(text);
+  };
+  const pool = async (items, fn) => {
+    const queue = [...items];
+    await Promise.all(Array.from({ length: 16 }, async () => { while (queue.length) await fn(queue.shift()); }));
+  };
+  const timed = async (fn) => { const t = process.hrtime.bigint(); await fn(); return Number(process.hrtime.bigint() - t) / 1e9; };
+  const list = async () => { for (let next = "/ip_policy_rules"; next; ) next = (await call("GET", next)).next_page_uri; };
+  try {
+    const ids = [];
+    const p = emu.fixtures.ipPolicies[0];
+    const up = await timed(() => pool(setCidrs(n), async (cidr) => ids.push((await call("POST", "/ip_policy_rules", { ip_policy_id: p, cidr, action: "allow" })).id)));
+    const previewRefresh = await timed(list);
+    const moved = setCidrs(100, 200);
+    const change100 = await timed(() => pool(ids.slice(0, 100).map((id, i) => [id, moved[i]]), ([id, cidr]) => call("PATCH", `/ip_policy_rules/${id}`, { cidr })));
+    const destroy = await timed(() => pool(ids, (id) => call("DELETE", `/ip_policy_rules/${id}`)));
+    return { up, previewRefresh, change100, destroy };
+  } finally {
+    await agent.close();
+    await stopEmulator(emu);
+  }
+}
+
 const fmt = (x, d = 1) => (typeof x === "number" ? x.toFixed(d) : String(x));
 
 async function main() {
@@ -287,8 +410,10 @@ async function main() {
     baseline: makeProject(path.join(root, "baseline"), { name: "accessctl-bench", tarball, files: { "index.js": path.join(REPO, "bench/baseline.js") }, main: "index.js" }),
   };
   fs.writeFileSync(path.join(projects.ours, "Pulumi.yaml"), "name: accessctl-bench\nruntime: nodejs\n");
+  projects.set = makeProject(path.join(root, "set"), { name: "accessctl-bench", tarball, from: path.join(REPO, "examples/office-allowlist") });
+  fs.writeFileSync(path.join(projects.set, "Pulumi.yaml"), "name: accessctl-bench\nruntime: nodejs\n");
   const results = { date: new Date().toISOString(), machine: `${os.cpus().length} × ${os.cpus()[0].model}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}, node ${process.version}`, command: `npm run bench -- ${process.argv.slice(2).join(" ")}`.trim(), flags: f, engine: [], rateLimit: undefined };
-  const name = f.skipCheckpoints ? "results-skip-checkpoints" : f.sizes.length === 0 ? "results-refresh-team" : "results";
+  const name = f.skipCheckpoints ? "results-skip-checkpoints" : f.sizes.length === 0 && f.skipRefresh && f.skipTeam && !f.skipSet ? "results-set" : f.sizes.length === 0 ? "results-refresh-team" : "results";
   const out = path.join(REPO, `bench/${name}.json`);
   // Written after every section too: a long run that fails late keeps what it measured.
   const save = () => fs.writeFileSync(out, JSON.stringify({ ...results, totalSeconds: (Date.now() - started) / 1000 }, null, 2) + "\n");
@@ -316,6 +441,11 @@ async function main() {
     if (!f.skipTeam) {
       process.stderr.write("bench: three stacks of 100 rules at once at the default rate limit…\n");
       results.team = await measureTeam(100, projects, binDir);
+      save();
+    }
+    if (!f.skipSet) {
+      process.stderr.write(`bench: IpPolicyRuleSet of ${f.setRules} rules…\n`);
+      results.set = await measureSet(f, projects, binDir);
       save();
     }
     if (!f.skipEmulator) results.emulator = await require("./emulator").run(); // prints its own tables
@@ -363,6 +493,24 @@ async function main() {
   if (results.team) {
     const t = results.team;
     console.log(`\nTeam: ${t.stacks} stacks × ${t.perStack} rules at once, one account at 120/60: ${t.ok ? "all succeeded" : `FAILED: ${t.errors.join("; ")}`} in ${fmt(t.seconds)} s (bound ${fmt(t.lowerBoundSeconds)} s: a burst of 120, then 2/s); ${t.requests} requests, ${t.rateLimited429} answered 429 (${fmt((100 * t.rateLimited429) / t.requests)}%)`);
+  }
+  if (results.set) {
+    const r = results.set;
+    const u = r.unlimited;
+    const fl = r.floor;
+    const pr = r.perRule;
+    console.log(`\nIpPolicyRuleSet of ${r.rules} rules, emulator --rate-limit off --latency ${f.latency} (per-rule: ${r.rules} IpPolicyRule resources; floor: the set's calls made directly, 16 at once):`);
+    console.log("| operation | set s | per-rule ours s | per-rule baseline s | floor s | set/floor | set/baseline | requests (POST/PATCH/DELETE) |");
+    console.log("|---|---|---|---|---|---|---|---|");
+    const row = (label, m, floor, ours, base) => console.log(`| ${label} | ${fmt(m.seconds)} | ${fmt(ours ?? "–")} | ${fmt(base ?? "–")} | ${fmt(floor, 2)} | ${fmt(m.seconds / floor, 1)} | ${base ? fmt(m.seconds / base, 2) : "–"} | ${m.requests} (${m.post}/${m.patch}/${m.delete}) |`);
+    row(`up of ${r.rules} from empty`, u.up, fl.up, pr?.ours.up, pr?.baseline.up);
+    row("preview --refresh", u.previewRefresh, fl.previewRefresh, pr?.ours.previewRefresh, pr?.baseline.previewRefresh);
+    row("change of 100 CIDRs (same action)", u.change100, fl.change100);
+    row("destroy", u.destroy, fl.destroy, pr?.ours.destroy, pr?.baseline.destroy);
+    console.log(`state: ${u.stateBytes} bytes for the set of ${r.rules} rules${pr ? ` (per-rule ours: ${pr.ours.stateBytesPerResource * r.rules} bytes)` : ""}`);
+    const l = r.limited;
+    console.log(`At the emulator's default limit: up of ${r.rules}: ${fmt(l.seconds)} s, ${l.requests} requests, ${l.rateLimited429} answered 429; lower bound (${l.model} model) ${fmt(l.lowerBoundSeconds)} s; ratio ${fmt(l.seconds / Math.max(l.lowerBoundSeconds, 1e-9), 2)}`);
+    if (r.large) console.log(`${r.large.rules} rules in one set: up ${fmt(r.large.up.seconds)} s (${r.large.up.requests} requests), preview --refresh ${fmt(r.large.previewRefresh.seconds)} s (${r.large.previewRefresh.requests} requests), destroy ${fmt(r.large.destroy.seconds)} s; state ${r.large.stateBytes} bytes`);
   }
   console.log(`\ntotal ${fmt(results.totalSeconds, 0)} s; figures in ${path.relative(REPO, out)}`);
 }

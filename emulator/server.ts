@@ -25,6 +25,8 @@ export interface EmulatorOptions {
 export interface Stats {
   requests: number;
   byStatus: Record<string, number>;
+  /** Answered requests by method and status class: "PATCH 2xx" (tests count what a plan sent). */
+  byMethod: Record<string, number>;
 }
 
 export interface Emulator {
@@ -41,7 +43,7 @@ const newOperationId = () => `op_${randomBytes(12).toString("hex")}`;
 export function createEmulator(options: EmulatorOptions): Emulator {
   const store = options.store;
   const log = options.log ?? (() => {});
-  const stats: Stats = { requests: 0, byStatus: {} };
+  const stats: Stats = { requests: 0, byStatus: {}, byMethod: {} };
   const faults = { failRate: options.failRate ?? 0, latencyMs: options.latencyMs ?? 0 };
   const buckets = new Map<string, { tokens: number; updated: number }>();
   let baseUrl = "";
@@ -99,6 +101,8 @@ export function createEmulator(options: EmulatorOptions): Emulator {
     const declaresBody = req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
     if (!body.read && declaresBody) reply.headers = { ...reply.headers, connection: "close" };
     count(reply.status);
+    const byMethod = `${method} ${Math.floor(reply.status / 100)}xx`;
+    stats.byMethod[byMethod] = (stats.byMethod[byMethod] ?? 0) + 1;
     send(res, operationId, reply);
     log(`${method} ${url ? shownPath(url.pathname) : "(invalid target)"} ${reply.status} ${operationId} ${Date.now() - started}ms`);
   }

@@ -21,6 +21,8 @@ interface Found {
   items: Record<string, unknown>;
   /** The fallback key the pages were read with (client.ts ApiResponse.fallbackKey), if any. */
   fallbackKey?: string;
+  /** The walk reached the last page. */
+  complete?: boolean;
 }
 
 interface Walk {
@@ -99,10 +101,35 @@ async function listed(r: ListRead): Promise<Found | undefined> {
         found.items[(item as { id: string }).id] = item;
       }
     }
+    found.complete = true;
   } catch (e) {
     // A walk stopped early still tells what it saw; a failed one costs GETs, never a failed read
     // (and nothing is concluded from it: a missing object's GET must answer 404 for it).
     if (!(e as { partial?: boolean }).partial) return undefined;
   }
   return found;
+}
+
+/**
+ * Every object of the list, from the same shared walk as readObject (so a refresh of a rule set and
+ * of single rules costs one walk). Throws unless the walk reached the last page: an authoritative
+ * reader (IpPolicyRuleSet) must never take a missing page for missing objects.
+ */
+export async function listEverything<T>(r: ListRead): Promise<T[]> {
+  const found = await walk(r);
+  if (found?.complete) return Object.values(found.items) as T[];
+  // The shared walk failed or stopped early and keeps no error: walk again on our own, so that a
+  // failure is thrown with its cause (listPages throws rather than stop short).
+  const items: T[] = [];
+  for await (const page of listPages<T>(r.list, r.field, `list for ${r.what}`, r.source, { maxPages: MAX_PAGES, budgetMs: r.walkBudgetMs })) {
+    for (const item of page.items) {
+      try {
+        checkAnswer(item, r.expect, r.what);
+      } catch {
+        continue;
+      }
+      items.push(item);
+    }
+  }
+  return items;
 }

@@ -84,7 +84,7 @@ export const PROFILE_FIELD = {
   onChange: "replace",
 } as const;
 
-/** Inputs echoed into the outputs, because read and delete get only the outputs: adoptId, profile. */
-export function keptInputs(inputs: Record<string, any>): { adoptId?: string; profile?: string } {
-  return { ...(inputs.adoptId ? { adoptId: inputs.adoptId } : {}), ...(inputs.profile ? { profile: inputs.profile } : {}) };
+/** Inputs echoed into the outputs, because read and delete get only the outputs: adoptId, takeOver, profile. */
+export function keptInputs(inputs: Record<string, any>): { adoptId?: string; takeOver?: boolean; profile?: string } {
+  return { ...(inputs.adoptId ? { adoptId: inputs.adoptId } : {}), ...(inputs.takeOver === true ? { takeOver: true } : {}), ...(inputs.profile ? { profile: inputs.profile } : {}) };
 }

@@ -37,7 +37,7 @@ const ruleCount = async () => (await client(emu.url, emu.adminToken).get("/ip_po
 
 describe("examples", () => {
   it("has the examples the README names, each its own project", () => {
-    expect(examples.sort()).toEqual(["many-rules", "pipeline", "quickstart"]);
+    expect(examples.sort()).toEqual(["many-rules", "office-allowlist", "pipeline", "quickstart"]);
   });
 
   it.each([
@@ -56,6 +56,33 @@ describe("examples", () => {
       expect(gate.output).not.toMatch(/\[diff: /); // a refresh of unchanged objects marks no property
       await stack.ok("destroy");
       expect(await ruleCount()).toBe(rulesBefore);
+    } finally {
+      stack.cleanup();
+    }
+  });
+
+  it("office-allowlist: up, a rule added by hand fails the drift gate naming its CIDR, up deletes it, destroy", async () => {
+    const policy = emu.fixtures.ipPolicies[1];
+    const allow = [{ cidr: "203.0.113.0/24", description: "Berlin office" }, { cidr: "2001:DB8:1234::/48", description: "Berlin office, IPv6" }];
+    const extraConfig = { ipPolicyId: { value: policy }, allow: { value: JSON.stringify(allow) }, deny: { value: JSON.stringify(["198.51.100.0/24"]) } };
+    const stack = testStack({ project: project("office-allowlist"), emulator: emu, name: "dev", extraConfig });
+    const api = client(emu.url, emu.adminToken);
+    const mine = async () => (await api.get("/ip_policy_rules")).body.ip_policy_rules.filter((r: any) => r.ip_policy.id === policy);
+    try {
+      const up = await stack.ok("up", {});
+      expect(up.summary!.resourceChanges).toEqual({ create: 2 });
+      expect(up.outputs!.cidrs.value).toEqual(["deny 198.51.100.0/24", "allow 203.0.113.0/24", "allow 2001:db8:1234::/48"]);
+      expect((await stack.run("preview", {}, { refresh: true, expectNoChanges: true })).exitCode).toBe(0);
+
+      expect((await api.post("/ip_policy_rules", { ip_policy_id: policy, cidr: "0.0.0.0/0", action: "allow" })).status).toBe(201);
+      const gate = await stack.run("preview", {}, { refresh: true, expectNoChanges: true });
+      expect(gate.exitCode).not.toBe(0);
+      expect(gate.output).toMatch(/delete 1: 0\.0\.0\.0\/0 allow/);
+      await stack.ok("up", {}, { refresh: true });
+      expect((await mine()).map((r: any) => `${r.action} ${r.cidr}`).sort()).toEqual(["allow 2001:db8:1234::/48", "allow 203.0.113.0/24", "deny 198.51.100.0/24"]);
+      expect((await stack.run("preview", {}, { refresh: true, expectNoChanges: true })).exitCode).toBe(0);
+      await stack.ok("destroy");
+      expect(await mine()).toEqual([]);
     } finally {
       stack.cleanup();
     }

@@ -7,7 +7,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { client, listAll, RunningEmulator, startEmulator } from "../helpers/emulator";
-import { Spec, testStack } from "../helpers/stack";
+import { alive, killJob, Spec, testStack } from "../helpers/stack";
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {
@@ -120,9 +120,12 @@ describe("pulumi is killed in the middle of an update", () => {
 
     const running = stack.start("up", spec);
     await until(async () => (await emu.stats()).requests > 60, "60 requests");
-    process.kill(-running.child.pid!, "SIGKILL"); // the whole process group: Pulumi, its plugins, the program
+    // Pulumi, the program and its plugins (which Pulumi starts in process groups of their own).
+    const pids = killJob(running.child);
+    expect(pids.length).toBeGreaterThan(2);
     const killed = await running.done;
     expect(killed.ok).toBe(false);
+    await until(async () => pids.every((pid) => !alive(pid)), "every process of the killed run to end", 20);
     const orphansPossible = (await liveRules(emu)).length;
     expect(orphansPossible).toBeGreaterThan(0);
 

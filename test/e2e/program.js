@@ -1,6 +1,7 @@
 // The program of the end-to-end tests, as a user would write it against the installed package.
 // What it declares comes from the stack config `spec`:
 //   { keys: {name: ApiKeyArgs}, rules: {name: IpPolicyRuleArgs}, modules: {name: TlsEdgeMutualTlsArgs},
+//     sets: {name: IpPolicyRuleSetArgs},
 //     listPolicy?: "ipp_…" (export what the list helpers see, before this run's changes),
 //     opts?: {name: resource options}, gets?: {name: {type: "ApiKey"|"IpPolicyRule"|"TlsEdgeMutualTls", id}} }
 "use strict";
@@ -17,6 +18,10 @@ for (const [name, args] of Object.entries(spec.keys || {})) {
 for (const [name, args] of Object.entries(spec.rules || {})) {
   const rule = new accessctl.IpPolicyRule(name, args, (spec.opts || {})[name]);
   out[`rule_${name}`] = { id: rule.id, cidr: rule.cidr, action: rule.action };
+}
+for (const [name, args] of Object.entries(spec.sets || {})) {
+  const set = new accessctl.IpPolicyRuleSet(name, args, (spec.opts || {})[name]);
+  out[`set_${name}`] = { id: set.id, ipPolicyId: set.ipPolicyId, rules: set.rules };
 }
 for (const [name, args] of Object.entries(spec.modules || {})) {
   const module = new accessctl.TlsEdgeMutualTls(name, args);

@@ -30,7 +30,7 @@ export interface RunningEmulator extends Startup {
   stop(): Promise<number | null>;
   /** SIGKILL: no chance to clean up. */
   kill(): Promise<void>;
-  stats(): Promise<{ requests: number; byStatus: Record<string, number> }>;
+  stats(): Promise<{ requests: number; byStatus: Record<string, number>; byMethod: Record<string, number> }>;
 }
 
 export async function startEmulator(flags: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<RunningEmulator> {
@@ -54,7 +54,7 @@ export async function startEmulator(flags: string[] = [], env: NodeJS.ProcessEnv
     },
     async stats() {
       const res = await fetch(`${startup.url}/_emulator/stats`);
-      return (await res.json()) as { requests: number; byStatus: Record<string, number> };
+      return (await res.json()) as { requests: number; byStatus: Record<string, number>; byMethod: Record<string, number> };
     },
   };
 }

@@ -7,7 +7,7 @@ import { REPO } from "./emulator";
 
 const nodeRequire = createRequire(path.join(REPO, "package.json"));
 
-export type ProviderName = "api-key" | "ip-policy-rule" | "tls-edge-mutual-tls";
+export type ProviderName = "api-key" | "ip-policy-rule" | "ip-policy-rule-set" | "tls-edge-mutual-tls";
 
 export interface LoadedProvider {
   text: string;

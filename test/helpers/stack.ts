@@ -13,6 +13,8 @@ export interface Spec {
   keys?: Record<string, Record<string, unknown>>;
   rules?: Record<string, Record<string, unknown>>;
   modules?: Record<string, Record<string, unknown>>;
+  sets?: Record<string, Record<string, unknown>>;
+  opts?: Record<string, Record<string, unknown>>;
   listPolicy?: string;
 }
 
@@ -39,6 +41,65 @@ export interface StackOptions {
   extraConfig?: Record<string, { value: string; secret?: boolean }>;
   /** A shared backend (e.g. postgres://…) instead of a file backend of this stack's own; state() and backendText() need a file backend. */
   backendUrl?: string;
+}
+
+/** Every process below `pid` now (children, their children, …), from the ppid links in /proc/<pid>/stat. */
+export function descendants(pid: number): number[] {
+  const parentOf: Record<number, number> = {};
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
+      parentOf[Number(entry)] = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]); // after "pid (comm) state"
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const found: number[] = [];
+  const queue = [pid];
+  while (queue.length) {
+    const parent = queue.shift()!;
+    for (const [child, ppid] of Object.entries(parentOf)) {
+      if (ppid === parent && !found.includes(Number(child))) {
+        found.push(Number(child));
+        queue.push(Number(child));
+      }
+    }
+  }
+  return found;
+}
+
+/** Whether `pid` runs (a zombie, dead but not yet reaped, does not). */
+export function alive(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * SIGKILL of a job started with start(): its process group, and every process below it. Pulumi
+ * starts its plugins (the dynamic provider among them) in process groups of their own, so killing
+ * the job's group alone leaves them running. They are collected before the kill (after it they
+ * are re-parented) and killed by PID, never by name. Returns the PIDs, for checking none is left.
+ */
+export function killJob(child: ChildProcess): number[] {
+  const pids = descendants(child.pid!);
+  try {
+    process.kill(-child.pid!, "SIGKILL");
+  } catch {
+    // the group is gone already
+  }
+  for (const pid of pids) {
+    try {
+      if (alive(pid)) process.kill(pid, "SIGKILL");
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return pids;
 }
 
 export function testStack(options: StackOptions) {

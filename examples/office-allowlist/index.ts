@@ -1,0 +1,26 @@
+// The office allowlist: "the policy holds exactly these ranges", as one IpPolicyRuleSet. Any rule
+// added to the policy by hand makes `pulumi preview --refresh --expect-no-changes` fail (the preview
+// names its CIDR), and the next `pulumi up` deletes it.
+//
+//   pulumi config set ipPolicyId ipp_…
+//   pulumi config set --path 'allow[0].cidr' 203.0.113.0/24
+//   pulumi config set --path 'allow[0].description' 'Berlin office'
+//   pulumi config set --path 'deny[0]' 198.51.100.0/24          # optional: ranges to deny
+//   pulumi config set takeOver true                              # only if the policy holds rules already
+import * as pulumi from "@pulumi/pulumi";
+import * as accessctl from "@accessctl/pulumi";
+
+const config = new pulumi.Config();
+// Each entry a CIDR, or {cidr, description}.
+type Entry = string | { cidr: string; description?: string };
+const entries = (key: string, action: "allow" | "deny") =>
+  (config.getObject<Entry[]>(key) ?? []).map((e) => (typeof e === "string" ? { cidr: e, action } : { cidr: e.cidr, description: e.description, action }));
+
+const allowlist = new accessctl.IpPolicyRuleSet("office-allowlist", {
+  ipPolicyId: config.require("ipPolicyId"),
+  rules: [...entries("allow", "allow"), ...entries("deny", "deny")],
+  takeOver: config.getBoolean("takeOver") ?? false,
+});
+
+export const ipPolicyId = allowlist.ipPolicyId;
+export const cidrs = allowlist.rules.apply((rules) => rules.map((r) => `${r.action} ${r.cidr}`));

@@ -1,0 +1,294 @@
+// IpPolicyRuleSet with the real engine on a project directory: authoritative drift (a rule added,
+// changed or deleted by hand), takeOver, the planner's calls counted at the emulator, checks at
+// preview, a partial update that loses nothing, `pulumi` killed in the middle of a create and of
+// an update, and 1,000 rules in one resource.
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { afterEach, describe, expect, inject, it } from "vitest";
+import { client, listAll, RunningEmulator, startEmulator } from "../helpers/emulator";
+import { alive, killJob, Spec, testStack } from "../helpers/stack";
+
+const cleanups: (() => Promise<unknown> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+// Against an emulator at --rate-limit off, lift our client-side pace too (it defaults to the service's 120/min).
+const fast = { "accessctl:maxRequestsPerMinute": { value: "100000" } };
+
+type Rule = { cidr: string; action: string; description?: string; metadata?: string };
+
+/** `count` rules 10.{second+⌊i/250⌋}.{i%250}.0/24, allow. */
+function many(count: number, second: number, description = (i: number) => `rule ${i}`): Rule[] {
+  return Array.from({ length: count }, (_, i) => ({ cidr: `10.${second + Math.floor(i / 250)}.${i % 250}.0/24`, action: "allow", description: description(i) }));
+}
+
+function setSpec(ipPolicyId: string, rules: Rule[], more: Record<string, unknown> = {}): Spec {
+  return { sets: { s: { ipPolicyId, rules, ...more } } };
+}
+
+async function policyRules(emu: RunningEmulator, ipPolicyId: string) {
+  return (await listAll(emu.url, emu.adminToken, "/ip_policy_rules", "ip_policy_rules")).filter((r) => r.ip_policy.id === ipPolicyId);
+}
+
+/** The policy holds exactly these rules: each CIDR once, with its action and description. */
+async function expectExactly(emu: RunningEmulator, ipPolicyId: string, rules: Rule[]) {
+  const live = await policyRules(emu, ipPolicyId);
+  const shown = (r: Rule) => `${r.cidr} ${r.action} ${r.description ?? ""}`;
+  expect(live.map(shown).sort()).toEqual(rules.map(shown).sort());
+}
+
+async function until(condition: () => Promise<boolean> | boolean, what: string, seconds = 120) {
+  const deadline = Date.now() + seconds * 1000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Write requests by method since `before` (emulator stats), successful ones. */
+async function writes(emu: RunningEmulator, before: Record<string, number>) {
+  const now = (await emu.stats()).byMethod;
+  const delta = (k: string) => (now[k] ?? 0) - (before[k] ?? 0);
+  return { POST: delta("POST 2xx"), PATCH: delta("PATCH 2xx"), DELETE: delta("DELETE 2xx") };
+}
+
+describe("IpPolicyRuleSet: the policy as one resource", () => {
+  it("a rule added by hand fails the drift gate and is named by preview --diff; changed and deleted rules are restored; up deletes the stray", async () => {
+    const emu = await startEmulator(["--rate-limit", "off"]);
+    cleanups.push(() => emu.stop());
+    const stack = testStack({ project: inject("e2e"), emulator: emu, name: "set-drift", extraConfig: fast });
+    cleanups.push(() => stack.cleanup());
+    const p = emu.fixtures.ipPolicies[0];
+    const rules: Rule[] = [
+      { cidr: "192.0.2.0/24", action: "allow", description: "office" },
+      { cidr: "198.51.100.0/24", action: "deny" },
+      { cidr: "2001:DB8:AB::/48", action: "allow", description: "v6" },
+    ];
+    const up = await stack.ok("up", setSpec(p, rules));
+    const out = up.outputs!.set_s.value;
+    expect(out.id).toBe(p);
+    expect(out.rules.map((r: Rule) => r.cidr)).toEqual(["192.0.2.0/24", "198.51.100.0/24", "2001:db8:ab::/48"]);
+    expect(Object.keys(out.rules[0]).sort()).toEqual(["action", "cidr", "createdAt", "description", "id", "metadata", "uri"]);
+    expect((await stack.ok("preview", setSpec(p, [...rules].reverse()), { refresh: true, expectNoChanges: true })).changeSummary).toEqual({ same: 2 });
+
+    const api = client(emu.url, emu.adminToken);
+    expect((await api.post("/ip_policy_rules", { ip_policy_id: p, cidr: "0.0.0.0/0", action: "allow", description: "in a hurry" })).status).toBe(201);
+    const gate = await stack.run("preview", setSpec(p, rules), { refresh: true, expectNoChanges: true });
+    expect(gate.ok).toBe(false);
+    // The engine's diff of the refreshed inputs names the CIDR, and the provider's plan says what up will do.
+    expect(gate.output).toMatch(/cidr\s*: "0\.0\.0\.0\/0"/);
+    expect(gate.output).toMatch(/plan for ipp_\w+: delete 1: 0\.0\.0\.0\/0 allow/);
+
+    const byCidr = (cidr: string) => out.rules.find((r: { cidr: string }) => r.cidr === cidr).id;
+    expect((await api.patch(`/ip_policy_rules/${byCidr("192.0.2.0/24")}`, { description: "edited by hand" })).status).toBe(200);
+    expect((await api.delete(`/ip_policy_rules/${byCidr("198.51.100.0/24")}`)).status).toBe(204);
+    const before = (await emu.stats()).byMethod;
+    const fixed = await stack.ok("up", setSpec(p, rules), { refresh: true });
+    expect(fixed.summary!.resourceChanges).toMatchObject({ update: 1 });
+    expect(await writes(emu, before)).toEqual({ POST: 1, PATCH: 1, DELETE: 1 });
+    await expectExactly(emu, p, rules.map((r) => ({ ...r, cidr: r.cidr.toLowerCase() })));
+    expect((await stack.ok("preview", setSpec(p, rules), { refresh: true, expectNoChanges: true })).changeSummary).toEqual({ same: 2 });
+
+    await stack.ok("destroy", setSpec(p, rules));
+    expect(await policyRules(emu, p)).toEqual([]);
+  });
+
+  it("takeOver: refused without it, naming the rules; with it converges, the next preview shows the deletions and up makes them; PATCH reuse; action flip", async () => {
+    const emu = await startEmulator(["--rate-limit", "off"]);
+    cleanups.push(() => emu.stop());
+    const stack = testStack({ project: inject("e2e"), emulator: emu, name: "set-takeover", extraConfig: fast });
+    cleanups.push(() => stack.cleanup());
+    const p = emu.fixtures.ipPolicies[1];
+    const api = client(emu.url, emu.adminToken);
+    for (const [cidr, action, description] of [["10.9.0.0/16", "allow", "old"], ["10.8.0.0/16", "allow", "stray"], ["10.7.0.0/16", "allow", "flips"]]) {
+      expect((await api.post("/ip_policy_rules", { ip_policy_id: p, cidr, action, description })).status).toBe(201);
+    }
+    const rules: Rule[] = [
+      { cidr: "10.9.0.0/16", action: "allow", description: "declared" },
+      { cidr: "10.7.0.0/16", action: "deny", description: "flipped" },
+      { cidr: "10.6.0.0/16", action: "allow" },
+    ];
+    const before = (await emu.stats()).byMethod;
+    const refused = await stack.run("up", setSpec(p, rules));
+    expect(refused.ok).toBe(false);
+    expect(refused.output).toMatch(/the policy already holds 3 rules: 10\.7\.0\.0\/16 allow \(ipr_\w+\), 10\.8\.0\.0\/16 allow \(ipr_\w+\), 10\.9\.0\.0\/16 allow \(ipr_\w+\); nothing was changed\. .*declare takeOver: true/);
+    expect(await writes(emu, before)).toEqual({ POST: 0, PATCH: 0, DELETE: 0 });
+
+    const taken = await stack.ok("up", setSpec(p, rules, { takeOver: true }));
+    expect(taken.outputs!.set_s.value.rules.map((r: Rule) => r.cidr)).toEqual(["10.6.0.0/16", "10.7.0.0/16", "10.8.0.0/16", "10.9.0.0/16"]);
+    await expectExactly(emu, p, [...rules, { cidr: "10.8.0.0/16", action: "allow", description: "stray" }]);
+    const preview = await stack.ok("preview", setSpec(p, rules, { takeOver: true }));
+    expect(preview.changeSummary).toEqual({ same: 1, update: 1 });
+    expect(preview.output).toMatch(/plan for ipp_\w+: delete 1: 10\.8\.0\.0\/16 allow/);
+    await stack.ok("up", setSpec(p, rules, { takeOver: true }));
+    await expectExactly(emu, p, rules);
+
+    // One CIDR moved to another of the same action, one description changed: two PATCHes, nothing else.
+    const moved: Rule[] = [
+      { cidr: "10.9.0.0/16", action: "allow", description: "declared, edited" },
+      { cidr: "10.7.0.0/16", action: "deny", description: "flipped" },
+      { cidr: "172.16.0.0/16", action: "allow" },
+    ];
+    const beforeMove = (await emu.stats()).byMethod;
+    const movedUp = await stack.ok("up", setSpec(p, moved, { takeOver: true }));
+    expect(movedUp.output).toMatch(/move 1 \(one PATCH of cidr each\): 10\.6\.0\.0\/16 → 172\.16\.0\.0\/16; update 1: 10\.9\.0\.0\/16/);
+    expect(await writes(emu, beforeMove)).toEqual({ POST: 0, PATCH: 2, DELETE: 0 });
+    await expectExactly(emu, p, moved);
+    const ids = (await policyRules(emu, p)).map((r) => r.id).sort();
+    expect(ids).toEqual(taken.outputs!.set_s.value.rules.filter((r: Rule) => r.cidr !== "10.8.0.0/16").map((r: { id: string }) => r.id).sort()); // the same rules, reused
+
+    // An action flip: the policy holds a CIDR once, so delete, then create.
+    const flipped = moved.map((r) => (r.cidr === "172.16.0.0/16" ? { ...r, action: "deny" } : r));
+    const beforeFlip = (await emu.stats()).byMethod;
+    await stack.ok("up", setSpec(p, flipped, { takeOver: true }));
+    expect(await writes(emu, beforeFlip)).toEqual({ POST: 1, PATCH: 0, DELETE: 1 });
+    await expectExactly(emu, p, flipped);
+    await stack.ok("destroy", setSpec(p, flipped));
+    expect(await policyRules(emu, p)).toEqual([]);
+  });
+
+  it("checks at preview with 0 requests: each bad rule named, duplicates in any spelling, a set and a rule on one policy", async () => {
+    const emu = await startEmulator(["--rate-limit", "off"]);
+    cleanups.push(() => emu.stop());
+    const stack = testStack({ project: inject("e2e"), emulator: emu, name: "set-checks", extraConfig: fast });
+    cleanups.push(() => stack.cleanup());
+    const p = emu.fixtures.ipPolicies[0];
+    const bad = await stack.run("preview", setSpec(p, [
+      { cidr: "10.0.0.0/8", action: "allow" },
+      { cidr: "2001:db8::/32", action: "allow" },
+      { cidr: "10.1.0.5/16", action: "allow" },
+      { cidr: "2001:DB8::/32", action: "deny" },
+      { cidr: "10.2.0.0/16", action: "permit" },
+    ]));
+    expect(bad.ok).toBe(false);
+    expect(bad.output).toContain('rules[2].cidr "10.1.0.5/16" has host bits set; did you mean 10.1.0.0/16?');
+    expect(bad.output).toContain('rules[3].cidr "2001:DB8::/32" is declared twice: rules[1] is the same range (2001:db8::/32)');
+    expect(bad.output).toContain('rules[4].action must be "allow" or "deny", got "permit"');
+    const both = await stack.run("preview", { ...setSpec(p, [{ cidr: "10.0.0.0/8", action: "allow" }]), rules: { extra: { ipPolicyId: p, cidr: "10.3.0.0/16", action: "allow" } } });
+    expect(both.ok).toBe(false);
+    // The program declares the rule first: the set's constructor names both.
+    expect(both.output).toMatch(/accessctl:IpPolicyRuleSet s: the IpPolicyRule extra also manages rules of IP policy ipp_\w+; a set owns every rule of its policy, so the set would delete that rule at every up/);
+    expect((await emu.stats()).requests).toBe(0);
+  });
+
+  it("a failure halfway (429s, no retries) records exactly the rules that exist; refresh works; the next up finishes the job", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-set-partial-"));
+    cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const data = path.join(dir, "emulator.json");
+    const token = "fixed-admin-token-0123456789";
+    const limited = await startEmulator(["--data", data, "--admin-token", token, "--rate-limit", "40/600"]);
+    const port = new URL(limited.url).port;
+    const config = { "accessctl:maxRetries": { value: "0" }, "accessctl:maxRequestsPerMinute": { value: "100000" } };
+    const stack = testStack({ project: inject("e2e"), emulator: limited, name: "set-partial", extraConfig: config });
+    cleanups.push(() => stack.cleanup());
+    const p = limited.fixtures.ipPolicies[0];
+    await stack.ok("up", setSpec(p, many(10, 50)));
+    const failed = await stack.run("up", setSpec(p, many(100, 50)));
+    expect(failed.ok).toBe(false);
+    expect(failed.output).toMatch(/update IP policy rule set of ipp_\w+: \d+ calls? failed, first: create IP policy rule 10\.50\.\d+\.0\/24: HTTP 429/);
+    await limited.stop();
+    // The same account without the limit (its budget is spent), to look at what exists.
+    const open = await startEmulator(["--data", data, "--admin-token", token, "--rate-limit", "off", "--port", port]);
+    cleanups.push(() => open.stop());
+    const live = await policyRules(open, p);
+    expect(live.length).toBeGreaterThan(10);
+    expect(live.length).toBeLessThan(100);
+    const set = stack.state().resources.find((r) => r.type.endsWith(":IpPolicyRuleSet"));
+    expect(set.outputs.rules.map((r: { id: string }) => r.id).sort()).toEqual(live.map((r) => r.id).sort()); // a partial update: exactly what exists
+    expect(typeof set.outputs.__provider).toBe("string");
+    await stack.ok("refresh", setSpec(p, many(100, 50)));
+    await stack.ok("up", setSpec(p, many(100, 50)));
+    await expectExactly(open, p, many(100, 50));
+    await stack.ok("destroy", setSpec(p, many(100, 50)));
+    expect(await policyRules(open, p)).toEqual([]);
+  });
+
+  it("1,000 rules in one resource: up, a clean preview, destroy", async () => {
+    const emu = await startEmulator(["--rate-limit", "off"]);
+    cleanups.push(() => emu.stop());
+    const stack = testStack({ project: inject("e2e"), emulator: emu, name: "set-1000", extraConfig: fast });
+    cleanups.push(() => stack.cleanup());
+    const p = emu.fixtures.ipPolicies[0];
+    const rules = many(1000, 100);
+    const up = await stack.ok("up", setSpec(p, rules));
+    expect(up.summary!.resourceChanges).toEqual({ create: 2 });
+    await expectExactly(emu, p, rules);
+    expect((await stack.ok("preview", setSpec(p, rules), { refresh: true, expectNoChanges: true })).changeSummary).toEqual({ same: 2 });
+    await stack.ok("destroy", setSpec(p, rules));
+    expect(await policyRules(emu, p)).toEqual([]);
+  });
+});
+
+describe("IpPolicyRuleSet: pulumi is killed", () => {
+  /** Starts `up`, kills the job with every process below it once the emulator has seen `after` requests, checks none is left. */
+  async function killedUp(stack: ReturnType<typeof testStack>, emu: RunningEmulator, spec: Spec, after: number) {
+    const running = stack.start("up", spec);
+    await until(async () => (await emu.stats()).requests > after, `${after} requests`);
+    const pids = killJob(running.child);
+    expect(pids.length).toBeGreaterThan(2); // pulumi, the language host, the dynamic provider, …
+    expect((await running.done).ok).toBe(false);
+    await until(() => pids.every((pid) => !alive(pid)), "every process of the killed run to end", 20);
+  }
+
+  /** README, Troubleshooting: cancel the lock (after restoring the checkpoint if it was cut), drop pending creates. */
+  async function recover(stack: ReturnType<typeof testStack>, spec: Spec) {
+    let locked = await stack.run("up", spec);
+    if (/failed to load checkpoint/.test(locked.output)) {
+      stack.restoreCheckpointBackup();
+      locked = await stack.run("up", spec);
+    }
+    expect(locked.ok).toBe(false);
+    expect(locked.output).toMatch(/currently locked by 1 lock\(s\)|concurrent update/i);
+    await stack.ok("cancel");
+    await stack.ok("refresh", spec, { clearPendingCreates: true });
+  }
+
+  it("in the middle of a 300-rule create: cancel, refresh --clear-pending-creates, ACCESSCTL_ADOPT_EXISTING=1 up converge", async () => {
+    const emu = await startEmulator(["--rate-limit", "off", "--latency", "150"]);
+    cleanups.push(() => emu.stop());
+    const stack = testStack({ project: inject("e2e"), emulator: emu, name: "set-killed-create", extraConfig: fast });
+    cleanups.push(() => stack.cleanup());
+    const p = emu.fixtures.ipPolicies[0];
+    const spec = setSpec(p, many(300, 60));
+    await killedUp(stack, emu, spec, 60);
+    const made = (await policyRules(emu, p)).length;
+    expect(made).toBeGreaterThan(0);
+    expect(made).toBeLessThan(300);
+
+    await recover(stack, spec);
+    expect(stack.state().resources.filter((r) => r.type.endsWith(":IpPolicyRuleSet"))).toEqual([]);
+    const refused = await stack.run("up", spec);
+    expect(refused.ok).toBe(false);
+    expect(refused.output).toMatch(/the policy already holds \d+ rules: .*ACCESSCTL_ADOPT_EXISTING=1 pulumi up/);
+    await stack.ok("up", spec, { env: { ACCESSCTL_ADOPT_EXISTING: "1" } });
+    await expectExactly(emu, p, many(300, 60));
+    expect((await stack.ok("preview", spec, { refresh: true, expectNoChanges: true })).changeSummary).toEqual({ same: 2 });
+    await stack.ok("destroy", spec);
+    expect(await policyRules(emu, p)).toEqual([]);
+  });
+
+  it("in the middle of a 300-rule update: cancel, refresh --clear-pending-creates, up converge", async () => {
+    const emu = await startEmulator(["--rate-limit", "off", "--latency", "150"]);
+    cleanups.push(() => emu.stop());
+    const stack = testStack({ project: inject("e2e"), emulator: emu, name: "set-killed-update", extraConfig: fast });
+    cleanups.push(() => stack.cleanup());
+    const p = emu.fixtures.ipPolicies[1];
+    await stack.ok("up", setSpec(p, many(20, 70, (i) => `first ${i}`)));
+    const start = (await emu.stats()).requests;
+    // 300 rules: the first 20 get new descriptions (PATCHes), 280 are new (POSTs).
+    const spec = setSpec(p, many(300, 70));
+    await killedUp(stack, emu, spec, start + 60);
+    const made = (await policyRules(emu, p)).length;
+    expect(made).toBeGreaterThan(20);
+    expect(made).toBeLessThan(300);
+
+    await recover(stack, spec);
+    await stack.ok("up", spec);
+    await expectExactly(emu, p, many(300, 70));
+    expect((await stack.ok("preview", spec, { refresh: true, expectNoChanges: true })).changeSummary).toEqual({ same: 2 });
+    await stack.ok("destroy", spec);
+    expect(await policyRules(emu, p)).toEqual([]);
+  });
+});
