@@ -262,13 +262,20 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
   let blockFor = 0;
   let lastError: ApiFailure | undefined;
   for (let n = 0; ; n++) {
-    await takeRateSlot(conn, blockFor);
+    const sent = await takeRateSlot(conn, blockFor);
     // The limiter's queue can be longer than the Retry-After we asked for: that wait counts too.
-    if (lastError && Date.now() - started > budgetMs) throw finish(lastError, n);
+    if (lastError && Date.now() - started > budgetMs) {
+      sent();
+      throw finish(lastError, n);
+    }
     blockFor = 0;
     if (n === 0) started = Date.now();
     state.counters.requests++;
-    const result = await attempt<T>(method, url, headers, payload, options, deadlineMs, [conn.apiKey, conn.fallbackApiKey]);
+    const result = await attempt<T>(method, url, headers, payload, options, deadlineMs, [conn.apiKey, conn.fallbackApiKey]).catch((e) => {
+      sent();
+      throw e;
+    });
+    sent("response" in result ? result.response.status : result.status);
     if ("response" in result) return result.response;
     if (result.status === 401 && conn.fallbackApiKey) {
       // The key from the stack config was refused (the state holds the config of the last update,
