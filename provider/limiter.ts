@@ -6,9 +6,11 @@
 // so no slack is needed; one answered 429 was not counted by the service, and leaves the log.
 // A 429 is news about other users of the account, not about our pace: the request that got it waits
 // its Retry-After, and so do the new requests behind it (the service refuses them until then), no
-// longer. For the next window, this process's new requests keep within the share the service granted
-// it (what it got accepted in the last window), so that pipelines sharing the account settle near the
-// limit; the share then grows back to N over one more window. Retries go at their Retry-After.
+// longer. Then this process's new requests keep within the share the service granted it (what it got
+// accepted in the last window, leaving room for its retries), so that pipelines sharing the account
+// settle near the limit; once the Retry-After has passed, the share grows back to N over one window
+// (the next 429 sets it again), so a pipeline left alone is soon at full pace. Retries go at their
+// Retry-After, held only to N.
 import { createHash } from "node:crypto";
 
 interface Entry {
@@ -24,7 +26,7 @@ interface Waiter {
 interface Limit {
   log: Entry[]; // this process's requests that still count: in flight, or answered less than a window ago
   waiters: Waiter[]; // in arrival order
-  share?: number; // the share learned from the last 429
+  share?: number; // the share learned from the last 429 (undefined: none, the whole budget)
   learnedAt: number;
   blockedUntil: number; // the last Retry-After: new requests wait for it
   timer?: ReturnType<typeof setTimeout>;
@@ -49,14 +51,14 @@ export function accountOf(conn: { apiUrl: string; apiKey: string }): string {
   return `${conn.apiUrl} ${createHash("sha256").update(conn.apiKey).digest("hex").slice(0, 16)}`;
 }
 
-/** How many requests new ones may have in the window now: the learned share for a window after a 429, then growing back to N over one more. */
+/** How many requests new ones may have in the window now: the learned share, growing back to N over one window once the last Retry-After has passed. */
 function capOf(limit: Limit, perWindow: number, now: number, windowMs: number): number {
   const share = limit.share;
   if (share === undefined) return perWindow;
-  const regrowing = now - limit.learnedAt - windowMs;
-  if (regrowing <= 0) return share;
-  if (regrowing >= windowMs) limit.share = undefined;
-  return Math.min(perWindow, share + (perWindow * regrowing) / windowMs);
+  const cap = share + (perWindow * Math.max(0, now - limit.blockedUntil)) / windowMs;
+  if (cap < perWindow) return cap;
+  limit.share = undefined;
+  return perWindow;
 }
 
 /** Lets out every waiter that may go now, in arrival order; sets a timer for the next that may. */
