@@ -5,20 +5,19 @@
 // is sent until a window after its answer came back (the service counted it somewhere in between),
 // so no slack is needed; one answered 429 was not counted by the service, and leaves the log.
 // A 429 is news about other users of the account, not about our pace: the request that got it waits
-// its Retry-After, and so do the new requests behind it (the service refuses them until then), no
-// longer. Then this process's new requests keep within the share the service granted it (what it got
+// its Retry-After, and so do the requests behind it (the service refuses them until then), no
+// longer; the refused requests then go again one at a time (a Retry-After announces one free slot). Then this process's new requests keep within the share the service granted it (what it got
 // accepted in the last window, leaving room for its retries), so that pipelines sharing the account
 // settle near the limit; once the Retry-After has passed, the share grows back to N over one window
-// (the next 429 sets it again), so a pipeline left alone is soon at full pace. Retries go at their
-// Retry-After, held only to N.
+// (the next 429 sets it again), so a pipeline left alone is soon at full pace. Retries are held only to N.
 import { createHash } from "node:crypto";
 
 interface Entry {
   end: number; // when the answer came back; Infinity while in flight
+  retry: boolean;
 }
 
 interface Waiter {
-  notBefore: number; // a retry's Retry-After (new requests wait for the account's last one)
   retry: boolean; // a retry after a 429: not held to the share, only to N
   go: (entry: Entry) => void;
 }
@@ -51,11 +50,11 @@ export function accountOf(conn: { apiUrl: string; apiKey: string }): string {
   return `${conn.apiUrl} ${createHash("sha256").update(conn.apiKey).digest("hex").slice(0, 16)}`;
 }
 
-/** How many requests new ones may have in the window now: the learned share, growing back to N over one window once the last Retry-After has passed. */
+/** How many requests new ones may have in the window now: the learned share, growing back to N over one window from half a window after the last Retry-After (a service that lets more through meanwhile, like a token bucket, is not rushed at once). */
 function capOf(limit: Limit, perWindow: number, now: number, windowMs: number): number {
   const share = limit.share;
   if (share === undefined) return perWindow;
-  const cap = share + (perWindow * Math.max(0, now - limit.blockedUntil)) / windowMs;
+  const cap = share + (perWindow * Math.max(0, now - limit.blockedUntil - windowMs / 2)) / windowMs;
   if (cap < perWindow) return cap;
   limit.share = undefined;
   return perWindow;
@@ -70,14 +69,18 @@ function pump(limit: Limit, perWindow: number): void {
   let next = Infinity;
   // The retries waiting are part of this process's share: new requests leave room for them.
   let retries = limit.waiters.filter((w) => w.retry).length;
-  for (let i = 0; i < limit.waiters.length; ) {
+  // One retry at a time: a Retry-After announces one free slot, not one for each request refused.
+  let retrying = limit.log.some((e) => e.retry && e.end === Infinity);
+  if (limit.blockedUntil > now) next = limit.blockedUntil;
+  else for (let i = 0; i < limit.waiters.length; ) {
     const w = limit.waiters[i];
-    const notBefore = w.retry ? w.notBefore : limit.blockedUntil;
-    if (notBefore > now) next = Math.min(next, notBefore);
-    else if (w.retry ? limit.log.length < perWindow : limit.log.length + retries < cap) {
+    if (w.retry ? !retrying && limit.log.length < perWindow : limit.log.length + retries < cap) {
       limit.waiters.splice(i, 1);
-      if (w.retry) retries--;
-      const entry: Entry = { end: Infinity };
+      if (w.retry) {
+        retries--;
+        retrying = true;
+      }
+      const entry: Entry = { end: Infinity, retry: w.retry };
       limit.log.push(entry);
       w.go(entry);
       continue;
@@ -124,9 +127,9 @@ export async function takeRateSlot(conn: { apiUrl: string; apiKey: string; maxRe
     limit.rateLimited++;
   }
   const entry = await new Promise<Entry>((go) => {
-    // Retries first: they waited their turn already.
-    if (retryAfterMs > 0) limit.waiters.unshift({ notBefore: now + retryAfterMs, retry: true, go });
-    else limit.waiters.push({ notBefore: 0, retry: false, go });
+    // Retries first: they waited their turn already. Every request waits for the account's last Retry-After.
+    if (retryAfterMs > 0) limit.waiters.unshift({ retry: true, go });
+    else limit.waiters.push({ retry: false, go });
     pump(limit, perWindow);
   });
   let reported = false;
