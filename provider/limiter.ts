@@ -6,10 +6,11 @@
 // so no slack is needed; one answered 429 was not counted by the service, and leaves the log.
 // A 429 is news about other users of the account, not about our pace: the request that got it waits
 // its Retry-After, and so do the requests behind it (the service refuses them until then), no
-// longer; the refused requests then go again one at a time (a Retry-After announces one free slot). Then this process's new requests keep within the share the service granted it (what it got
-// accepted in the last window, leaving room for its retries), so that pipelines sharing the account
-// settle near the limit; once the Retry-After has passed, the share grows back to N over one window
-// (the next 429 sets it again), so a pipeline left alone is soon at full pace. Retries are held only to N.
+// longer; the refused requests then go first, one at a time (a Retry-After announces one free slot).
+// New requests keep within the share the service granted this process (what it got accepted in the
+// last window, leaving room for its retries), so that pipelines sharing the account settle near the
+// limit; from half a window after the last Retry-After the share grows back to N over one window (the
+// next 429 sets it again), so a pipeline left alone is soon at full pace. Retries are held only to N.
 import { createHash } from "node:crypto";
 
 interface Entry {
@@ -54,7 +55,7 @@ export function accountOf(conn: { apiUrl: string; apiKey: string }): string {
 function capOf(limit: Limit, perWindow: number, now: number, windowMs: number): number {
   const share = limit.share;
   if (share === undefined) return perWindow;
-  const cap = share + (perWindow * Math.max(0, now - limit.blockedUntil - windowMs / 2)) / windowMs;
+  const cap = share + (perWindow * Math.max(0, now - limit.blockedUntil)) / windowMs;
   if (cap < perWindow) return cap;
   limit.share = undefined;
   return perWindow;
