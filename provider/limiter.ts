@@ -9,8 +9,8 @@
 // longer; the refused requests then go first, one at a time (a Retry-After announces one free slot).
 // New requests keep within the share the service granted this process (what it got accepted in the
 // last window, leaving room for its retries), so that pipelines sharing the account settle near the
-// limit; from half a window after the last Retry-After the share grows back to N over one window (the
-// next 429 sets it again), so a pipeline left alone is soon at full pace. Retries are held only to N.
+// limit; once the last Retry-After has passed the share grows back to N over one window (the next 429
+// sets it again), so a pipeline left alone is soon at full pace. Retries are held only to N.
 import { createHash } from "node:crypto";
 
 interface Entry {
@@ -51,7 +51,7 @@ export function accountOf(conn: { apiUrl: string; apiKey: string }): string {
   return `${conn.apiUrl} ${createHash("sha256").update(conn.apiKey).digest("hex").slice(0, 16)}`;
 }
 
-/** How many requests new ones may have in the window now: the learned share, growing back to N over one window from half a window after the last Retry-After (a service that lets more through meanwhile, like a token bucket, is not rushed at once). */
+/** How many requests new ones may have in the window now: the learned share, growing back to N over one window once the last Retry-After has passed. */
 function capOf(limit: Limit, perWindow: number, now: number, windowMs: number): number {
   const share = limit.share;
   if (share === undefined) return perWindow;
@@ -107,8 +107,8 @@ export type SlotDone = (status?: number) => void;
 
 /**
  * Waits for a slot of the account's rate limit, and returns the function to call with the answer.
- * `retryAfterMs` > 0: this is the retry of a request answered 429 that long ago said to wait that
- * long: it waits that long, and the account's new requests too.
+ * `retryAfterMs` > 0: the retry of a request just answered 429 with that Retry-After: it waits that
+ * long, and so does every other request of this process to the account.
  */
 export async function takeRateSlot(conn: { apiUrl: string; apiKey: string; maxRequestsPerMinute: number }, retryAfterMs = 0): Promise<SlotDone> {
   const perWindow = conn.maxRequestsPerMinute;
