@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run bench [-- --sizes 50,200,500 --keys 3 --latency 20 --rate-rules 300 --skip-rate --skip-checkpoints
+// `npm run bench [-- --sizes 50,200,500 --keys 3 --latency 20 --rate-rules 300 --skip-rate --models window,bucket --skip-checkpoints
 //                    --refresh-rules 500 --refresh-keys 10 --skip-refresh --skip-team --per-object-up --only refresh,team]`
 // (--skip-checkpoints sets PULUMI_SKIP_CHECKPOINTS=true: Pulumi writes the state once at the end
 // instead of after every step; it shows what the per-step checkpoint writes cost.)
@@ -9,13 +9,14 @@
 //      same engine, and the floor: the same API calls made directly with undici at Pulumi's
 //      parallelism, no engine;
 //   2. state size per resource, and serialized provider code per resource;
-//   3. `up` of many rules under the service's default rate limit (120/60): time against the lower
-//      bound, and the 429 answers received;
+//   3. `up` of many rules under the service's default rate limit (120/60), for each model of the
+//      emulator (rolling window, the default; token bucket): time against the model's lower bound,
+//      the 429 answers received, and the drift gate (`preview --refresh`) right after it;
 //   4. peak memory (VmHWM) of the dynamic-provider process during the largest `up`;
 //   5. refresh at the service's 120/60: `preview --refresh` right after the `up` of 500 rules + 10
 //      keys, and `up --refresh` with nothing to change, with reads answered from the lists (ours)
 //      against one GET per object (ACCESSCTL_READ_MODE=get), and the same preview at --rate-limit off;
-//   6. a team: three stacks of 100 rules deploying at once against one account at 120/60;
+//   6. a team: three stacks of 100 rules deploying at once against one account at 120/60, both models.
 //   7. the policy as one resource (IpPolicyRuleSet, examples/office-allowlist) beside per-rule
 //      resources (ours, baseline) and the floor: up of --set-rules from empty, preview --refresh, a
 //      change of 100 CIDRs (requests counted), destroy, unlimited; up at the emulator's default
@@ -31,7 +32,7 @@ const { makeProject, packTarball, pulumiBinDir, REPO } = require("../scripts/pac
 const { spawnJob } = require("../scripts/stack");
 
 function flags(argv) {
-  const f = { sizes: [50, 200, 500], keys: 3, latency: 20, rateRules: 300, skipRate: false, skipCheckpoints: false, refreshRules: 500, refreshKeys: 10, skipRefresh: false, skipTeam: false, perObjectUp: false, skipEmulator: false, skipSet: false, setRules: 500, setLarge: 5000, setPerRule: true };
+  const f = { sizes: [50, 200, 500], keys: 3, latency: 20, rateRules: 300, skipRate: false, skipCheckpoints: false, refreshRules: 500, refreshKeys: 10, skipRefresh: false, skipTeam: false, perObjectUp: false, skipEmulator: false, models: ["window", "bucket"], skipSet: false, setRules: 500, setLarge: 5000, setPerRule: true };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--sizes") f.sizes = argv[++i].split(",").map(Number);
@@ -39,6 +40,7 @@ function flags(argv) {
     else if (a === "--latency") f.latency = Number(argv[++i]);
     else if (a === "--rate-rules") f.rateRules = Number(argv[++i]);
     else if (a === "--skip-rate") f.skipRate = true;
+    else if (a === "--models") f.models = argv[++i].split(","); // the emulator's rate-limit models for the rate and team sections
     else if (a === "--skip-checkpoints") f.skipCheckpoints = true;
     else if (a === "--refresh-rules") f.refreshRules = Number(argv[++i]);
     else if (a === "--refresh-keys") f.refreshKeys = Number(argv[++i]);
@@ -63,11 +65,20 @@ function flags(argv) {
 }
 
 async function startEmulator(args) {
-  const { child, startup } = await emulatorProcess.startEmulator(args);
-  return { child, ...startup };
+  const { child, startup, stderr } = await emulatorProcess.startEmulator(args);
+  return { child, stderr, ...startup };
 }
-const stopEmulator = (emu) => new Promise((r) => { emu.child.once("exit", r); emu.child.kill("SIGTERM"); });
+const stopEmulator = (emu) => new Promise((r) => {
+  if (process.env.BENCH_EMULATOR_LOG) fs.appendFileSync(process.env.BENCH_EMULATOR_LOG, emu.stderr()); // the emulator's request log, to study a run
+  emu.child.once("exit", r);
+  emu.child.kill("SIGTERM");
+});
 const stats = async (emu) => (await fetch(`${emu.url}/_emulator/stats`)).json();
+/** Seconds from the first to the last request the emulator logged (its log lines start with the time): the run without the engine's start and end. */
+function requestSpan(emu) {
+  const times = emu.stderr().split("\n").filter((l) => / (GET|POST|PUT|PATCH|DELETE) \//.test(l)).map((l) => Date.parse(l.slice(0, 24)));
+  return times.length ? (Math.max(...times) - Math.min(...times)) / 1000 : 0;
+}
 
 /** One Pulumi operation through scripts/stack.js; returns wall seconds (process start to end). */
 async function pulumi(job) {
@@ -183,26 +194,41 @@ async function measureFloor(n, f) {
   }
 }
 
-async function measureRateLimit(rules, projects, binDir) {
-  const emu = await startEmulator([]); // the service's default: 120 requests per 60 s per account
+/** The least time `requests` requests take at the service's 120/60, by the emulator's model. */
+function lowerBound(model, requests) {
+  return model === "bucket" ? Math.max(0, (requests - 120) / 2) : 60 * Math.floor(Math.max(0, requests - 1) / 120);
+}
+
+/** 3. `up` of many rules at the service's 120/60 (rolling window, or token bucket), then the drift gate (`preview --refresh`) right after it. */
+async function measureRateLimit(rules, model, projects, binDir) {
+  const emu = await startEmulator(["--rate-limit-model", model]); // the service's default: 120 requests per 60 s per account
   const backend = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-bench-backend-"));
+  const job = (op, extra = {}) => ({
+    dir: projects.ours, stack: `rate-${model}`, op, binDir, backend: `file://${backend}`,
+    config: { ipPolicyIds: { value: JSON.stringify(emu.fixtures.ipPolicies) }, count: { value: String(rules) }, apiKeys: { value: "0" } },
+    env: { ACCESSCTL_API_URL: emu.url, ACCESSCTL_API_KEY: emu.adminToken },
+    ...extra,
+  });
   try {
     let ok = true;
     let error;
     let seconds = 0;
     try {
-      seconds = (await pulumi({
-        dir: projects.ours, stack: "rate", op: "up", binDir, backend: `file://${backend}`,
-        config: { ipPolicyIds: { value: JSON.stringify(emu.fixtures.ipPolicies) }, count: { value: String(rules) }, apiKeys: { value: "0" } },
-        env: { ACCESSCTL_API_URL: emu.url, ACCESSCTL_API_KEY: emu.adminToken },
-      })).seconds;
+      seconds = (await pulumi(job("up"))).seconds;
     } catch (e) {
       ok = false;
       error = String(e.message).slice(0, 500);
     }
     const s = await stats(emu);
-    const lowerBound = Math.max(0, (rules - 120) / 2); // a burst of 120, then 2 per second
-    return { rules, seconds, lowerBoundSeconds: lowerBound, requests: s.requests, rateLimited429: s.byStatus["429"] ?? 0, ok, error };
+    const r = { model, rules, seconds, requestSpanSeconds: requestSpan(emu), lowerBoundSeconds: lowerBound(model, rules), requests: s.requests, rateLimited429: s.byStatus["429"] ?? 0, ok, error };
+    process.stderr.write(`bench: rate ${model}: up of ${rules} rules: ${seconds.toFixed(1)} s (bound ${r.lowerBoundSeconds} s), ${s.requests} requests, ${r.rateLimited429} × 429\n`);
+    if (ok) {
+      const preview = await pulumi(job("preview", { refresh: true }));
+      const after = await stats(emu);
+      r.driftGate = { seconds: preview.seconds, requests: after.requests - s.requests, rateLimited429: (after.byStatus["429"] ?? 0) - r.rateLimited429, changes: preview.result.changeSummary };
+      process.stderr.write(`bench: rate ${model}: preview --refresh after it: ${preview.seconds.toFixed(1)} s, ${r.driftGate.requests} requests, ${r.driftGate.rateLimited429} × 429\n`);
+    }
+    return r;
   } finally {
     await stopEmulator(emu);
     fs.rmSync(backend, { recursive: true, force: true });
@@ -256,9 +282,9 @@ async function measureRefresh(f, projects, binDir) {
   }
 }
 
-/** 6. Three stacks of `perStack` rules, one file backend each, deploying at once against one account at 120/60. */
-async function measureTeam(perStack, projects, binDir) {
-  const emu = await startEmulator([]);
+/** 6. Three stacks of `perStack` rules, one file backend each, deploying at once against one account at 120/60 (rolling window, or token bucket). */
+async function measureTeam(perStack, model, projects, binDir) {
+  const emu = await startEmulator(["--rate-limit-model", model]);
   const dirs = [0, 1, 2].map(() => fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-bench-team-")));
   try {
     const started = process.hrtime.bigint();
@@ -274,22 +300,16 @@ async function measureTeam(perStack, projects, binDir) {
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     const s = await stats(emu);
     const total = perStack * 3;
-    return { stacks: 3, perStack, seconds, lowerBoundSeconds: Math.max(0, (total - 120) / 2), requests: s.requests, rateLimited429: s.byStatus["429"] ?? 0, ok: results.every((r) => r.ok), errors: results.filter((r) => !r.ok).map((r) => String(r.error).slice(0, 300)) };
+    process.stderr.write(`bench: team ${model}: ${seconds.toFixed(1)} s (bound ${lowerBound(model, total)} s), ${s.requests} requests, ${s.byStatus["429"] ?? 0} × 429\n`);
+    return { model, stacks: 3, perStack, seconds, requestSpanSeconds: requestSpan(emu), lowerBoundSeconds: lowerBound(model, total), requests: s.requests, rateLimited429: s.byStatus["429"] ?? 0, ok: results.every((r) => r.ok), errors: results.filter((r) => !r.ok).map((r) => String(r.error).slice(0, 300)) };
   } finally {
     await stopEmulator(emu);
     for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 
-/**
- * The lower bound of N requests under the emulator's default limit, for its model of that limit: a
- * token bucket (a burst of 120, then 2 per second) or a rolling window of 120 per 60 s (each 120
- * requests after the first 120 wait a whole window).
- */
-const RATE_MODEL = "bucket";
-function rateLowerBound(requests, model = RATE_MODEL) {
-  return model === "window" ? 60 * Math.floor(Math.max(0, requests - 1) / 120) : Math.max(0, (requests - 120) / 2);
-}
+/** The emulator's default model of its limit (the service's documented rolling window). */
+const RATE_MODEL = "window";
 
 /** `count` CIDRs 10.{second+⌊i/250⌋}.{i%250}.0/24. */
 const setCidrs = (count, second = 0) => Array.from({ length: count }, (_, i) => `10.${second + Math.floor(i / 250)}.${i % 250}.0/24`);
@@ -345,7 +365,7 @@ async function measureSet(f, projects, binDir) {
   r.limited = await session([], async (emu, backend) => {
     const up = await run(emu, backend, "set-limited", "up", setCidrs(n));
     up.model = RATE_MODEL;
-    up.lowerBoundSeconds = rateLowerBound(up.requests);
+    up.lowerBoundSeconds = lowerBound(RATE_MODEL, up.requests);
     await run(emu, backend, "set-limited", "destroy", setCidrs(n)).catch((e) => process.stderr.write(`bench: set: destroy at the limit failed: ${e.message}\n`));
     return up;
   });
@@ -412,8 +432,8 @@ async function main() {
   fs.writeFileSync(path.join(projects.ours, "Pulumi.yaml"), "name: accessctl-bench\nruntime: nodejs\n");
   projects.set = makeProject(path.join(root, "set"), { name: "accessctl-bench", tarball, from: path.join(REPO, "examples/office-allowlist") });
   fs.writeFileSync(path.join(projects.set, "Pulumi.yaml"), "name: accessctl-bench\nruntime: nodejs\n");
-  const results = { date: new Date().toISOString(), machine: `${os.cpus().length} × ${os.cpus()[0].model}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}, node ${process.version}`, command: `npm run bench -- ${process.argv.slice(2).join(" ")}`.trim(), flags: f, engine: [], rateLimit: undefined };
-  const name = f.skipCheckpoints ? "results-skip-checkpoints" : f.sizes.length === 0 && f.skipRefresh && f.skipTeam && !f.skipSet ? "results-set" : f.sizes.length === 0 ? "results-refresh-team" : "results";
+  const results = { date: new Date().toISOString(), machine: `${os.cpus().length} × ${os.cpus()[0].model}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}, node ${process.version}`, command: `npm run bench -- ${process.argv.slice(2).join(" ")}`.trim(), flags: f, engine: [], rateLimit: [], team: [] };
+  const name = f.skipCheckpoints ? "results-skip-checkpoints" : f.sizes.length > 0 ? "results" : f.skipRate && f.skipRefresh && f.skipTeam && !f.skipSet ? "results-set" : f.skipRefresh && f.skipEmulator ? "results-rate-team" : "results-refresh-team";
   const out = path.join(REPO, `bench/${name}.json`);
   // Written after every section too: a long run that fails late keeps what it measured.
   const save = () => fs.writeFileSync(out, JSON.stringify({ ...results, totalSeconds: (Date.now() - started) / 1000 }, null, 2) + "\n");
@@ -428,9 +448,9 @@ async function main() {
       results.engine.push({ n, keys: f.keys, ours, baseline, floor });
       save();
     }
-    if (!f.skipRate) {
-      process.stderr.write(`bench: up of ${f.rateRules} rules at the default rate limit…\n`);
-      results.rateLimit = await measureRateLimit(f.rateRules, projects, binDir);
+    for (const model of f.skipRate ? [] : f.models) {
+      process.stderr.write(`bench: up of ${f.rateRules} rules at the default rate limit (${model})…\n`);
+      results.rateLimit.push(await measureRateLimit(f.rateRules, model, projects, binDir));
       save();
     }
     if (!f.skipRefresh) {
@@ -438,9 +458,9 @@ async function main() {
       results.refresh = await measureRefresh(f, projects, binDir);
       save();
     }
-    if (!f.skipTeam) {
-      process.stderr.write("bench: three stacks of 100 rules at once at the default rate limit…\n");
-      results.team = await measureTeam(100, projects, binDir);
+    for (const model of f.skipTeam ? [] : f.models) {
+      process.stderr.write(`bench: three stacks of 100 rules at once at the default rate limit (${model})…\n`);
+      results.team.push(await measureTeam(100, model, projects, binDir));
       save();
     }
     if (!f.skipSet) {
@@ -472,9 +492,17 @@ async function main() {
   for (const r of results.engine) {
     console.log(`| ${r.n} | ${r.ours.stateBytesPerResource} | ${r.baseline.stateBytesPerResource} | ${r.ours.providerBytesPerResource} | ${r.baseline.providerBytesPerResource} | ${r.ours.providerPeakRssMb} | ${r.baseline.providerPeakRssMb} |`);
   }
-  if (results.rateLimit) {
-    const r = results.rateLimit;
-    console.log(`\nRate limit 120/60: up of ${r.rules} rules: ${r.ok ? "succeeded" : `FAILED: ${r.error}`} in ${fmt(r.seconds)} s (lower bound ${fmt(r.lowerBoundSeconds)} s); ${r.requests} requests, ${r.rateLimited429} answered 429`);
+  if (results.rateLimit.length || results.team.length) {
+    console.log("\nRate limit 120/60 per account, by the emulator's model (window: rolling 60 s, the default; bucket: burst 120, then 2/s):");
+    console.log("| model | run | seconds | first to last request s | lower bound s | ratio | requests | 429 |");
+    console.log("|---|---|---|---|---|---|---|---|");
+  }
+  for (const r of results.rateLimit) {
+    console.log(`| ${r.model} | up of ${r.rules} rules${r.ok ? "" : ` FAILED: ${r.error}`} | ${fmt(r.seconds)} | ${fmt(r.requestSpanSeconds)} | ${fmt(r.lowerBoundSeconds, 0)} | ${fmt(r.seconds / r.lowerBoundSeconds, 2)} (${fmt(r.requestSpanSeconds / r.lowerBoundSeconds, 2)}) | ${r.requests} | ${r.rateLimited429} |`);
+    if (r.driftGate) console.log(`| ${r.model} | preview --refresh right after it | ${fmt(r.driftGate.seconds)} | | | | ${r.driftGate.requests} | ${r.driftGate.rateLimited429} |`);
+  }
+  for (const t of results.team) {
+    console.log(`| ${t.model} | ${t.stacks} stacks × ${t.perStack} rules at once${t.ok ? "" : ` FAILED: ${t.errors.join("; ")}`} | ${fmt(t.seconds)} | ${fmt(t.requestSpanSeconds)} | ${fmt(t.lowerBoundSeconds, 0)} | ${fmt(t.seconds / t.lowerBoundSeconds, 2)} (${fmt(t.requestSpanSeconds / t.lowerBoundSeconds, 2)}) | ${t.requests} | ${t.rateLimited429} (${fmt((100 * t.rateLimited429) / t.requests)}%) |`);
   }
   if (results.refresh) {
     const r = results.refresh;
@@ -489,10 +517,6 @@ async function main() {
     row("up --refresh, no changes", "GET each", r.upRefreshGet, "");
     row("preview --refresh at --rate-limit off", "list", r.previewListOff, "");
     row("preview --refresh at --rate-limit off", "GET each", r.previewGetOff, "");
-  }
-  if (results.team) {
-    const t = results.team;
-    console.log(`\nTeam: ${t.stacks} stacks × ${t.perStack} rules at once, one account at 120/60: ${t.ok ? "all succeeded" : `FAILED: ${t.errors.join("; ")}`} in ${fmt(t.seconds)} s (bound ${fmt(t.lowerBoundSeconds)} s: a burst of 120, then 2/s); ${t.requests} requests, ${t.rateLimited429} answered 429 (${fmt((100 * t.rateLimited429) / t.requests)}%)`);
   }
   if (results.set) {
     const r = results.set;

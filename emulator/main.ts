@@ -6,7 +6,7 @@ import { createEmulator } from "./server";
 import { Store } from "./store";
 
 const USAGE = `usage: emulator [--port N] [--host H] [--public-url URL] [--data FILE] [--rate-limit N/SECONDS|off]
-                [--latency MS] [--fail-rate F] [--admin-token T]`;
+                [--rate-limit-model window|bucket] [--latency MS] [--fail-rate F] [--admin-token T]`;
 
 interface Flags {
   port: number;
@@ -14,13 +14,14 @@ interface Flags {
   publicUrl?: string;
   data?: string;
   rateLimit?: { requests: number; seconds: number };
+  rateLimitModel: "window" | "bucket";
   latencyMs: number;
   failRate: number;
   adminToken?: string;
 }
 
 export function parseFlags(argv: string[], env: NodeJS.ProcessEnv): Flags {
-  const flags: Flags = { port: 8787, host: "127.0.0.1", rateLimit: { requests: 120, seconds: 60 }, latencyMs: 0, failRate: 0 };
+  const flags: Flags = { port: 8787, host: "127.0.0.1", rateLimit: { requests: 120, seconds: 60 }, rateLimitModel: "window", latencyMs: 0, failRate: 0 };
   flags.adminToken = env.ACCESSCTL_EMULATOR_ADMIN_TOKEN || undefined;
   for (let i = 0; i < argv.length; i++) {
     const [name, inline] = argv[i].split(/=(.*)/s, 2);
@@ -49,6 +50,12 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv): Flags {
         if (text === "off") flags.rateLimit = undefined;
         else if (m) flags.rateLimit = { requests: Number(m[1]), seconds: Number(m[2]) };
         else throw new Error(`--rate-limit: expected N/SECONDS (e.g. 120/60) or off, got ${JSON.stringify(text)}`);
+        break;
+      }
+      case "--rate-limit-model": {
+        const text = value();
+        if (text !== "window" && text !== "bucket") throw new Error(`--rate-limit-model: expected window or bucket, got ${JSON.stringify(text)}`);
+        flags.rateLimitModel = text;
         break;
       }
       case "--help": case "-h": throw new Error(USAGE);
@@ -87,7 +94,7 @@ async function main(): Promise<void> {
   const tokens = store.issueFixtureTokens(flags.adminToken);
   const emulator = createEmulator({
     store,
-    rateLimit: flags.rateLimit,
+    rateLimit: flags.rateLimit && { ...flags.rateLimit, model: flags.rateLimitModel },
     latencyMs: flags.latencyMs,
     failRate: flags.failRate,
     publicUrl: flags.publicUrl,
@@ -120,7 +127,7 @@ async function main(): Promise<void> {
     otherAccountFixtures: { users: other.users, ipPolicies: other.ipPolicies, certificateAuthorities: other.certificateAuthorities, tlsEdges: other.tlsEdges },
   };
   process.stdout.write(`${JSON.stringify(startup)}\n`);
-  const rate = flags.rateLimit ? `${flags.rateLimit.requests}/${flags.rateLimit.seconds}s` : "off";
+  const rate = flags.rateLimit ? `${flags.rateLimit.requests}/${flags.rateLimit.seconds}s, ${flags.rateLimitModel === "window" ? "rolling window" : "token bucket"}` : "off";
   process.stderr.write(`emulator listening on ${url} (rate limit ${rate}, data ${flags.data ?? "in memory"})\n`);
 
 }

@@ -12,7 +12,10 @@ import { Store } from "./store";
 
 export interface EmulatorOptions {
   store: Store;
-  rateLimit?: { requests: number; seconds: number }; // undefined: no limit
+  /** Per account. "window" (the default, as the service documents it): at most N requests in any rolling window of S seconds; "bucket": a token bucket, a burst of N refilled at N per S seconds. Undefined: no limit. */
+  rateLimit?: { requests: number; seconds: number; model?: "window" | "bucket" };
+  /** The clock of the rate limit, in ms (tests inject one); Date.now by default. */
+  now?: () => number;
   latencyMs?: number;
   failRate?: number;
   /** Where clients reach the emulator, when not at the address it listens on (a proxy, a tunnel). */
@@ -46,14 +49,41 @@ export function createEmulator(options: EmulatorOptions): Emulator {
   const stats: Stats = { requests: 0, byStatus: {}, byMethod: {} };
   const faults = { failRate: options.failRate ?? 0, latencyMs: options.latencyMs ?? 0 };
   const buckets = new Map<string, { tokens: number; updated: number }>();
+  const windows = new Map<string, { times: number[]; next: number }>();
+  const clock = options.now ?? Date.now;
   let baseUrl = "";
   let knownHosts = new Set<string>();
 
-  // Token bucket per account: a burst of N, refilled at N per window.
+  /** Takes a slot of the account's rate limit: undefined, or the whole seconds until one frees (at least 1). */
   function takeRateToken(accountId: string): number | undefined {
     const limit = options.rateLimit;
     if (!limit) return undefined;
-    const now = Date.now();
+    return limit.model === "bucket" ? takeBucketToken(accountId, limit) : takeWindowSlot(accountId, limit);
+  }
+
+  // Rolling window: a ring of the last N accepted times per account. The oldest of them is the one
+  // that must have left the window (S seconds) before another request is accepted.
+  function takeWindowSlot(accountId: string, limit: { requests: number; seconds: number }): number | undefined {
+    const now = clock();
+    const windowMs = limit.seconds * 1000;
+    let ring = windows.get(accountId);
+    if (!ring) windows.set(accountId, (ring = { times: [], next: 0 }));
+    if (ring.times.length < limit.requests) {
+      ring.times.push(now);
+      return undefined;
+    }
+    const oldest = ring.times[ring.next];
+    if (now - oldest >= windowMs) {
+      ring.times[ring.next] = now;
+      ring.next = (ring.next + 1) % limit.requests;
+      return undefined;
+    }
+    return Math.max(1, Math.ceil((oldest + windowMs - now) / 1000));
+  }
+
+  // Token bucket: a burst of N, refilled at N per window.
+  function takeBucketToken(accountId: string, limit: { requests: number; seconds: number }): number | undefined {
+    const now = clock();
     const perMs = limit.requests / (limit.seconds * 1000);
     const bucket = buckets.get(accountId) ?? { tokens: limit.requests, updated: now };
     bucket.tokens = Math.min(limit.requests, bucket.tokens + (now - bucket.updated) * perMs);

@@ -344,10 +344,18 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
   let lastError: ApiFailure | undefined;
   for (let n = 0; ; n++) {
     checkNotSilent(url, options, n);
-    await takeRateSlot(conn, blockFor);
-    checkNotSilent(url, options, n); // it may have fallen silent during the wait
+    const sent = await takeRateSlot(conn, blockFor);
+    try {
+      checkNotSilent(url, options, n); // it may have fallen silent during the wait
+    } catch (e) {
+      sent();
+      throw e;
+    }
     // The limiter's queue can be longer than the Retry-After we asked for: that wait counts too.
-    if (lastError && Date.now() - started > budgetMs) throw finish(lastError, n, url.origin, options.unseen);
+    if (lastError && Date.now() - started > budgetMs) {
+      sent();
+      throw finish(lastError, n, url.origin, options.unseen);
+    }
     blockFor = 0;
     if (n === 0) started = Date.now();
     state.counters.requests++;
@@ -355,8 +363,10 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
     const run = () => attempt<T>(method, url, headers, payload, options, deadlineMs, [conn.apiKey, conn.fallbackApiKey]);
     // a read or delete under way: see believe404
     const result = await (options.allow404 ? underWay(run) : run()).catch((e) => {
+      sent();
       throw Object.assign(e as ApiFailure, { sentAt });
     });
+    sent("response" in result ? result.response.status : result.status);
     if ("response" in result) {
       const response = conn.rejected ? { ...result.response, fallbackKey: keyDigest(conn.apiKey) } : result.response;
       if (options.allow404 && response.status === 404) await believe404(conn, response, options, [conn.apiKey, conn.fallbackApiKey]);

@@ -1,27 +1,49 @@
-// The client-side rate limiter: one per account per provider process, adaptive.
-// It starts with the configured budget (a burst of `perMinute`, then an even pace: a GCRA). The
-// service's 429 says the account's budget is shared (other pipelines, other tools), so a 429 halves
-// the pace, stops bursts and pushes every later request back by its Retry-After; the pace then
-// grows back linearly (AIMD, as TCP does), reaching the full budget again after a few minutes.
+// The client-side rate limiter: one per account per provider process.
+// The service allows N requests in any rolling 60-second window per account. We keep a log of what
+// this process sent in the last window and send a request only while fewer than N are in it: exact
+// for a rolling window, and safe for a token bucket of the same size. A request counts from when it
+// is sent until a window after its answer came back (the service counted it somewhere in between),
+// so no slack is needed; one answered 429 was not counted by the service, and leaves the log.
+// A 429 is news about other users of the account, not about our pace: the request that got it waits
+// its Retry-After, and so do the requests behind it (the service refuses them until then), no
+// longer; the refused requests then go first, one at a time (a Retry-After announces one free slot).
+// New requests keep within the share the service granted this process (what it got accepted in the
+// last window, leaving room for its retries), so that pipelines sharing the account settle near the
+// limit; once the last Retry-After has passed the share grows back to N over one window (the next 429
+// sets it again), so a pipeline left alone is soon at full pace. Retries are held only to N.
 import { createHash } from "node:crypto";
 
-interface Limit {
-  tat: number; // GCRA theoretical arrival time
-  rate: number; // current requests per minute, ≤ the configured budget
-  grownAt: number; // when `rate` last grew
-  shared: boolean; // a 429 was seen: no more bursts
-  noCutBefore: number; // the 429s of one congested moment cut once
-  cuts: number;
+interface Entry {
+  end: number; // when the answer came back; Infinity while in flight
+  retry: boolean;
 }
 
-const MIN_FRACTION = 1 / 20; // never slower than 1/20 of the budget
-const GROWTH_PER_MINUTE = 1 / 5; // the pace grows by 1/5 of the budget each minute after a cut
+interface Waiter {
+  retry: boolean; // a retry after a 429: not held to the share, only to N
+  go: (entry: Entry) => void;
+}
+
+interface Limit {
+  log: Entry[]; // this process's requests that still count: in flight, or answered less than a window ago
+  waiters: Waiter[]; // in arrival order
+  share?: number; // the share learned from the last 429 (undefined: none, the whole budget)
+  learnedAt: number;
+  blockedUntil: number; // the last Retry-After: new requests wait for it
+  timer?: ReturnType<typeof setTimeout>;
+  timerAt: number;
+  rateLimited: number; // 429s reported
+}
+
+interface Limiters {
+  windowMs: number;
+  accounts: Record<string, Limit>;
+}
 
 // On globalThis, keyed by a symbol made inside the function: Pulumi serializes this code by value
 // in this repo, so module variables would not be shared between the provider modules.
-function limits(): Record<string, Limit> {
-  const global = globalThis as unknown as Record<symbol, Record<string, Limit> | undefined>;
-  return (global[Symbol.for("@accessctl/pulumi/limiter")] ??= {});
+function limiters(): Limiters {
+  const global = globalThis as unknown as Record<symbol, Limiters | undefined>;
+  return (global[Symbol.for("@accessctl/pulumi/limiter")] ??= { windowMs: 60_000, accounts: {} });
 }
 
 /** Which account a connection talks to, without keeping its key: URL and a hash of the key. */
@@ -29,47 +51,108 @@ export function accountOf(conn: { apiUrl: string; apiKey: string }): string {
   return `${conn.apiUrl} ${createHash("sha256").update(conn.apiKey).digest("hex").slice(0, 16)}`;
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** How many requests new ones may have in the window now: the learned share, growing back to N over one window once the last Retry-After has passed. */
+function capOf(limit: Limit, perWindow: number, now: number, windowMs: number): number {
+  const share = limit.share;
+  if (share === undefined) return perWindow;
+  const cap = share + (perWindow * Math.max(0, now - limit.blockedUntil)) / windowMs;
+  if (cap < perWindow) return cap;
+  limit.share = undefined;
+  return perWindow;
+}
+
+/** Lets out every waiter that may go now, in arrival order; sets a timer for the next that may. */
+function pump(limit: Limit, perWindow: number): void {
+  const { windowMs } = limiters();
+  const now = Date.now();
+  limit.log = limit.log.filter((e) => e.end + windowMs > now);
+  const cap = capOf(limit, perWindow, now, windowMs);
+  let next = Infinity;
+  // The retries waiting are part of this process's share: new requests leave room for them.
+  let retries = limit.waiters.filter((w) => w.retry).length;
+  // One retry at a time: a Retry-After announces one free slot, not one for each request refused.
+  let retrying = limit.log.some((e) => e.retry && e.end === Infinity);
+  if (limit.blockedUntil > now) next = limit.blockedUntil;
+  else for (let i = 0; i < limit.waiters.length; ) {
+    const w = limit.waiters[i];
+    if (w.retry ? !retrying && limit.log.length < perWindow : limit.log.length + retries < cap) {
+      limit.waiters.splice(i, 1);
+      if (w.retry) {
+        retries--;
+        retrying = true;
+      }
+      const entry: Entry = { end: Infinity, retry: w.retry };
+      limit.log.push(entry);
+      w.go(entry);
+      continue;
+    }
+    i++;
+  }
+  if (limit.waiters.length === 0) return;
+  // Slots free when entries leave the window (those in flight free theirs when answered: done()
+  // pumps), and a little more each second while the share grows back.
+  for (const e of limit.log) next = Math.min(next, e.end + windowMs);
+  if (cap < perWindow) next = Math.min(next, now + 1000);
+  if (next === Infinity || (limit.timer && limit.timerAt <= next)) return;
+  if (limit.timer) clearTimeout(limit.timer);
+  limit.timerAt = next;
+  limit.timer = setTimeout(() => {
+    limit.timer = undefined;
+    pump(limit, perWindow);
+  }, Math.max(0, next - now));
+}
+
+/** What the caller reports when the answer is in: its HTTP status (undefined: no answer). */
+export type SlotDone = (status?: number) => void;
 
 /**
- * Waits for a slot of the account's rate limit. `blockForMs` > 0 reports a 429 (its Retry-After,
- * or our backoff): every later request of this process to that account waits that long, and the
- * pace is cut.
+ * Waits for a slot of the account's rate limit, and returns the function to call with the answer.
+ * `retryAfterMs` > 0: the retry of a request just answered 429 with that Retry-After: it waits that
+ * long, and so does every other request of this process to the account.
  */
-export async function takeRateSlot(conn: { apiUrl: string; apiKey: string; maxRequestsPerMinute: number }, blockForMs = 0): Promise<void> {
-  const perMinute = conn.maxRequestsPerMinute;
-  const all = limits();
+export async function takeRateSlot(conn: { apiUrl: string; apiKey: string; maxRequestsPerMinute: number }, retryAfterMs = 0): Promise<SlotDone> {
+  const perWindow = conn.maxRequestsPerMinute;
+  const all = limiters();
   const key = accountOf(conn);
   const now = Date.now();
-  const limit = (all[key] ??= { tat: 0, rate: perMinute, grownAt: now, shared: false, noCutBefore: 0, cuts: 0 });
-  limit.rate = Math.min(perMinute, limit.rate + ((now - limit.grownAt) / 60_000) * perMinute * GROWTH_PER_MINUTE);
-  limit.grownAt = now;
-  if (blockForMs > 0) {
-    if (now >= limit.noCutBefore) {
-      limit.rate = Math.max(perMinute * MIN_FRACTION, limit.rate / 2);
-      limit.noCutBefore = now + blockForMs;
-      limit.cuts++;
-    }
-    limit.shared = true;
-    limit.tat = Math.max(limit.tat, now + blockForMs);
+  const limit = (all.accounts[key] ??= { log: [], waiters: [], learnedAt: 0, blockedUntil: 0, timerAt: 0, rateLimited: 0 });
+  if (retryAfterMs > 0) {
+    // What the service granted this process in the last window: its share while others are about.
+    limit.log = limit.log.filter((e) => e.end + all.windowMs > now);
+    // (At the turn of a window it can be low for a moment: the share held so far stands.)
+    const accepted = limit.log.filter((e) => e.end !== Infinity).length;
+    const held = limit.share !== undefined && now < limit.learnedAt + all.windowMs;
+    limit.share = Math.max(1, accepted, held ? limit.share! : 0);
+    limit.learnedAt = now;
+    limit.blockedUntil = Math.max(limit.blockedUntil, now + retryAfterMs);
+    limit.rateLimited++;
   }
-  for (;;) {
-    const interval = 60_000 / limit.rate;
-    const tolerance = limit.shared ? 0 : (perMinute - 1) * interval;
-    const at = Date.now();
-    const tat = Math.max(limit.tat, at);
-    const wait = Math.max(0, tat - at - tolerance);
-    limit.tat = tat + interval;
-    if (wait <= 0) return;
-    const cuts = limit.cuts;
-    // A little slack: the service starts its clock when a request arrives, a bit after we send it.
-    await sleep(wait + interval * 0.02 + 10);
-    // A 429 while we slept: our slot was planned at the old pace; take a new one.
-    if (limit.cuts === cuts) return;
-  }
+  const entry = await new Promise<Entry>((go) => {
+    // Retries first: they waited their turn already. Every request waits for the account's last Retry-After.
+    if (retryAfterMs > 0) limit.waiters.unshift({ retry: true, go });
+    else limit.waiters.push({ retry: false, go });
+    pump(limit, perWindow);
+  });
+  let reported = false;
+  return (status) => {
+    if (reported) return;
+    reported = true;
+    entry.end = Date.now();
+    if (status !== 429) return pump(limit, perWindow);
+    // Not counted by the service: its slot is free again, for the retry (which api() asks for at
+    // once, with the Retry-After) rather than for a new request.
+    limit.log = limit.log.filter((e) => e !== entry);
+    setTimeout(() => pump(limit, perWindow), 0);
+  };
 }
 
 /** The limiter's view of an account, for tests and benchmarks. */
-export function limiterState(conn: { apiUrl: string; apiKey: string }): Readonly<Limit> | undefined {
-  return limits()[accountOf(conn)];
+export function limiterState(conn: { apiUrl: string; apiKey: string }): { inWindow: number; waiting: number; share?: number; rateLimited: number } | undefined {
+  const limit = limiters().accounts[accountOf(conn)];
+  return limit && { inWindow: limit.log.length, waiting: limit.waiters.length, share: limit.share, rateLimited: limit.rateLimited };
+}
+
+/** The window the limiter counts in (60 s, as the service does); tests run the same limits faster. */
+export function setRateWindow(ms: number): void {
+  limiters().windowMs = ms;
 }

@@ -4,6 +4,19 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { client, listAll, startEmulator } from "../helpers/emulator";
+import { compiled } from "../helpers/provider";
+
+/** The compiled emulator in this process, on a clock the test moves. */
+async function emulatorOnClock(rateLimit: { requests: number; seconds: number; model?: string }) {
+  const { createEmulator } = compiled("emulator/server.js");
+  const { Store } = compiled("emulator/store.js");
+  const clock = { now: 1_000_000 };
+  const store = new Store();
+  const tokens = store.issueFixtureTokens();
+  const emulator = createEmulator({ store, rateLimit, now: () => clock.now });
+  const url = await emulator.listen(0, "127.0.0.1");
+  return { clock, admin: client(url, tokens.admin), other: client(url, tokens.other), close: () => emulator.close().then(() => store.close()) };
+}
 
 describe("rate limit", () => {
   it("answers 429 with Retry-After and the error shape once an account spends its budget", async () => {
@@ -20,6 +33,68 @@ describe("rate limit", () => {
     } finally {
       await emu.stop();
     }
+  });
+
+  it("is a rolling window by default: 120 in a minute, the 121st waits for the first to leave the window", async () => {
+    const emu = await emulatorOnClock({ requests: 120, seconds: 60 });
+    try {
+      for (let i = 0; i < 120; i++) {
+        expect((await emu.admin.get("/api_keys?limit=1")).status).toBe(200);
+        emu.clock.now += 100; // 120 requests over 12 s
+      }
+      // 12 s after the first: it leaves the window 48 s from now. A bucket would have let 24 more through by now.
+      const limited = await emu.admin.get("/api_keys?limit=1");
+      expect(limited.status).toBe(429);
+      expect(limited.headers.get("retry-after")).toBe("48");
+      expect(limited.body).toMatchObject({ error_code: "ERR_RATE_LIMITED", status_code: 429 });
+      emu.clock.now += 47_900; // 59.9 s after the first: still inside its window; 100 ms left, rounded up to 1 s
+      const almost = await emu.admin.get("/api_keys?limit=1");
+      expect(almost.status).toBe(429);
+      expect(almost.headers.get("retry-after")).toBe("1");
+      emu.clock.now = 1_000_000 + 61_000; // 61 s after the first: the first 11 have left the window
+      for (let i = 0; i < 11; i++) expect((await emu.admin.get("/api_keys?limit=1")).status).toBe(200);
+      const twelfth = await emu.admin.get("/api_keys?limit=1");
+      expect(twelfth.status).toBe(429);
+      expect(twelfth.headers.get("retry-after")).toBe("1"); // the 12th of the first leaves at 61.1 s
+      expect((await emu.other.get("/api_keys?limit=1")).status).toBe(200); // per account
+    } finally {
+      await emu.close();
+    }
+  });
+
+  it("keeps the token bucket as --rate-limit-model bucket: after a burst of N, N per window", async () => {
+    const emu = await emulatorOnClock({ requests: 120, seconds: 60, model: "bucket" });
+    try {
+      for (let i = 0; i < 120; i++) expect((await emu.admin.get("/api_keys?limit=1")).status).toBe(200);
+      const limited = await emu.admin.get("/api_keys?limit=1");
+      expect(limited.status).toBe(429);
+      expect(limited.headers.get("retry-after")).toBe("1");
+      emu.clock.now += 10_000; // 2 per second
+      for (let i = 0; i < 20; i++) expect((await emu.admin.get("/api_keys?limit=1")).status).toBe(200);
+      expect((await emu.admin.get("/api_keys?limit=1")).status).toBe(429);
+    } finally {
+      await emu.close();
+    }
+  });
+
+  it("the process takes --rate-limit-model window|bucket, window by default, and refuses anything else", async () => {
+    const window = await startEmulator(["--rate-limit", "5/2"]);
+    const bucket = await startEmulator(["--rate-limit", "5/2", "--rate-limit-model", "bucket"]);
+    try {
+      for (const emu of [window, bucket]) {
+        const admin = client(emu.url, emu.adminToken);
+        const first = await Promise.all(Array.from({ length: 6 }, () => admin.get("/api_keys?limit=1")));
+        expect(first.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 200, 429]);
+      }
+      // 0.8 s later: the bucket has refilled 2, the window nothing.
+      await new Promise((r) => setTimeout(r, 800));
+      expect((await client(window.url, window.adminToken).get("/api_keys?limit=1")).status).toBe(429);
+      expect((await client(bucket.url, bucket.adminToken).get("/api_keys?limit=1")).status).toBe(200);
+    } finally {
+      await window.stop();
+      await bucket.stop();
+    }
+    await expect(startEmulator(["--rate-limit-model", "leaky"])).rejects.toThrow(/--rate-limit-model: expected window or bucket/);
   });
 
   it("can be turned off", async () => {
