@@ -5,7 +5,7 @@
 // instead of after every step; it shows what the per-step checkpoint writes cost.)
 // Measures, side by side in one run, against the emulator:
 //   1. engine overhead: wall time of up / preview --refresh / destroy for N rules + a few keys, for
-//      our package (installed from npm pack), a minimal dynamic provider (bench/baseline.js) on the
+//      our package (installed from npm pack), a minimal dynamic provider (bench/baseline.ts, a TypeScript program like ours) on the
 //      same engine, and the floor: the same API calls made directly with undici at Pulumi's
 //      parallelism, no engine;
 //   2. state size per resource, and serialized provider code per resource;
@@ -427,7 +427,7 @@ async function main() {
   const tarball = packTarball(root);
   const projects = {
     ours: makeProject(path.join(root, "ours"), { name: "accessctl-bench", tarball, from: path.join(REPO, "examples/many-rules") }),
-    baseline: makeProject(path.join(root, "baseline"), { name: "accessctl-bench", tarball, files: { "index.js": path.join(REPO, "bench/baseline.js") }, main: "index.js" }),
+    baseline: makeProject(path.join(root, "baseline"), { name: "accessctl-bench", tarball, files: { "index.ts": path.join(REPO, "bench/baseline.ts") }, main: "index.ts" }),
   };
   fs.writeFileSync(path.join(projects.ours, "Pulumi.yaml"), "name: accessctl-bench\nruntime: nodejs\n");
   projects.set = makeProject(path.join(root, "set"), { name: "accessctl-bench", tarball, from: path.join(REPO, "examples/office-allowlist") });
