@@ -300,8 +300,14 @@ async function remove(id: string, props: IpPolicyRuleSetOutputs): Promise<void> 
   const ipPolicyId = props.ipPolicyId ?? id;
   const what = `delete IP policy rule set of ${ipPolicyId}`;
   const current = await policyRules(ipPolicyId, props.profile, what);
-  const p: Plan = { creates: [], patches: [], flips: [], deletes: current, kept: [] };
+  // The rules the state knows (those a preview or refresh showed); one that came since is left, and named.
+  const known: Record<string, true> = {};
+  for (const r of props.rules ?? []) known[r.id] = true;
+  const p: Plan = { creates: [], patches: [], flips: [], deletes: current.filter((r) => known[r.id]), kept: current.filter((r) => !known[r.id]) };
   await apply({ ipPolicyId, profile: props.profile }, current, p, id, what);
+  if (p.kept.length) {
+    process.stderr.write(`${what}: left ${p.kept.length} rule(s) that no refresh of this stack has shown: ${listed(p.kept.map((r) => `${r.cidr} ${r.action} (${r.id})`))}\n`);
+  }
 }
 export { remove as delete };
 
