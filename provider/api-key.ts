@@ -4,7 +4,7 @@
 import { API_KEYS_PATH, ApiKeyBody, ApiKeyCreateBody, ApiKeyUpdateBody } from "../contract/api-key";
 import { ID_PREFIX } from "../contract/common";
 import { plainError } from "./errors";
-import { api, ApiFailure, apiPath, listAll, serverClockOffset } from "./client";
+import { api, ApiFailure, apiPath, listAll, serverClock } from "./client";
 import { changedFields, checkFields, createBody, Fields, updateBody } from "./fields";
 import { listsChanged, readObject } from "./list-reads";
 import { adoptGone, callerPrincipal, Candidate, claim, CreateAttempt, learnPrincipal, noteReplacing, objectExists, replacing, whyNotMadeBy } from "./ownership";
@@ -144,23 +144,22 @@ async function afterLostAnswer(err: ApiFailure, inputs: ApiKeyInputs, started: n
     const attempt: CreateAttempt = { kind: KIND, sentAt: started, sent: { description: text(inputs.description), metadata: text(inputs.metadata), ownerId: owner } };
     const orphans: string[] = [];
     const unsure: string[] = [];
-    let offset = serverClockOffset();
     for await (const key of listAll<ApiKeyBody>(API_KEYS_PATH, "keys", "look for an API key left by a lost answer", source)) {
-      offset = serverClockOffset(); // the list's own answers tell the service's clock too
-      if (offset !== undefined && Date.parse(key.created_at) < Math.floor((started + offset) / 1000) * 1000) break; // newest first: the rest are older
+      const clock = serverClock(source); // the list's own answers tell the service's clock too
+      if (clock.lower !== undefined && Date.parse(key.created_at) < started + clock.lower) break; // newest first: the rest are older than the create
       const found: Candidate = { id: key.id, createdAt: key.created_at, fields: { description: text(key.description), metadata: text(key.metadata), ownerId: key.owner_id } };
       if (track.delivered.includes(key.id)) continue;
-      if (!whyNotMadeBy(attempt, found, offset)) orphans.push(key.id);
-      // Unprovable but possible: the clock is unknown, or only the owner cannot be checked.
-      else if (owner === undefined || offset === undefined) {
-        const lenient: CreateAttempt = { ...attempt, sent: { ...attempt.sent, ownerId: key.owner_id } };
-        if (!whyNotMadeBy(lenient, found, offset ?? -Infinity)) unsure.push(`${key.id} (owner ${key.owner_id}, created_at ${key.created_at})`);
+      if (!whyNotMadeBy(attempt, found, clock.upper)) orphans.push(key.id);
+      else {
+        // Possible but not provable (the clock is too coarse or unknown, or the owner cannot be checked): named, never deleted.
+        const lenient: CreateAttempt = { ...attempt, sent: { ...attempt.sent, ownerId: owner ?? key.owner_id } };
+        if (!whyNotMadeBy(lenient, found, clock.lower ?? -Infinity)) unsure.push(`${key.id} (owner ${key.owner_id}, created_at ${key.created_at})`);
       }
     }
     for (const id of orphans) await remove(id, inputs);
     const deleted = orphans.length ? `deleted ${orphans.length} key(s) this attempt made (${orphans.join(", ")})` : "deleted no key";
     const check = unsure.length
-      ? `; it may have made these, left as they cannot be proven its own (${owner === undefined ? "the caller's principal is unknown; declaring ownerId lets this check prove it" : "the service's clock is unknown"}): ` +
+      ? `; it may have made these, left as they cannot be proven its own (${owner === undefined ? "the caller's principal is unknown; declaring ownerId lets this check prove it" : "the service's clock is not known finely enough to prove they were made after the create was sent"}): ` +
         `${unsure.slice(0, 10).join(", ")}${unsure.length > 10 ? ` and ${unsure.length - 10} more` : ""}; check them and delete any that nobody uses`
       : "";
     return plainError(`${lost}: ${deleted}${check}. Run the update again.`);

@@ -183,7 +183,12 @@ export function apiPath(strings: TemplateStringsArray, ...values: string[]): str
 /** Removes the API key and any token we know of from text headed for an error or a log. */
 export function redact(text: string, secrets: (string | undefined)[]): string {
   let out = text;
-  for (const secret of secrets) if (secret && secret.length >= 8) out = out.split(secret).join("[redacted]");
+  for (const secret of secrets) {
+    if (!secret || secret.length < 8) continue;
+    // In any case, and whatever starts with its first 16 characters (a key the server cut short).
+    const head = secret.slice(0, 16).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    out = out.replace(new RegExp(`${head}[^\\s"'<>]*`, "gi"), "[redacted]");
+  }
   return out;
 }
 
@@ -194,11 +199,12 @@ export function redact(text: string, secrets: (string | undefined)[]): string {
  */
 export function quote(text: string, secrets: (string | undefined)[], max = MAX_QUOTED): string {
   const plain = text
+    .replace(/\\u([0-9a-fA-F]{4})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))) // a JSON escape hides nothing
     .replace(/\u001b(\[[0-?]*[ -\/]*[@-~]|\][^\u0007\u001b]*(\u0007|\u001b\\)?|[@-Z\\-_])?/g, "")
     .replace(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2066-\u2069]+/g, " ");
   const out = redact(plain, secrets)
-    .replace(/("(?:token|api_?key|secret|password|authorization)"\s*:\s*")[^"]*/gi, "$1[redacted]")
     .replace(/\bBearer\s+[^\s"',;]+/gi, "Bearer [redacted]")
+    .replace(/(["']?[\w-]*(?:token|key|secret|password)["']?\s*[:=]\s*["']?)[^"'\s,;}]*/gi, "$1[redacted]")
     .replace(/[A-Za-z0-9_\-+=~]{40,}/g, "[redacted]")
     .trim();
   return out.length > max ? `${out.slice(0, max)}…` : out;
@@ -274,9 +280,11 @@ type Attempt<T> = { response: ApiResponse<T> } | { error: ApiFailure; status?: n
  */
 async function attempt<T>(method: string, url: URL, headers: Record<string, string>, payload: string | undefined, options: RequestOptions, deadlineMs: number, secrets: (string | undefined)[]): Promise<Attempt<T>> {
   const deadline = AbortSignal.timeout(deadlineMs);
+  const sentAt = Date.now();
   try {
     const res = await request(url, { method: method as Dispatcher.HttpMethod, headers, body: payload, dispatcher: agent(), signal: deadline });
-    noteServerDate(res.headers.date);
+    const date = res.headers.date;
+    noteServerTime(url.origin, Date.parse(Array.isArray(date) ? date[0] : (date ?? "")), 1000, sentAt); // a Date header is whole seconds
     delete shared().silent[url.origin]; // it answers
     const succeeded = res.statusCode >= 200 && res.statusCode < 300;
     // A success we cannot use means a create may have happened all the same.
@@ -300,6 +308,9 @@ async function attempt<T>(method: string, url: URL, headers: Record<string, stri
           throw unusable(e as ApiFailure);
         }
       }
+      // The creation time of what a create made is the service's clock too, often to the millisecond.
+      const createdAt = method === "POST" ? (body as { created_at?: unknown } | undefined)?.created_at : undefined;
+      if (typeof createdAt === "string") noteServerTime(url.origin, Date.parse(createdAt), timeResolution(createdAt), sentAt);
       return { response: { status: res.statusCode, body: body as T } };
     }
     if (res.statusCode === 404 && options.allow404) return { response: { status: 404, body: body as T } };
@@ -344,6 +355,13 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
   let lastError: ApiFailure | undefined;
   for (let n = 0; ; n++) {
     checkNotSilent(url, options, n);
+    // A create names nothing of the stack's account (a key names nothing at all): through a fallback
+    // key not proven to be of that account, it could make the object in another account.
+    if (method === "POST" && conn.rejected && !(await keyProven(keyDigest(conn.apiKey)))) {
+      const err = failure(`${options.what}: not sent: accessctl:apiKey was refused and ACCESSCTL_API_KEY, used instead, has not read any object of this stack, so it may belong to another account`, {});
+      err.hint = "set accessctl:apiKey to a live key of the stack's account (`pulumi config set --secret accessctl:apiKey …`), or ACCESSCTL_API_KEY to one, and run `pulumi up` again";
+      throw finish(err, n + 1, url.origin, options.unseen);
+    }
     const sent = await takeRateSlot(conn, blockFor);
     try {
       checkNotSilent(url, options, n); // it may have fallen silent during the wait
@@ -426,12 +444,8 @@ async function believe404(conn: Connection, response: ApiResponse, options: Requ
   if (!b || typeof b !== "object" || typeof b.error_code !== "string") {
     throw notBelieved("this is not an answer of the API", "is accessctl:apiUrl right?");
   }
-  // The other reads and deletes of this run may show that the fallback key is of the stack's account: wait for them.
-  // (This one's attempt is over, so it is not counted; those waiting here are not either.)
   const state = shared();
-  const since = Date.now();
-  while (response.fallbackKey && !state.provenKeys.includes(response.fallbackKey) && state.reads > 0 && Date.now() - since < 60_000) await sleep(50);
-  if (response.fallbackKey && !state.provenKeys.includes(response.fallbackKey)) {
+  if (response.fallbackKey && !(await keyProven(response.fallbackKey))) {
     throw notBelieved(
       "accessctl:apiKey was refused and ACCESSCTL_API_KEY, used instead, has not read any object of this stack, so it may belong to another account",
       "set ACCESSCTL_API_KEY to a key of the account that holds this stack's objects, or set accessctl:apiKey to one and run `pulumi up` (or add --run-program)",
@@ -445,6 +459,18 @@ async function believe404(conn: Connection, response: ApiResponse, options: Requ
   } catch (e) {
     throw notBelieved(`${conn.apiUrl} does not answer as the API does (${(e as Error).message})`, "is accessctl:apiUrl right?");
   }
+}
+
+/**
+ * Whether a fallback key has read an object of this stack. The other reads and deletes of this run
+ * may show it yet: wait for them, a minute at most. (An attempt that is over is not counted among
+ * them; those waiting here are not either.)
+ */
+async function keyProven(digest: string): Promise<boolean> {
+  const state = shared();
+  const since = Date.now();
+  while (!state.provenKeys.includes(digest) && state.reads > 0 && Date.now() - since < 60_000) await sleep(50);
+  return state.provenKeys.includes(digest);
 }
 
 async function proveBaseNow(conn: Connection, source: ConfigSource | undefined): Promise<void> {
@@ -534,28 +560,42 @@ export async function* listAll<T>(path: string, field: string, what: string, sou
   for await (const page of listPages<T>(path, field, what, source, limits)) yield* page.items;
 }
 
-/**
- * The service's clock relative to ours (ms to add to Date.now()), as a lower bound learnt from the
- * `Date` header of its answers: undefined until an answer had one. Recovery uses it to tell
- * whether an object was created after a request of ours was sent (provider/ownership.ts).
- */
-export function serverClockOffset(): number | undefined {
-  return serverClock().offset;
+/** Bounds on the service's clock minus ours (ms), learnt from its answers; undefined until one told. */
+export interface ClockBounds {
+  lower?: number;
+  upper?: number;
 }
 
-function serverClock(): { offset?: number } {
-  const global = globalThis as unknown as Record<symbol, { offset?: number } | undefined>;
+/**
+ * What the answers of the service at `source`'s API URL tell of its clock. Recovery takes over or
+ * deletes only what was created at or after `sentAt + upper` (provider/ownership.ts): provably
+ * after a request of ours was sent.
+ */
+export function serverClock(source?: ConfigSource): ClockBounds {
+  return { ...clocks()[new URL(connection(source).apiUrl).origin] };
+}
+
+function clocks(): Record<string, ClockBounds> {
+  const global = globalThis as unknown as Record<symbol, Record<string, ClockBounds> | undefined>;
   return (global[Symbol.for("@accessctl/pulumi/server-clock")] ??= {});
 }
 
 /**
- * A `Date` header is the server's time, floored to the second, at some moment between our sending
- * and now: `date - now` never exceeds the true offset, and the largest such bound is the closest.
+ * The service read `serverMs` on its clock, cut to `resolutionMs`, at some moment between `sentAt`
+ * (ours) and now: its clock minus ours is at least `serverMs - now` and less than
+ * `serverMs + resolutionMs - sentAt`. The tightest bounds seen are kept.
  */
-function noteServerDate(header: string | string[] | undefined): void {
-  const date = Date.parse(Array.isArray(header) ? header[0] : (header ?? ""));
-  if (!Number.isFinite(date)) return;
-  const clock = serverClock();
-  const bound = date - Date.now();
-  if (clock.offset === undefined || bound > clock.offset) clock.offset = bound;
+function noteServerTime(origin: string, serverMs: number, resolutionMs: number, sentAt: number): void {
+  if (!Number.isFinite(serverMs)) return;
+  const bounds = (clocks()[origin] ??= {});
+  const lower = serverMs - Date.now();
+  const upper = serverMs + resolutionMs - sentAt;
+  if (bounds.lower === undefined || lower > bounds.lower) bounds.lower = lower;
+  if (bounds.upper === undefined || upper < bounds.upper) bounds.upper = upper;
+}
+
+/** The resolution of an RFC 3339 time: its fraction of a second, else a whole second. */
+function timeResolution(time: string): number {
+  const fraction = /\.(\d+)/.exec(time)?.[1];
+  return fraction ? Math.max(1, 1000 / 10 ** fraction.length) : 1000;
 }

@@ -14,7 +14,7 @@ import { api, ApiFailure, apiPath } from "./client";
 import { plainError } from "./errors";
 import { changedFields, checkFields, Fields } from "./fields";
 import { listEverything, listsChanged } from "./list-reads";
-import { adoptExistingAllowed, claim } from "./ownership";
+import { adoptExistingAllowed, claim, claimed } from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput, profileSource } from "./profiles";
 import { boolean, canonicalCidr, CheckFailure, cidr, id, isUnknown, limitedText, oneOf, text } from "./validate";
 
@@ -159,10 +159,18 @@ function outputs(inputs: { ipPolicyId: string }, rules: IpPolicyRuleSetMember[],
 }
 
 /** Every rule of the policy, from the account's rule list (the shared walk of list-reads). */
-async function policyRules(ipPolicyId: string, profile: unknown, what: string): Promise<IpPolicyRuleSetMember[]> {
+async function policyRules(ipPolicyId: string, profile: unknown, what: string, known: IpPolicyRuleSetMember[] = []): Promise<IpPolicyRuleSetMember[]> {
   const source = profileSource(profile);
   const all = await listEverything<IpPolicyRuleBody>({ list: IP_POLICY_RULES_PATH, field: "ip_policy_rules", path: IP_POLICY_RULES_PATH, what, expect: RULE_FIELDS, source });
-  return all.filter((r) => r.ip_policy.id === ipPolicyId).map(member);
+  const rules = all.filter((r) => r.ip_policy.id === ipPolicyId).map(member);
+  // A rule of the state missing from the list is gone only by its own believed 404 (client.ts
+  // believe404): a list read with another account's key is complete, and empty.
+  for (const r of known) {
+    if (rules.some((x) => x.id === r.id)) continue;
+    const res = await api<IpPolicyRuleBody>("GET", rulePath(r.id), { what: `${what}: read IP policy rule ${r.id}`, allow404: true, expect: RULE_FIELDS, source });
+    if (res.status !== 404 && res.body.ip_policy.id === ipPolicyId) rules.push(member(res.body));
+  }
+  return rules;
 }
 
 // ---- planning -------------------------------------------------------------------------------
@@ -263,11 +271,21 @@ export async function create(inputs: IpPolicyRuleSetInputs) {
   const what = `create IP policy rule set of ${inputs.ipPolicyId}`;
   claim(KIND, inputs.ipPolicyId, what);
   const current = await policyRules(inputs.ipPolicyId, inputs.profile, what);
-  if (current.length && inputs.takeOver !== true && !adoptExistingAllowed()) {
-    const shown = sorted(current).map((r) => `${r.cidr} ${r.action} (${r.id})`);
-    throw plainError(`${what}: the policy already holds ${current.length} rule${current.length === 1 ? "" : "s"}: ${listed(shown)}; nothing was changed. ` +
+  // ACCESSCTL_ADOPT_EXISTING=1 (after a killed first `up`) takes only what that run can have made:
+  // rules exactly as declared. Anything else needs the program to say takeOver: true.
+  const declared: Record<string, IpPolicyRuleSetRule> = {};
+  for (const d of inputs.rules) declared[canonicalCidr(d.cidr)] = d;
+  const asDeclared = (r: IpPolicyRuleSetMember) => {
+    const d = declared[canonicalCidr(r.cidr)];
+    return d !== undefined && d.action === r.action && sameText(r, d);
+  };
+  const refused = inputs.takeOver === true ? [] : current.filter((r) => !(adoptExistingAllowed() && asDeclared(r)));
+  if (refused.length) {
+    const shown = sorted(refused).map((r) => `${r.cidr} ${r.action} (${r.id})`);
+    throw plainError(`${what}: the policy already holds ${refused.length} rule${refused.length === 1 ? "" : "s"}${adoptExistingAllowed() ? " not as declared" : ""}: ${listed(shown)}; nothing was changed. ` +
       "To make them this resource's (the undeclared ones are deleted by the next `up`, after a preview shows them), declare takeOver: true. " +
-      "If an interrupted `pulumi up` of this stack made them, run `ACCESSCTL_ADOPT_EXISTING=1 pulumi up` once.");
+      (adoptExistingAllowed() ? "ACCESSCTL_ADOPT_EXISTING=1 takes only rules exactly as declared (what an interrupted `pulumi up` of this stack can have made)." :
+        "If an interrupted `pulumi up` of this stack made them, run `ACCESSCTL_ADOPT_EXISTING=1 pulumi up` once."));
   }
   // Taken over: undeclared rules are kept and recorded; the next preview shows them as to be deleted.
   const rules = await apply(inputs, current, plan(current, inputs.rules, () => false), inputs.ipPolicyId, what);
@@ -276,7 +294,7 @@ export async function create(inputs: IpPolicyRuleSetInputs) {
 
 export async function read(id: string, props: Partial<IpPolicyRuleSetOutputs> = {}) {
   const ipPolicyId = props.ipPolicyId ?? id;
-  const rules = sorted(await policyRules(ipPolicyId, props.profile, `read IP policy rule set of ${ipPolicyId}`));
+  const rules = sorted(await policyRules(ipPolicyId, props.profile, `read IP policy rule set of ${ipPolicyId}`, props.rules));
   // Inputs as the live policy would declare them: after a refresh, `preview --diff` shows a rule
   // added, changed or deleted by hand as a change of `rules`.
   const inputs = { ipPolicyId, rules: rules.map(declaredForm), ...keptInputs(props) };
@@ -289,17 +307,27 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: IpP
   // Planned against the policy as it is now (a killed or failed run may have done more than the
   // state says). Deleted: the undeclared rules the state knows (those a preview showed); any other
   // undeclared rule is kept and recorded, so the next preview shows it.
-  const current = await policyRules(news.ipPolicyId, news.profile, what);
+  const current = await policyRules(news.ipPolicyId, news.profile, what, olds.rules);
   const known: Record<string, true> = {};
   for (const r of olds.rules ?? []) known[r.id] = true;
-  const rules = await apply(news, current, plan(current, news.rules, (r) => known[r.id] === true), id, what);
+  // A rule an IpPolicyRule of this run manages is not the set's to delete (the SDK refuses both on one
+  // known policy id; an Output id is only known here).
+  const p = plan(current, news.rules, (r) => known[r.id] === true && !claimed("IP policy rule", r.id));
+  // A rule no preview showed (added since the last refresh, by hand or by another stack) is never
+  // changed unseen: not patched, not flipped (a deny turned allow opens a door).
+  const unseen = [...p.patches, ...p.flips].filter((x) => !known[x.rule.id]).map((x) => `${x.rule.cidr} ${x.rule.action} (${x.rule.id})`);
+  if (unseen.length) {
+    throw plainError(`${what}: ${listed(unseen)} ${unseen.length === 1 ? "is a rule" : "are rules"} that no preview of this set showed (added since the last refresh, by hand or by another stack); nothing was changed. ` +
+      "Run `pulumi refresh` (or `up --refresh`): the preview then shows what `up` will do to them.");
+  }
+  const rules = await apply(news, current, p, id, what);
   return { outs: outputs(news, rules, news) };
 }
 
 async function remove(id: string, props: IpPolicyRuleSetOutputs): Promise<void> {
   const ipPolicyId = props.ipPolicyId ?? id;
   const what = `delete IP policy rule set of ${ipPolicyId}`;
-  const current = await policyRules(ipPolicyId, props.profile, what);
+  const current = await policyRules(ipPolicyId, props.profile, what, props.rules);
   // The rules the state knows (those a preview or refresh showed); one that came since is left, and named.
   const known: Record<string, true> = {};
   for (const r of props.rules ?? []) known[r.id] = true;

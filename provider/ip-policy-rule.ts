@@ -3,7 +3,7 @@
 import { ID_PREFIX } from "../contract/common";
 import { IP_POLICY_RULES_PATH, IpPolicyRuleBody, IpPolicyRuleCreateBody, IpPolicyRuleUpdateBody, RULE_ACTIONS, RuleAction } from "../contract/ip-policy-rule";
 import { plainError } from "./errors";
-import { api, ApiFailure, apiPath, listAll, serverClockOffset } from "./client";
+import { api, ApiFailure, apiPath, listAll, serverClock } from "./client";
 import { changedFields, checkFields, createBody, Fields, updateBody } from "./fields";
 import { listsChanged, readObject } from "./list-reads";
 import { adoptExistingAllowed, adoptGone, Candidate, claim, claimed, CreateAttempt, mayHaveCreated, noteLostCreate, noteReplacing, objectExists, replacing, whyNotMadeBy } from "./ownership";
@@ -139,8 +139,9 @@ export async function create(inputs: IpPolicyRuleInputs) {
     // Take it over only if a lost create of this run can have made it (ownership.ts), or the user
     // said so; else it is someone else's. (One that another resource of this run manages fails in
     // claim, with that reason.)
-    if (!claimed(KIND, existing.id) && !adoptExistingAllowed() && !mayHaveCreated(KIND, slot, candidate(existing), serverClockOffset())) {
-      const why = whyNotMadeBy(attempt, candidate(existing), serverClockOffset());
+    const upper = serverClock(profileSource(inputs.profile)).upper;
+    if (!claimed(KIND, existing.id) && !adoptExistingAllowed() && !mayHaveCreated(KIND, slot, candidate(existing), upper)) {
+      const why = whyNotMadeBy(attempt, candidate(existing), upper);
       throw plainError(`${err.message}; rule ${existing.id} already holds this CIDR and was not created by this run${err.ambiguous && why ? ` (${why})` : ""}. ` +
         `To manage it from this resource, declare adoptId: "${existing.id}". If an interrupted \`pulumi up\` of this stack made it, ` +
         "run `ACCESSCTL_ADOPT_EXISTING=1 pulumi up` once. If another stack manages it, remove it from this one.");

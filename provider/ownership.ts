@@ -58,19 +58,20 @@ export interface Candidate {
 }
 
 /**
- * Why `attempt` cannot have made `found`, or undefined when it can have: it must have been created at
- * or after the moment the request was sent, on the service's clock (`offsetMs`, see
- * serverClockOffset in ./client; flooring to the second allows for timestamps in whole seconds),
- * have every field sent, and not be managed by another resource of this run. Whatever cannot be
- * proven (an unknown clock or field) is a reason.
+ * Why `attempt` cannot be proven to have made `found`, or undefined when it is: it must have been
+ * created at or after the moment the request was sent on the service's clock, which is at most
+ * `sentAt + upperOffsetMs` (ClockBounds.upper in ./client: learnt from the service's answers; a
+ * service whose times are whole seconds gives a coarse bound, and then a quick lost answer cannot
+ * be proven); have every field sent; and not be managed by another resource of this run. Whatever
+ * cannot be proven (an unknown clock or field) is a reason.
  */
-export function whyNotMadeBy(attempt: CreateAttempt, found: Candidate, offsetMs: number | undefined): string | undefined {
+export function whyNotMadeBy(attempt: CreateAttempt, found: Candidate, upperOffsetMs: number | undefined): string | undefined {
   if (claimed(attempt.kind, found.id)) return "another resource of this stack manages it";
-  if (offsetMs === undefined) return "the service's clock is unknown (its answers have no Date header), so its creation time proves nothing";
-  const since = Math.floor((attempt.sentAt + offsetMs) / 1000) * 1000;
+  if (upperOffsetMs === undefined) return "the service's clock is unknown (its answers have no Date header), so its creation time proves nothing";
+  const since = attempt.sentAt + upperOffsetMs;
   const created = Date.parse(found.createdAt);
   if (!Number.isFinite(created)) return `its created_at ${JSON.stringify(found.createdAt)} is not a time`;
-  if (created < since) return `it was created at ${found.createdAt}, before this create was sent (${new Date(since).toISOString()})`;
+  if (created < since) return `it was created at ${found.createdAt}, not provably after this create was sent (at the latest ${new Date(since).toISOString()} on the service's clock)`;
   for (const [field, value] of Object.entries(attempt.sent)) {
     if (value === undefined) return `its ${field} cannot be checked (${field} ${found.fields[field]} is not known to be the caller's)`;
     if (found.fields[field] !== value) return `its ${field} is ${JSON.stringify(found.fields[field])}, not ${JSON.stringify(value)}`;
@@ -84,8 +85,8 @@ export function noteLostCreate(slot: string, attempt: CreateAttempt): void {
 }
 
 /** Whether a lost create of this run for `slot` can have made `found` (see whyNotMadeBy). */
-export function mayHaveCreated(kind: string, slot: string, found: Candidate, offsetMs: number | undefined): boolean {
-  return ownership().lostCreates.some((lost) => lost.slot === `${kind} ${slot}` && !whyNotMadeBy(lost.attempt, found, offsetMs));
+export function mayHaveCreated(kind: string, slot: string, found: Candidate, upperOffsetMs: number | undefined): boolean {
+  return ownership().lostCreates.some((lost) => lost.slot === `${kind} ${slot}` && !whyNotMadeBy(lost.attempt, found, upperOffsetMs));
 }
 
 /**

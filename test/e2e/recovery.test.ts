@@ -63,13 +63,16 @@ describe("a lost answer to a rule create (defect 1)", () => {
     const policy = emu.fixtures.ipPolicies[1];
     const stack = proxiedStack("lost-rule-answer");
     try {
-      proxy.fail({ method: "POST", path: /^\/ip_policy_rules$/, when: "after" });
-      const spec = { rules: { block: { ipPolicyId: policy, cidr: "198.51.100.0/24", action: "deny", description: "ours" } } };
+      // The gateway holds our create 1.5 s, the service makes the rule, the answer is lost. Another
+      // create of the run, answered, tells the service's clock to the millisecond: the rule is
+      // provably made after our create was sent.
+      proxy.fail({ method: "POST", path: /^\/ip_policy_rules$/, body: /198\.51\.100\.0/, when: "after", delayMs: 1500 });
+      const spec = { rules: { block: { ipPolicyId: policy, cidr: "198.51.100.0/24", action: "deny", description: "ours" }, warm: { ipPolicyId: policy, cidr: "198.51.101.0/24", action: "allow" } } };
       const up = await stack.ok("up", spec);
       expect(proxy.failed).toContain("POST /ip_policy_rules 502");
       const held = (await rules()).filter((r) => r.ip_policy.id === policy && r.cidr === "198.51.100.0/24");
       expect(held.map((r) => r.id)).toEqual([up.outputs!.rule_block.value.id]);
-      expect((await stack.ok("preview", spec)).changeSummary).toEqual({ same: 2 });
+      expect((await stack.ok("preview", spec)).changeSummary).toEqual({ same: 3 });
       await stack.ok("destroy", spec);
       expect((await rules()).filter((r) => r.cidr === "198.51.100.0/24")).toEqual([]);
     } finally {
@@ -94,9 +97,13 @@ describe("a lost answer to a key create (defect 2)", () => {
     const ours = () => keys().then((all) => all.filter((k) => k.description === "ci deploy" && k.id !== theirs.id));
     const stack = proxiedStack("lost-key-create");
     try {
-      const spec = { keys: { deploy: { description: "ci deploy" } } };
+      // Each run also creates a fresh key, answered: it tells that run's provider the service's clock
+      // to the millisecond (declared with ownerId, so it does not tell who the caller is).
+      const withWarmUp = (run: number, keys: Record<string, Record<string, unknown>>) => ({ keys: { ...keys, [`warm${run}`]: { description: `warm-up ${run}`, ownerId: admin } } });
+      const deploy = /"ci deploy"/;
+      const spec = withWarmUp(1, { deploy: { description: "ci deploy" } });
       // Never acted on: nothing was made, and the other user's key is not ours to delete.
-      proxy.fail({ method: "POST", path: /^\/api_keys$/, when: "before" });
+      proxy.fail({ method: "POST", path: /^\/api_keys$/, body: deploy, when: "before" });
       const lost = await stack.run("up", spec);
       expect(lost.ok).toBe(false);
       expect(lost.output).toMatch(/the answer to the create was lost, so its token is unknown: deleted no key/);
@@ -105,8 +112,8 @@ describe("a lost answer to a key create (defect 2)", () => {
 
       // Acted on, no ownerId: the caller's principal is not known to this process, so the key this
       // attempt made is named for the user to check, not deleted.
-      proxy.fail({ method: "POST", path: /^\/api_keys$/, when: "after" });
-      const named = await stack.run("up", spec);
+      proxy.fail({ method: "POST", path: /^\/api_keys$/, body: deploy, when: "after", delayMs: 1500 });
+      const named = await stack.run("up", withWarmUp(2, { deploy: { description: "ci deploy" } }));
       expect(named.ok).toBe(false);
       const [orphan] = await ours();
       expect(orphan).toBeDefined();
@@ -116,8 +123,8 @@ describe("a lost answer to a key create (defect 2)", () => {
       await client(emu.url, emu.adminToken).delete(`/api_keys/${orphan.id}`);
 
       // Acted on, ownerId declared: the key this attempt made is proven and deleted.
-      const owned = { keys: { deploy: { description: "ci deploy", ownerId: admin } } };
-      proxy.fail({ method: "POST", path: /^\/api_keys$/, when: "after" });
+      const owned = withWarmUp(3, { deploy: { description: "ci deploy", ownerId: admin } });
+      proxy.fail({ method: "POST", path: /^\/api_keys$/, body: deploy, when: "after", delayMs: 1500 });
       const cleaned = await stack.run("up", owned);
       expect(cleaned.ok).toBe(false);
       expect(cleaned.output).toMatch(/deleted 1 key\(s\) this attempt made \(ak_\w+\)/);

@@ -98,6 +98,41 @@ describe("IpPolicyRuleSet: the policy as one resource", () => {
     expect((await policyRules(emu, p)).map((r) => r.id)).toEqual([late.id]);
   });
 
+  it("a rule no preview of the set showed is never changed: not flipped by update, not taken by ACCESSCTL_ADOPT_EXISTING unless exactly as declared", async () => {
+    const emu = await startEmulator(["--rate-limit", "off"]);
+    cleanups.push(() => emu.stop());
+    const api = client(emu.url, emu.adminToken);
+    const [p, q] = emu.fixtures.ipPolicies;
+    const base: Rule[] = [{ cidr: "10.0.0.0/8", action: "allow" }];
+    const a = testStack({ project: inject("e2e"), emulator: emu, name: "set-unseen", extraConfig: fast });
+    cleanups.push(() => a.cleanup());
+    await a.ok("up", setSpec(p, base));
+    // Another stack's deny rule lands on the policy after the set's last refresh.
+    const theirs = (await api.post("/ip_policy_rules", { ip_policy_id: p, cidr: "192.0.2.0/24", action: "deny", description: "team B block" })).body;
+    const flip = await a.run("up", setSpec(p, [...base, { cidr: "192.0.2.0/24", action: "allow" }]));
+    expect(flip.ok).toBe(false);
+    expect(flip.output).toContain(`192.0.2.0/24 deny (${theirs.id}) is a rule that no preview of this set showed`);
+    expect((await api.get(`/ip_policy_rules/${theirs.id}`)).body).toMatchObject({ action: "deny", description: "team B block" });
+    await api.delete(`/ip_policy_rules/${theirs.id}`);
+    await a.ok("destroy", setSpec(p, base));
+
+    // A first up of a set with the recovery switch: a rule exactly as declared is taken, any other refused.
+    const same = (await api.post("/ip_policy_rules", { ip_policy_id: q, cidr: "10.1.0.0/16", action: "allow" })).body;
+    const deny = (await api.post("/ip_policy_rules", { ip_policy_id: q, cidr: "192.0.2.0/24", action: "deny" })).body;
+    const c = testStack({ project: inject("e2e"), emulator: emu, name: "set-adopt-existing", extraConfig: fast });
+    cleanups.push(() => c.cleanup());
+    const declared = setSpec(q, [{ cidr: "10.1.0.0/16", action: "allow" }, { cidr: "192.0.2.0/24", action: "allow" }]);
+    const refused = await c.run("up", declared, { env: { ACCESSCTL_ADOPT_EXISTING: "1" } });
+    expect(refused.ok).toBe(false);
+    expect(refused.output).toContain(`the policy already holds 1 rule not as declared: 192.0.2.0/24 deny (${deny.id}); nothing was changed`);
+    expect((await policyRules(emu, q)).map((r) => `${r.id} ${r.action}`).sort()).toEqual([`${deny.id} deny`, `${same.id} allow`].sort());
+    await api.delete(`/ip_policy_rules/${deny.id}`);
+    const taken = await c.ok("up", declared, { env: { ACCESSCTL_ADOPT_EXISTING: "1" } });
+    expect(taken.outputs!.set_s.value.rules.map((r: { id: string; cidr: string }) => r.cidr)).toEqual(["10.1.0.0/16", "192.0.2.0/24"]);
+    expect(taken.outputs!.set_s.value.rules[0].id).toBe(same.id);
+    await c.ok("destroy", declared);
+  });
+
   it("takeOver: refused without it, naming the rules; with it converges, the next preview shows the deletions and up makes them; PATCH reuse; action flip", async () => {
     const emu = await startEmulator(["--rate-limit", "off"]);
     cleanups.push(() => emu.stop());

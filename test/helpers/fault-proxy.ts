@@ -9,12 +9,20 @@ export interface Fault {
   method: string;
   /** The request path must match (query strings aside). */
   path: RegExp;
+  /** And, when given, the request body. */
+  body?: RegExp;
   /** "before": answer without forwarding; "after": forward, then drop the service's answer. */
   when: "before" | "after";
   /** The status answered instead (default 502). */
   status?: number;
   /** How many matching requests to fail (default 1). */
   times?: number;
+  /**
+   * "after" only: hold the request this long before forwarding it (a slow gateway). A service whose
+   * clock is known only from whole-second Date headers can prove a creation later than a second
+   * after the send, not sooner.
+   */
+  delayMs?: number;
 }
 
 export interface FaultProxy {
@@ -34,7 +42,8 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", async () => {
       const path = (req.url ?? "/").split("?")[0];
-      const fault = faults.find((f) => f.left > 0 && f.method === req.method && f.path.test(path));
+      const text = Buffer.concat(chunks).toString("utf8");
+      const fault = faults.find((f) => f.left > 0 && f.method === req.method && f.path.test(path) && (!f.body || f.body.test(text)));
       if (fault) fault.left--;
       const refuse = () => {
         const status = fault!.status ?? 502;
@@ -43,6 +52,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
         res.end(JSON.stringify({ error_code: "ERR_TEST_GATEWAY", msg: `injected ${status} (${fault!.when === "after" ? "request forwarded, answer lost" : "request not forwarded"})` }));
       };
       if (fault?.when === "before") return refuse();
+      if (fault?.delayMs) await new Promise((r) => setTimeout(r, fault.delayMs));
       try {
         const headers: Record<string, string> = {};
         for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string" && k !== "host" && k !== "connection") headers[k] = v;

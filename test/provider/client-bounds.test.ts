@@ -137,27 +137,39 @@ describe("time bounds", () => {
 describe("502 and 504 to a create are ambiguous, like a lost answer", () => {
   for (const status of [502, 504]) {
     it(`${status}: a key create runs the orphan clean-up; a rule create takes over the rule it made`, async () => {
-      const now = () => new Date().toISOString(); // made by the create: after it was sent
+      // The service made the objects while a gateway held each create for 1.1 s, then the answer was
+      // lost; one create answered before tells the service's clock to the millisecond.
+      const made: Record<string, string> = {};
       const deleted: string[] = [];
       const server = await serve((req, res) => {
-        if (req.method === "POST") return json(res, status, { error_code: "ERR_GATEWAY", status_code: status, msg: "upstream", details: { operation_id: "op_g" } });
+        if (req.method === "POST" && req.url === "/api_keys" && !made.warmUp) {
+          made.warmUp = new Date().toISOString();
+          return json(res, 201, { id: "ak_warm", uri: "u", created_at: made.warmUp, token: "t".repeat(40), owner_id: "usr_a", description: "warm-up" });
+        }
+        if (req.method === "POST") {
+          return void setTimeout(() => {
+            made[req.url!] = new Date().toISOString();
+            json(res, status, { error_code: "ERR_GATEWAY", status_code: status, msg: "upstream", details: { operation_id: "op_g" } });
+          }, 1100);
+        }
         if (req.method === "DELETE") {
           deleted.push(req.url!);
           return res.writeHead(204).end();
         }
-        if (req.url!.startsWith("/api_keys")) return json(res, 200, { keys: [{ id: "ak_orphan", uri: "u", created_at: now(), token: null, owner_id: "usr_a", description: "gw" }], uri: "u", next_page_uri: null });
-        const rule = { id: `ipr_made${status}`, uri: "u", created_at: now(), cidr: "10.9.0.0/16", action: "allow", ip_policy: { id: "ipp_1", uri: "u" } };
+        if (req.url!.startsWith("/api_keys")) return json(res, 200, { keys: [{ id: "ak_orphan", uri: "u", created_at: made["/api_keys"], token: null, owner_id: "usr_a", description: "gw" }], uri: "u", next_page_uri: null });
+        const rule = { id: `ipr_made${status}`, uri: "u", created_at: made["/ip_policy_rules"], cidr: "10.9.0.0/16", action: "allow", ip_policy: { id: "ipp_1", uri: "u" } };
         json(res, 200, { ip_policy_rules: [rule], uri: "u", next_page_uri: null });
       });
       await useApi(server.url, "k".repeat(20));
       const key = (await serializedProvider("api-key")).provider;
+      await key.create({ description: "warm-up", ownerId: "usr_a" });
       const err = await key.create({ description: "gw", ownerId: "usr_a" }).catch((e: Error) => e);
       expect(err.message).toMatch(new RegExp(`^create API key: HTTP ${status} ERR_GATEWAY: upstream \\(operation op_g\\); the answer to the create was lost, so its token is unknown: deleted 1 key\\(s\\) this attempt made \\(ak_orphan\\)\\. Run the update again\\.$`));
       expect(deleted).toEqual(["/api_keys/ak_orphan"]);
       const rule = (await serializedProvider("ip-policy-rule")).provider;
       const taken = await rule.create({ ipPolicyId: "ipp_1", cidr: "10.9.0.0/16", action: "allow" });
       expect(taken.id).toBe(`ipr_made${status}`);
-      expect(server.hits.filter((h) => h.startsWith("POST")).length).toBe(2); // each create sent once
+      expect(server.hits.filter((h) => h.startsWith("POST")).length).toBe(3); // each create sent once
     });
   }
 });

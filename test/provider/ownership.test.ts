@@ -14,17 +14,21 @@ const attempt = (sent: Record<string, string | undefined> = { cidr: "192.0.2.0/2
 const found = (createdAt: string, fields: Record<string, string> = { cidr: "192.0.2.0/24", action: "deny" }, id = "ipr_x") => ({ id, createdAt, fields });
 
 describe("whyNotMadeBy", () => {
-  it("accepts an object created at or after the request was sent, on the service's clock, with every field sent", () => {
+  it("accepts an object created at or after the latest moment the request can have been sent on the service's clock, with every field sent", () => {
+    expect(ownership.whyNotMadeBy(attempt(), found("2026-11-23T08:00:00.700Z"), 0)).toBeUndefined();
     expect(ownership.whyNotMadeBy(attempt(), found("2026-11-23T08:00:01.000Z"), 0)).toBeUndefined();
     // The service's clock runs an hour ahead of ours: its timestamps are judged on its clock.
     expect(ownership.whyNotMadeBy(attempt(), found("2026-11-23T09:00:01.000Z"), 3_600_000)).toBeUndefined();
   });
 
-  it("floors the moment of sending to the second (timestamps in whole seconds), and allows nothing more", () => {
-    expect(ownership.whyNotMadeBy(attempt(), found("2026-11-23T08:00:00Z"), 0)).toBeUndefined();
-    expect(ownership.whyNotMadeBy(attempt(), found("2026-11-23T07:59:59.999Z"), 0)).toMatch(/created at 2026-11-23T07:59:59.999Z, before this create was sent \(2026-11-23T08:00:00.000Z\)/);
+  it("refuses what is not provably later: the upper bound of the service's clock counts, not the lower one", () => {
+    expect(ownership.whyNotMadeBy(attempt(), found("2026-11-23T08:00:00.699Z"), 0)).toMatch(/created at 2026-11-23T08:00:00.699Z, not provably after this create was sent \(at the latest 2026-11-23T08:00:00.700Z on the service's clock\)/);
+    // Known only from whole-second Date headers, the clock may be up to a second ahead: an identical
+    // rule made 400 ms before the send (another stack's) is not taken; neither is a whole-second time.
+    expect(ownership.whyNotMadeBy(attempt(), found("2026-11-23T08:00:00.300Z"), 1000)).toMatch(/not provably after/);
+    expect(ownership.whyNotMadeBy(attempt(), found("2026-11-23T08:00:01Z"), 1000)).toMatch(/not provably after/);
     // On our clock it is after the sending, but the service's clock is an hour ahead: it is older.
-    expect(ownership.whyNotMadeBy(attempt(), found("2026-11-23T08:30:00Z"), 3_600_000)).toMatch(/before this create was sent/);
+    expect(ownership.whyNotMadeBy(attempt(), found("2026-11-23T08:30:00Z"), 3_600_000)).toMatch(/not provably after this create was sent/);
   });
 
   it("refuses an object that differs in any field sent, or whose field cannot be checked", () => {
@@ -81,20 +85,26 @@ describe("the service's clock", () => {
     }
   });
 
-  it("is learnt from the Date header of its answers, as a lower bound on its offset from ours", async () => {
+  it("is learnt from the Date header of its answers and the created_at of its creates, as bounds on its offset from ours", async () => {
     const ahead = 3_600_000;
-    const server = http.createServer((_req, res) => {
+    const server = http.createServer((req, res) => {
       res.sendDate = false;
-      res.writeHead(200, { "content-type": "application/json", date: new Date(Date.now() + ahead).toUTCString() });
-      res.end("{}");
+      const now = Date.now() + ahead;
+      res.writeHead(req.method === "POST" ? 201 : 200, { "content-type": "application/json", date: new Date(now).toUTCString() });
+      res.end(req.method === "POST" ? JSON.stringify({ id: "ak_1", created_at: new Date(now).toISOString() }) : "{}");
     });
     servers.push(server);
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    await config.configure(configureRequest({ "accessctl:apiUrl": `http://127.0.0.1:${(server.address() as AddressInfo).port}`, "accessctl:apiKey": "test-key-0123456789" }));
-    await client.api("GET", "/api_keys", { what: "list" });
-    const offset = client.serverClockOffset();
-    expect(offset).toBeLessThanOrEqual(ahead); // never more than the truth: our own objects stay ours
-    expect(offset).toBeGreaterThan(ahead - 2000); // the header is in whole seconds
+    const source = { apiUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, apiKey: "test-key-0123456789" };
+    await client.api("GET", "/api_keys", { what: "list", source });
+    const coarse = client.serverClock(source);
+    expect(coarse.lower).toBeLessThanOrEqual(ahead); // the header is in whole seconds
+    expect(coarse.upper).toBeGreaterThanOrEqual(ahead); // never less than the truth: nobody else's object is taken for ours
+    expect(coarse.upper - coarse.lower).toBeLessThan(1100);
+    await client.api("POST", "/api_keys", { what: "create", body: {}, source });
+    const fine = client.serverClock(source);
+    expect(fine.upper).toBeGreaterThanOrEqual(ahead);
+    expect(fine.upper - fine.lower).toBeLessThan(100); // a created_at to the millisecond tightens both
   });
 });
 
@@ -124,7 +134,7 @@ describe("a rule create whose answer was lost", () => {
     await config.configure(configureRequest({ "accessctl:apiUrl": `http://127.0.0.1:${(server.address() as AddressInfo).port}`, "accessctl:apiKey": "test-key-0123456789", "accessctl:maxRequestsPerMinute": "100000" }));
     const { provider } = await serializedProvider("ip-policy-rule");
     const err = await provider.create({ ipPolicyId: "ipp_1", cidr: "192.0.2.0/24", action: "deny" }).catch((e: Error) => e);
-    expect(err.message).toMatch(/^create IP policy rule 192\.0\.2\.0\/24: HTTP 502 ERR_GATEWAY: upstream; rule ipr_older already holds this CIDR and was not created by this run \(it was created at [^,]+, before this create was sent \([^)]+\)\)\. To manage it from this resource, declare adoptId: "ipr_older"\./);
+    expect(err.message).toMatch(/^create IP policy rule 192\.0\.2\.0\/24: HTTP 502 ERR_GATEWAY: upstream; rule ipr_older already holds this CIDR and was not created by this run \(it was created at [^,]+, not provably after this create was sent \(at the latest [^)]+ on the service's clock\)\)\. To manage it from this resource, declare adoptId: "ipr_older"\./);
     expect(hits.filter((h) => !h.startsWith("GET"))).toEqual(["POST /ip_policy_rules"]);
   });
 });

@@ -5,7 +5,7 @@ import * as http from "node:http";
 import * as net from "node:net";
 import { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { compiled, configureRequest } from "../helpers/provider";
+import { compiled, configureRequest, serializedProvider } from "../helpers/provider";
 
 const client = compiled("provider/client.js");
 const config = compiled("provider/config.js");
@@ -179,6 +179,16 @@ describe("error text quotes no secret, no control character, and little", () => 
     expect(err.message).toMatch(/^read API key ak_1: HTTP 500 ERR_INTERNAL: refused Authorization: Bearer \[redacted\] \{"token": "\[redacted\]"\} and so on/);
   });
 
+  it("a key echoed in another case or cut short, and token fields of any name, quoting or escaping, are redacted", async () => {
+    const apiKey = "Key-Of-The-Stack-0123456789";
+    const echo = `${apiKey.toLowerCase()} / ${apiKey.slice(0, 20)} / "access_token":"abc123cut / 'token': 'sq-value' / "\\u0074oken": "esc-value"`;
+    const server = await serve((_req, res) => json(res, 500, { error_code: "ERR_INTERNAL", status_code: 500, msg: echo }));
+    await useApi(server.url, apiKey, "0");
+    const err = await client.api("GET", "/api_keys/ak_1", { what: "read API key ak_1" }).catch((e: Error) => e);
+    for (const leaked of [apiKey.toLowerCase().slice(0, 16), apiKey.slice(0, 16), "abc123cut", "sq-value", "esc-value"]) expect(err.message).not.toContain(leaked);
+    expect(err.message).toMatch(/\[redacted\] \/ \[redacted\] \/ "access_token":"\[redacted\]/);
+  });
+
   it("a long token-like string in an error page is redacted, whatever it is", async () => {
     const unknownToken = "Zq9".repeat(20);
     const server = await serve((_req, res) => {
@@ -222,6 +232,39 @@ describe("a 404 is believed only when proven (defect 3)", () => {
       delete process.env.ACCESSCTL_API_KEY;
     }
   }, 20_000);
+
+  it("a fallback key not proven to be of the stack's account sends no create (a key would be made in the other account)", async () => {
+    const posts: string[] = [];
+    const server = await serve((req, res) => {
+      const key = req.headers.authorization?.replace("Bearer ", "");
+      if (req.method === "POST") posts.push(key ?? "");
+      if (key !== "b-key-0123456789xyz") return json(res, 401, { error_code: "ERR_UNAUTHORIZED", status_code: 401, msg: "invalid API key" });
+      json(res, 201, { id: "ak_b", uri: "u", created_at: new Date().toISOString(), owner_id: "usr_b", token: "t".repeat(40) });
+    });
+    await useApi(server.url, "a-old-key-0123456789", "0");
+    process.env.ACCESSCTL_API_KEY = "b-key-0123456789xyz";
+    try {
+      const err = await client.api("POST", "/api_keys", { what: "create API key", body: {} }).catch((e: Error) => e);
+      expect(err.message).toMatch(/^create API key: not sent: accessctl:apiKey was refused and ACCESSCTL_API_KEY, used instead, has not read any object of this stack, so it may belong to another account; set accessctl:apiKey to a live key/);
+      expect(posts).not.toContain("b-key-0123456789xyz"); // at most the refused key was sent
+    } finally {
+      delete process.env.ACCESSCTL_API_KEY;
+    }
+  }, 20_000);
+
+  it("a rule set's read through a fallback key of another account does not drop the rules it holds", async () => {
+    const server = await accounts();
+    await useApi(server.url, "a-old-key-0123456789", "0");
+    process.env.ACCESSCTL_API_KEY = "b-key-0123456789xyz";
+    try {
+      const set = (await serializedProvider("ip-policy-rule-set")).provider;
+      const member = { id: "ipr_a", cidr: "10.0.0.0/8", action: "deny", description: "", metadata: "", uri: "u/ipr_a", createdAt: "2026-01-01T00:00:00Z" };
+      const err = await set.read("ipp_a", { ipPolicyId: "ipp_a", rules: [member] }).catch((e: Error) => e);
+      expect(err.message).toMatch(/HTTP 404 .*not taken as deleted: accessctl:apiKey was refused/);
+    } finally {
+      delete process.env.ACCESSCTL_API_KEY;
+    }
+  }, 90_000);
 
   it("a fallback key of the same account is believed once it has listed an object of the stack", async () => {
     const server = await accounts();
