@@ -9,6 +9,7 @@ import { SERVICE_VERSION } from "../contract/common";
 import { ConfigSource, connection, Connection, rejectApiKey } from "./config";
 import { plainError, setMessage } from "./errors";
 import { takeRateSlot } from "./limiter";
+import { processState } from "./state";
 
 const MAX_RESPONSE_BYTES = 8 << 20;
 // One operation ends at most this long after its first attempt began (every wait counts: backoff,
@@ -107,14 +108,9 @@ interface ProcessState {
 
 /** Per-process state, shared by every resource and by every serialized copy of this module. */
 function shared(): ProcessState {
-  const key = Symbol.for("@accessctl/pulumi/client");
-  const global = globalThis as unknown as Record<symbol, ProcessState | undefined>;
-  let state = global[key];
-  if (!state) {
-    state = { counters: { requests: 0, retries: 0, rateLimited: 0 }, silent: {}, provenBases: [], proofs: {}, provenKeys: [], hintsGiven: [], reads: 0 };
-    global[key] = state;
-  }
-  return state;
+  return processState<ProcessState>("client", () => ({
+    counters: { requests: 0, retries: 0, rateLimited: 0 }, silent: {}, provenBases: [], proofs: {}, provenKeys: [], hintsGiven: [], reads: 0,
+  }));
 }
 
 /** A short digest of an API key, to remember facts about it without keeping it. */
@@ -544,8 +540,7 @@ export function serverClockOffset(): number | undefined {
 }
 
 function serverClock(): { offset?: number } {
-  const global = globalThis as unknown as Record<symbol, { offset?: number } | undefined>;
-  return (global[Symbol.for("@accessctl/pulumi/server-clock")] ??= {});
+  return processState<{ offset?: number }>("server-clock", () => ({}));
 }
 
 /**

@@ -6,6 +6,7 @@
 // the default account's URL or key: a half-configured profile is an error, not the wrong account.
 import { ConfigSource, configure as configureDefault, connection } from "./config";
 import { isUnknown } from "./validate";
+import { processState } from "./state";
 
 type Profiles = Record<string, Partial<Record<"apiUrl" | "apiKey" | "maxRequestsPerMinute", unknown>>>;
 
@@ -13,8 +14,7 @@ type Profiles = Record<string, Partial<Record<"apiUrl" | "apiKey" | "maxRequests
 export const PROFILE_PATTERN = /^[A-Za-z][A-Za-z0-9_-]{0,62}$/;
 
 function slot(): { profiles?: Profiles } {
-  const global = globalThis as unknown as Record<symbol, { profiles?: Profiles } | undefined>;
-  return (global[Symbol.for("@accessctl/pulumi/profiles")] ??= {});
+  return processState<{ profiles?: Profiles }>("profiles", () => ({}));
 }
 
 // Secrets inside structured config may reach the provider wrapped; take the values out.
