@@ -9,6 +9,7 @@ import { SERVICE_VERSION } from "../contract/common";
 import { ConfigSource, connection, Connection, rejectApiKey } from "./config";
 import { plainError, setMessage } from "./errors";
 import { takeRateSlot } from "./limiter";
+import { profileEnvVar } from "./profiles";
 import { processState } from "./state";
 
 const MAX_RESPONSE_BYTES = 8 << 20;
@@ -464,8 +465,7 @@ function finish(err: ApiFailure, attempts: number, origin: string, unseen?: bool
 /** What to do about a refused API key, by where it came from. */
 function authHint(conn: Connection): string {
   if (conn.profile) {
-    const env = `ACCESSCTL_${conn.profile.toUpperCase().replace(/-/g, "_")}_API_KEY`;
-    return `the API key of profile "${conn.profile}" (accessctl:profiles.${conn.profile}.apiKey, else ${env}) was refused: set it to a live API key of that account; ` +
+    return `the API key of profile "${conn.profile}" (accessctl:profiles.${conn.profile}.apiKey, else ${profileEnvVar(conn.profile, "API_KEY")}) was refused: set it to a live API key of that account; ` +
       "after rotating a key kept in stack config, run `pulumi up` or `pulumi refresh --run-program` first (refresh uses the config saved in the state)";
   }
   if (conn.rejected) return "neither accessctl:apiKey (as saved in the state) nor ACCESSCTL_API_KEY was accepted: set ACCESSCTL_API_KEY to a live API key of this account";
