@@ -2,6 +2,10 @@
 // it lives at /edges/tls/{edge id}/mutual_tls and is replaced as a whole.
 import { Ref } from "./common";
 
+/** The TLS edges' collection; a module's path is TLS_EDGES_PATH + "/" + edge id + MUTUAL_TLS_PATH_SUFFIX. */
+export const TLS_EDGES_PATH = "/edges/tls";
+export const MUTUAL_TLS_PATH_SUFFIX = "/mutual_tls";
+
 /** `enabled` when a replace leaves it out. */
 export const MUTUAL_TLS_ENABLED_DEFAULT = true;
 

@@ -3,6 +3,7 @@
 // stays inside its segment.
 import { API_KEYS_PATH } from "../contract/api-key";
 import { IP_POLICY_RULES_PATH } from "../contract/ip-policy-rule";
+import { MUTUAL_TLS_PATH_SUFFIX, TLS_EDGES_PATH } from "../contract/tls-edge-mutual-tls";
 import * as apiKey from "./api-key";
 import { apiError } from "./errors";
 import { Ctx, Reply } from "./http";
@@ -16,7 +17,7 @@ const ROUTES: Record<string, Partial<Record<string, Handler>>> = {
   [`${API_KEYS_PATH}/:id`]: { GET: apiKey.get, PATCH: apiKey.update, DELETE: apiKey.remove },
   [IP_POLICY_RULES_PATH]: { POST: ipPolicyRule.create, GET: ipPolicyRule.list },
   [`${IP_POLICY_RULES_PATH}/:id`]: { GET: ipPolicyRule.get, PATCH: ipPolicyRule.update, DELETE: ipPolicyRule.remove },
-  "/edges/tls/:id/mutual_tls": { PUT: tlsEdgeMutualTls.replace, GET: tlsEdgeMutualTls.get, DELETE: tlsEdgeMutualTls.remove },
+  [`${TLS_EDGES_PATH}/:id${MUTUAL_TLS_PATH_SUFFIX}`]: { PUT: tlsEdgeMutualTls.replace, GET: tlsEdgeMutualTls.get, DELETE: tlsEdgeMutualTls.remove },
 };
 
 const TABLE = Object.entries(ROUTES).map(([path, methods]) => ({ segments: path.split("/"), methods }));

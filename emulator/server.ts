@@ -35,7 +35,6 @@ export interface Stats {
 export interface Emulator {
   server: http.Server;
   stats: Stats;
-  setFaults(faults: { failRate?: number; latencyMs?: number }): void;
   listen(port: number, host: string): Promise<string>;
   close(): Promise<void>;
 }
@@ -213,10 +212,6 @@ export function createEmulator(options: EmulatorOptions): Emulator {
   return {
     server,
     stats,
-    setFaults(next) {
-      if (next.failRate !== undefined) faults.failRate = next.failRate;
-      if (next.latencyMs !== undefined) faults.latencyMs = next.latencyMs;
-    },
     listen(port, host) {
       return new Promise((resolve, reject) => {
         server.once("error", reject);

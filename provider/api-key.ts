@@ -10,6 +10,7 @@ import { listsChanged, readObject } from "./list-reads";
 import { adoptGone, callerPrincipal, Candidate, claim, CreateAttempt, learnPrincipal, noteReplacing, objectExists, replacing, whyNotMadeBy } from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput, profileSource } from "./profiles";
 import { CheckFailure, id, limitedText, sameText, text } from "./validate";
+import { processState } from "./state";
 
 export { configure } from "./profiles";
 
@@ -107,8 +108,7 @@ export async function create(inputs: ApiKeyInputs) {
 
 /** Key creates of this provider process: how many are in flight, and the ids handed to Pulumi. */
 function keyCreates(): { inFlight: number; delivered: string[] } {
-  const global = globalThis as unknown as Record<symbol, { inFlight: number; delivered: string[] } | undefined>;
-  return (global[Symbol.for("@accessctl/pulumi/key-creates")] ??= { inFlight: 0, delivered: [] });
+  return processState<{ inFlight: number; delivered: string[] }>("key-creates", () => ({ inFlight: 0, delivered: [] }));
 }
 
 /** Takes over an existing key: its token stays unknown to Pulumi (it was shown once, to its creator). */

@@ -9,6 +9,8 @@ import { SERVICE_VERSION } from "../contract/common";
 import { ConfigSource, connection, Connection, rejectApiKey } from "./config";
 import { plainError, setMessage } from "./errors";
 import { takeRateSlot } from "./limiter";
+import { profileEnvVar } from "./profiles";
+import { processState } from "./state";
 
 const MAX_RESPONSE_BYTES = 8 << 20;
 // One operation ends at most this long after its first attempt began (every wait counts: backoff,
@@ -107,14 +109,9 @@ interface ProcessState {
 
 /** Per-process state, shared by every resource and by every serialized copy of this module. */
 function shared(): ProcessState {
-  const key = Symbol.for("@accessctl/pulumi/client");
-  const global = globalThis as unknown as Record<symbol, ProcessState | undefined>;
-  let state = global[key];
-  if (!state) {
-    state = { counters: { requests: 0, retries: 0, rateLimited: 0 }, silent: {}, provenBases: [], proofs: {}, provenKeys: [], hintsGiven: [], reads: 0 };
-    global[key] = state;
-  }
-  return state;
+  return processState<ProcessState>("client", () => ({
+    counters: { requests: 0, retries: 0, rateLimited: 0 }, silent: {}, provenBases: [], proofs: {}, provenKeys: [], hintsGiven: [], reads: 0,
+  }));
 }
 
 /** A short digest of an API key, to remember facts about it without keeping it. */
@@ -494,8 +491,7 @@ function finish(err: ApiFailure, attempts: number, origin: string, unseen?: bool
 /** What to do about a refused API key, by where it came from. */
 function authHint(conn: Connection): string {
   if (conn.profile) {
-    const env = `ACCESSCTL_${conn.profile.toUpperCase().replace(/-/g, "_")}_API_KEY`;
-    return `the API key of profile "${conn.profile}" (accessctl:profiles.${conn.profile}.apiKey, else ${env}) was refused: set it to a live API key of that account; ` +
+    return `the API key of profile "${conn.profile}" (accessctl:profiles.${conn.profile}.apiKey, else ${profileEnvVar(conn.profile, "API_KEY")}) was refused: set it to a live API key of that account; ` +
       "after rotating a key kept in stack config, run `pulumi up` or `pulumi refresh --run-program` first (refresh uses the config saved in the state)";
   }
   if (conn.rejected) return "neither accessctl:apiKey (as saved in the state) nor ACCESSCTL_API_KEY was accepted: set ACCESSCTL_API_KEY to a live API key of this account";
@@ -576,8 +572,7 @@ export function serverClock(source?: ConfigSource): ClockBounds {
 }
 
 function clocks(): Record<string, ClockBounds> {
-  const global = globalThis as unknown as Record<symbol, Record<string, ClockBounds> | undefined>;
-  return (global[Symbol.for("@accessctl/pulumi/server-clock")] ??= {});
+  return processState<Record<string, ClockBounds>>("server-clock", () => ({}));
 }
 
 /**

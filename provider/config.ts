@@ -4,6 +4,7 @@
 // would be written into the state in plain text.
 
 import { plainError, quietHostErrorLog } from "./errors";
+import { processState } from "./state";
 export interface Connection {
   apiUrl: string;
   apiKey: string;
@@ -32,14 +33,9 @@ const DEFAULT_REQUESTS_PER_MINUTE = 120; // the service's per-account limit
 const DEFAULT_RETRIES = 8;
 const CONFIG_KEYS = ["apiUrl", "apiKey", "maxRequestsPerMinute", "maxRetries"] as const;
 
-// Filled by the dynamic provider's configure() and kept on globalThis: a module variable would not
-// be shared between functions once Pulumi has serialized them by value (as it does in this repo).
-// Empty in the program process, which never calls configure().
-// (The symbol is made inside the functions: Pulumi cannot serialize a captured symbol.)
+// Filled by the dynamic provider's configure(). Empty in the program process, which never calls configure().
 function stackConfigSlot(): { value?: ConfigSource; rejected?: string[] } {
-  const global = globalThis as unknown as Record<symbol, { value?: ConfigSource; rejected?: string[] } | undefined>;
-  const key = Symbol.for("@accessctl/pulumi/stack-config");
-  return (global[key] ??= {});
+  return processState<{ value?: ConfigSource; rejected?: string[] }>("stack-config", () => ({}));
 }
 
 /** The `accessctl:*` settings read through `get`: one list of keys for the provider process and the program. */

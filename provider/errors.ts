@@ -4,6 +4,7 @@
 // a stack trace of our internals. Our errors carry their message as their stack, and the provider
 // process drops exactly that log line (`Error: M: M`); any other error keeps its stack trace.
 // Plain Errors with fields: a subclass loses its message through Pulumi's serialization.
+import { processState } from "./state";
 
 export function plainError<T extends object>(message: string, fields?: T): Error & T {
   const err = Object.assign(new Error(message), fields);
@@ -20,10 +21,9 @@ export function setMessage<T extends Error>(err: T, message: string): T {
 
 /** In the provider process: drop the host's second, stack-trace copy of our errors. Idempotent. */
 export function quietHostErrorLog(): void {
-  const global = globalThis as unknown as Record<symbol, boolean | undefined>;
-  const key = Symbol.for("@accessctl/pulumi/quiet-host-errors");
-  if (global[key]) return;
-  global[key] = true;
+  const state = processState<{ quiet?: boolean }>("quiet-host-errors", () => ({}));
+  if (state.quiet) return;
+  state.quiet = true;
   const original = console.error;
   console.error = (...args: unknown[]) => {
     const line = args[0];

@@ -12,6 +12,7 @@
 // limit; once the last Retry-After has passed the share grows back to N over one window (the next 429
 // sets it again), so a pipeline left alone is soon at full pace. Retries are held only to N.
 import { createHash } from "node:crypto";
+import { processState } from "./state";
 
 interface Entry {
   end: number; // when the answer came back; Infinity while in flight
@@ -39,11 +40,8 @@ interface Limiters {
   accounts: Record<string, Limit>;
 }
 
-// On globalThis, keyed by a symbol made inside the function: Pulumi serializes this code by value
-// in this repo, so module variables would not be shared between the provider modules.
 function limiters(): Limiters {
-  const global = globalThis as unknown as Record<symbol, Limiters | undefined>;
-  return (global[Symbol.for("@accessctl/pulumi/limiter")] ??= { windowMs: 60_000, accounts: {} });
+  return processState<Limiters>("limiter", () => ({ windowMs: 60_000, accounts: {} }));
 }
 
 /** Which account a connection talks to, without keeping its key: URL and a hash of the key. */

@@ -10,6 +10,7 @@
 import { api, checkAnswer, listPages, proveKey, RequestOptions, underWay } from "./client";
 import { ConfigSource, connection } from "./config";
 import { accountOf } from "./limiter";
+import { processState } from "./state";
 
 const MAX_PAGES = 200; // 20,000 objects at the service's 100 a page; past that, GETs
 // A refresh issues its reads in one burst; a read that comes later than this after the walk began
@@ -37,11 +38,8 @@ interface Cache {
   walks: Record<string, Walk>;
 }
 
-// On globalThis under a symbol made inside the function: module variables are not shared between
-// the provider modules that Pulumi serializes by value in this repo.
 function cache(): Cache {
-  const global = globalThis as unknown as Record<symbol, Cache | undefined>;
-  return (global[Symbol.for("@accessctl/pulumi/list-reads")] ??= { generation: 0, walks: {} });
+  return processState<Cache>("list-reads", () => ({ generation: 0, walks: {} }));
 }
 
 /** Called after every create, update or delete: cached walks no longer tell the truth. */

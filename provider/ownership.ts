@@ -8,6 +8,7 @@
 import { createHash } from "node:crypto";
 import { ConfigSource, connection } from "./config";
 import { plainError, setMessage } from "./errors";
+import { processState } from "./state";
 interface Ownership {
   /** "<kind> <id>" of every object a resource of this run has claimed. */
   claimed: string[];
@@ -20,8 +21,7 @@ interface Ownership {
 }
 
 function ownership(): Ownership {
-  const global = globalThis as unknown as Record<symbol, Ownership | undefined>;
-  return (global[Symbol.for("@accessctl/pulumi/ownership")] ??= { claimed: [], lostCreates: [], replacing: [], principals: {} });
+  return processState<Ownership>("ownership", () => ({ claimed: [], lostCreates: [], replacing: [], principals: {} }));
 }
 
 /**

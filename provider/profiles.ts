@@ -6,6 +6,7 @@
 // the default account's URL or key: a half-configured profile is an error, not the wrong account.
 import { ConfigSource, configure as configureDefault, connection } from "./config";
 import { isUnknown } from "./validate";
+import { processState } from "./state";
 
 type Profiles = Record<string, Partial<Record<"apiUrl" | "apiKey" | "maxRequestsPerMinute", unknown>>>;
 
@@ -13,8 +14,7 @@ type Profiles = Record<string, Partial<Record<"apiUrl" | "apiKey" | "maxRequests
 export const PROFILE_PATTERN = /^[A-Za-z][A-Za-z0-9_-]{0,62}$/;
 
 function slot(): { profiles?: Profiles } {
-  const global = globalThis as unknown as Record<symbol, { profiles?: Profiles } | undefined>;
-  return (global[Symbol.for("@accessctl/pulumi/profiles")] ??= {});
+  return processState<{ profiles?: Profiles }>("profiles", () => ({}));
 }
 
 // Secrets inside structured config may reach the provider wrapped; take the values out.
@@ -40,20 +40,23 @@ export async function configure(req: { config: { get(key: string): unknown } }):
   slot().profiles = raw && typeof raw === "object" ? (raw as Profiles) : undefined;
 }
 
+/** The environment variable of a profile's setting: ACCESSCTL_<NAME>_<SETTING>, with - as _. */
+export function profileEnvVar(profile: string, setting: "API_URL" | "API_KEY" | "MAX_REQUESTS_PER_MINUTE"): string {
+  return `ACCESSCTL_${profile.toUpperCase().replace(/-/g, "_")}_${setting}`;
+}
+
 /** Where a resource's requests go: undefined for the default account, else the named profile's settings. */
 export function profileSource(profile: unknown): ConfigSource | undefined {
   if (profile === undefined || profile === null || profile === "") return undefined;
   const name = String(profile);
   const fromConfig = slot().profiles?.[name] ?? {};
-  const prefix = `ACCESSCTL_${name.toUpperCase().replace(/-/g, "_")}`;
-  const env = (suffix: string) => process.env[`${prefix}_${suffix}`];
-  const pick = (key: keyof Profiles[string], suffix: string) => {
+  const pick = (key: keyof Profiles[string], setting: Parameters<typeof profileEnvVar>[1]) => {
     const v = fromConfig[key];
-    return v === undefined || v === null || v === "" ? env(suffix) : String(v);
+    return v === undefined || v === null || v === "" ? process.env[profileEnvVar(name, setting)] : String(v);
   };
   const source = { profile: name, apiUrl: pick("apiUrl", "API_URL"), apiKey: pick("apiKey", "API_KEY"), maxRequestsPerMinute: pick("maxRequestsPerMinute", "MAX_REQUESTS_PER_MINUTE") };
-  if (!source.apiUrl) throw new Error(`accessctl: profile "${name}" has no API URL: set the stack config accessctl:profiles.${name}.apiUrl (pulumi config set --path) or the environment variable ${prefix}_API_URL`);
-  if (!source.apiKey) throw new Error(`accessctl: profile "${name}" has no API key: set the stack config accessctl:profiles.${name}.apiKey (pulumi config set --secret --path) or the environment variable ${prefix}_API_KEY`);
+  if (!source.apiUrl) throw new Error(`accessctl: profile "${name}" has no API URL: set the stack config accessctl:profiles.${name}.apiUrl (pulumi config set --path) or the environment variable ${profileEnvVar(name, "API_URL")}`);
+  if (!source.apiKey) throw new Error(`accessctl: profile "${name}" has no API key: set the stack config accessctl:profiles.${name}.apiKey (pulumi config set --secret --path) or the environment variable ${profileEnvVar(name, "API_KEY")}`);
   return source;
 }
 

@@ -2,7 +2,7 @@
 // (so creating one takes over whatever module the edge had); the resource id is the edge id.
 // This module is the dynamic provider itself (see provider/api-key.ts).
 import { ID_PREFIX } from "../contract/common";
-import { MUTUAL_TLS_ENABLED_DEFAULT, MutualTlsBody, MutualTlsReplaceBody } from "../contract/tls-edge-mutual-tls";
+import { MUTUAL_TLS_ENABLED_DEFAULT, MUTUAL_TLS_PATH_SUFFIX, MutualTlsBody, MutualTlsReplaceBody, TLS_EDGES_PATH } from "../contract/tls-edge-mutual-tls";
 import { api, apiPath } from "./client";
 import { changedFields, checkFields, Fields, updateBody } from "./fields";
 import { claim } from "./ownership";
@@ -58,6 +58,8 @@ export const FIELDS: Fields<TlsEdgeMutualTlsInputs, keyof MutualTlsReplaceBody> 
 
 const MODULE_FIELDS = { enabled: "boolean", certificate_authorities: "array" } as const;
 
+const modulePath = (edgeId: string) => TLS_EDGES_PATH + apiPath`/${edgeId}` + MUTUAL_TLS_PATH_SUFFIX;
+
 function toOutputs(edgeId: string, body: MutualTlsBody): TlsEdgeMutualTlsOutputs {
   const refs = body.certificate_authorities.map((ca) => ({ id: ca.id, uri: ca.uri }));
   return { edgeId, enabled: body.enabled, certificateAuthorityIds: refs.map((ca) => ca.id), certificateAuthorities: refs };
@@ -82,7 +84,7 @@ export async function diff(_id: string, olds: TlsEdgeMutualTlsOutputs, news: Tls
 async function put(inputs: TlsEdgeMutualTlsInputs): Promise<TlsEdgeMutualTlsOutputs> {
   const edgeId = inputs.edgeId;
   const body = updateBody<MutualTlsReplaceBody>(FIELDS, inputs);
-  const res = await api<MutualTlsBody>("PUT", apiPath`/edges/tls/${edgeId}/mutual_tls`, { what: `set mutual TLS of TLS edge ${edgeId}`, body, expect: MODULE_FIELDS, source: profileSource(inputs.profile) });
+  const res = await api<MutualTlsBody>("PUT", modulePath(edgeId), { what: `set mutual TLS of TLS edge ${edgeId}`, body, expect: MODULE_FIELDS, source: profileSource(inputs.profile) });
   return { ...toOutputs(edgeId, res.body), ...keptInputs(inputs) };
 }
 
@@ -92,7 +94,7 @@ export async function create(inputs: TlsEdgeMutualTlsInputs) {
 }
 
 export async function read(id: string, props: Partial<TlsEdgeMutualTlsOutputs> = {}) {
-  const res = await api<MutualTlsBody>("GET", apiPath`/edges/tls/${id}/mutual_tls`, { what: `read mutual TLS of TLS edge ${id}`, allow404: true, expect: MODULE_FIELDS, source: profileSource(props.profile) });
+  const res = await api<MutualTlsBody>("GET", modulePath(id), { what: `read mutual TLS of TLS edge ${id}`, allow404: true, expect: MODULE_FIELDS, source: profileSource(props.profile) });
   if (res.status === 404) return {}; // removed outside Pulumi: refresh drops it
   const outs = toOutputs(id, res.body);
   // Inputs as the live module would declare them (enabled always, as check() states it), so that
@@ -106,6 +108,6 @@ export async function update(_id: string, _olds: TlsEdgeMutualTlsOutputs, news: 
 }
 
 async function remove(id: string, props: TlsEdgeMutualTlsOutputs): Promise<void> {
-  await api("DELETE", apiPath`/edges/tls/${id}/mutual_tls`, { what: `delete mutual TLS of TLS edge ${id}`, allow404: true, source: profileSource(props.profile) });
+  await api("DELETE", modulePath(id), { what: `delete mutual TLS of TLS edge ${id}`, allow404: true, source: profileSource(props.profile) });
 }
 export { remove as delete };

@@ -3,12 +3,12 @@
 // be deleted by the set, or fight it, at every `up`: refused before anything is registered, where
 // the policy id is a plain string (an Output is not known here; the README says what happens then).
 import * as pulumi from "@pulumi/pulumi";
+import { processState } from "../provider/state";
 
 type Owners = Record<string, { sets: string[]; rules: string[] }>;
 
 function owners(): Owners {
-  const global = globalThis as unknown as Record<symbol, Owners | undefined>;
-  return (global[Symbol.for("@accessctl/pulumi/policy-owners")] ??= {});
+  return processState<Owners>("policy-owners", () => ({}));
 }
 
 /** Records that resource `name` (an IpPolicyRuleSet or an IpPolicyRule) manages rules of `ipPolicyId`; throws on a conflict with a set. */
