@@ -280,8 +280,6 @@ async function attempt<T>(method: string, url: URL, headers: Record<string, stri
   const sentAt = Date.now();
   try {
     const res = await request(url, { method: method as Dispatcher.HttpMethod, headers, body: payload, dispatcher: agent(), signal: deadline });
-    const date = res.headers.date;
-    noteServerTime(url.origin, Date.parse(Array.isArray(date) ? date[0] : (date ?? "")), 1000, sentAt); // a Date header is whole seconds
     delete shared().silent[url.origin]; // it answers
     const succeeded = res.statusCode >= 200 && res.statusCode < 300;
     // A success we cannot use means a create may have happened all the same.
@@ -305,7 +303,10 @@ async function attempt<T>(method: string, url: URL, headers: Record<string, stri
           throw unusable(e as ApiFailure);
         }
       }
-      // The creation time of what a create made is the service's clock too, often to the millisecond.
+      // The service's clock, from its own successes only (a gateway's 502 carries the gateway's Date):
+      // the Date header, in whole seconds, and the creation time of what a create made.
+      const date = res.headers.date;
+      noteServerTime(url.origin, Date.parse(Array.isArray(date) ? date[0] : (date ?? "")), 1000, sentAt);
       const createdAt = method === "POST" ? (body as { created_at?: unknown } | undefined)?.created_at : undefined;
       if (typeof createdAt === "string") noteServerTime(url.origin, Date.parse(createdAt), timeResolution(createdAt), sentAt);
       return { response: { status: res.statusCode, body: body as T } };
@@ -568,7 +569,11 @@ export interface ClockBounds {
  * after a request of ours was sent.
  */
 export function serverClock(source?: ConfigSource): ClockBounds {
-  return { ...clocks()[new URL(connection(source).apiUrl).origin] };
+  const bounds = clocks()[new URL(connection(source).apiUrl).origin];
+  // Bounds that contradict each other: some answer's time was not the service's (a cache, a proxy
+  // that rewrites it); the clock is unknown, and nothing is taken over or deleted on its word.
+  if (!bounds || (bounds.lower !== undefined && bounds.upper !== undefined && bounds.lower > bounds.upper)) return {};
+  return { ...bounds };
 }
 
 function clocks(): Record<string, ClockBounds> {
@@ -589,8 +594,9 @@ function noteServerTime(origin: string, serverMs: number, resolutionMs: number, 
   if (bounds.upper === undefined || upper < bounds.upper) bounds.upper = upper;
 }
 
-/** The resolution of an RFC 3339 time: its fraction of a second, else a whole second. */
+/** The resolution an RFC 3339 time proves: its fraction of a second without trailing zeros, else a whole second. */
 function timeResolution(time: string): number {
-  const fraction = /\.(\d+)/.exec(time)?.[1];
-  return fraction ? Math.max(1, 1000 / 10 ** fraction.length) : 1000;
+  // Trailing zeros prove nothing: ".000Z" may be whole seconds printed with a fraction.
+  const digits = (/\.(\d+)/.exec(time)?.[1] ?? "").replace(/0+$/, "");
+  return digits ? Math.max(1, 1000 / 10 ** digits.length) : 1000;
 }

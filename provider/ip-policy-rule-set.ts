@@ -188,6 +188,19 @@ interface Plan {
 
 const sameText = (r: IpPolicyRuleSetMember, d: IpPolicyRuleSetRule) => r.description === text(d.description) && r.metadata === text(d.metadata);
 
+/** The declared rule for each canonical CIDR. */
+function byDeclaredCidr(rules: IpPolicyRuleSetRule[]): Record<string, IpPolicyRuleSetRule> {
+  const out: Record<string, IpPolicyRuleSetRule> = {};
+  for (const d of rules) out[canonicalCidr(d.cidr)] = d;
+  return out;
+}
+
+/** A rule exactly as declared: what an interrupted run of this stack can have made (ACCESSCTL_ADOPT_EXISTING). */
+function asDeclared(declared: Record<string, IpPolicyRuleSetRule>, r: IpPolicyRuleSetMember): boolean {
+  const d = declared[canonicalCidr(r.cidr)];
+  return d !== undefined && d.action === r.action && sameText(r, d);
+}
+
 /**
  * The calls that bring `current` to `declared`. Undeclared rules are deleted when `deletable`
  * says so (else kept); a deletable one is first reused, by one PATCH of its cidr, for a declared
@@ -273,13 +286,8 @@ export async function create(inputs: IpPolicyRuleSetInputs) {
   const current = await policyRules(inputs.ipPolicyId, inputs.profile, what);
   // ACCESSCTL_ADOPT_EXISTING=1 (after a killed first `up`) takes only what that run can have made:
   // rules exactly as declared. Anything else needs the program to say takeOver: true.
-  const declared: Record<string, IpPolicyRuleSetRule> = {};
-  for (const d of inputs.rules) declared[canonicalCidr(d.cidr)] = d;
-  const asDeclared = (r: IpPolicyRuleSetMember) => {
-    const d = declared[canonicalCidr(r.cidr)];
-    return d !== undefined && d.action === r.action && sameText(r, d);
-  };
-  const refused = inputs.takeOver === true ? [] : current.filter((r) => !(adoptExistingAllowed() && asDeclared(r)));
+  const declared = byDeclaredCidr(inputs.rules);
+  const refused = inputs.takeOver === true ? [] : current.filter((r) => !(adoptExistingAllowed() && asDeclared(declared, r)));
   if (refused.length) {
     const shown = sorted(refused).map((r) => `${r.cidr} ${r.action} (${r.id})`);
     throw plainError(`${what}: the policy already holds ${refused.length} rule${refused.length === 1 ? "" : "s"}${adoptExistingAllowed() ? " not as declared" : ""}: ${listed(shown)}; nothing was changed. ` +
@@ -313,9 +321,13 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: IpP
   // A rule an IpPolicyRule of this run manages is not the set's to delete (the SDK refuses both on one
   // known policy id; an Output id is only known here).
   const p = plan(current, news.rules, (r) => known[r.id] === true && !claimed("IP policy rule", r.id));
-  // A rule no preview showed (added since the last refresh, by hand or by another stack) is never
-  // changed unseen: not patched, not flipped (a deny turned allow opens a door).
-  const unseen = [...p.patches, ...p.flips].filter((x) => !known[x.rule.id]).map((x) => `${x.rule.cidr} ${x.rule.action} (${x.rule.id})`);
+  // A rule with a declared CIDR that no preview showed (added since the last refresh, by hand or by
+  // another stack) is never changed unseen (a deny turned allow opens a door), nor taken in: its
+  // destroy would be the set's. ACCESSCTL_ADOPT_EXISTING takes one exactly as declared, as create does.
+  const declared = byDeclaredCidr(news.rules);
+  const unseen = current
+    .filter((r) => !known[r.id] && declared[canonicalCidr(r.cidr)] !== undefined && !(adoptExistingAllowed() && asDeclared(declared, r)))
+    .map((r) => `${r.cidr} ${r.action} (${r.id})`);
   if (unseen.length) {
     throw plainError(`${what}: ${listed(unseen)} ${unseen.length === 1 ? "is a rule" : "are rules"} that no preview of this set showed (added since the last refresh, by hand or by another stack); nothing was changed. ` +
       "Run `pulumi refresh` (or `up --refresh`): the preview then shows what `up` will do to them.");

@@ -20,8 +20,11 @@ const MAX_AGE_MS = 10_000;
 interface Found {
   /** id → object as listed (possibly a partial walk: what it misses gets a GET). */
   items: Record<string, unknown>;
-  /** The fallback key the pages were read with (client.ts ApiResponse.fallbackKey), if any. */
-  fallbackKey?: string;
+  /**
+   * By item id: the fallback key its page was read with (client.ts ApiResponse.fallbackKey), if any.
+   * Per page, not per walk: a key refused in the middle of a walk leaves pages read with each key.
+   */
+  keyOf: Record<string, string | undefined>;
   /** The walk reached the last page. */
   complete?: boolean;
 }
@@ -66,7 +69,7 @@ export async function readObject<T>(id: string, r: ListRead): Promise<T | undefi
     const found = await underWay(() => walk(r)); // a read under way until its walk is done: see client.ts believe404
     const listed = found?.items[id];
     if (listed !== undefined) {
-      proveKey(found!.fallbackKey); // the key listed an object this stack holds: it is of that account
+      proveKey(found!.keyOf[id]); // the key listed an object this stack holds: it is of that account
       return listed as T;
     }
   }
@@ -86,10 +89,9 @@ function walk(r: ListRead): Promise<Found | undefined> {
 
 /** The walk: up to MAX_PAGES pages. Items without the fields a read needs are left out (their GET tells). */
 async function listed(r: ListRead): Promise<Found | undefined> {
-  const found: Found = { items: {} };
+  const found: Found = { items: {}, keyOf: {} };
   try {
     for await (const page of listPages<Record<string, unknown>>(r.list, r.field, `list for ${r.what}`, r.source, { maxPages: MAX_PAGES, budgetMs: r.walkBudgetMs, unseen: true })) {
-      found.fallbackKey = page.fallbackKey;
       for (const item of page.items) {
         try {
           checkAnswer(item, r.expect, r.what);
@@ -97,6 +99,7 @@ async function listed(r: ListRead): Promise<Found | undefined> {
           continue;
         }
         found.items[(item as { id: string }).id] = item;
+        found.keyOf[(item as { id: string }).id] = page.fallbackKey;
       }
     }
     found.complete = true;

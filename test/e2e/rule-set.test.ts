@@ -114,7 +114,14 @@ describe("IpPolicyRuleSet: the policy as one resource", () => {
     expect(flip.output).toContain(`192.0.2.0/24 deny (${theirs.id}) is a rule that no preview of this set showed`);
     expect((await api.get(`/ip_policy_rules/${theirs.id}`)).body).toMatchObject({ action: "deny", description: "team B block" });
     await api.delete(`/ip_policy_rules/${theirs.id}`);
+    // Nor is an identical one taken in unseen (the set's destroy would then delete another stack's rule).
+    const twin = (await api.post("/ip_policy_rules", { ip_policy_id: p, cidr: "192.0.2.0/24", action: "allow" })).body;
+    const takeIn = await a.run("up", setSpec(p, [...base, { cidr: "192.0.2.0/24", action: "allow" }]));
+    expect(takeIn.ok).toBe(false);
+    expect(takeIn.output).toContain(`192.0.2.0/24 allow (${twin.id}) is a rule that no preview of this set showed`);
     await a.ok("destroy", setSpec(p, base));
+    expect((await policyRules(emu, p)).map((r) => r.id)).toEqual([twin.id]);
+    await api.delete(`/ip_policy_rules/${twin.id}`);
 
     // A first up of a set with the recovery switch: a rule exactly as declared is taken, any other refused.
     const same = (await api.post("/ip_policy_rules", { ip_policy_id: q, cidr: "10.1.0.0/16", action: "allow" })).body;

@@ -108,6 +108,47 @@ describe("the service's clock", () => {
   });
 });
 
+describe("the service's clock is learnt only from the service (second attack)", () => {
+  const servers: http.Server[] = [];
+  afterEach(() => {
+    for (const s of servers.splice(0)) {
+      s.closeAllConnections();
+      s.close();
+    }
+  });
+  const start = async (handler: http.RequestListener) => {
+    const server = http.createServer(handler);
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    return { apiUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, apiKey: "test-key-0123456789" };
+  };
+
+  it("a gateway's 502 with its own Date, 3 s behind, does not move the bound below the truth", async () => {
+    const source = await start((req, res) => {
+      res.sendDate = false;
+      if (req.method === "POST") {
+        res.writeHead(502, { "content-type": "application/json", date: new Date(Date.now() - 3000).toUTCString() });
+        return void res.end(JSON.stringify({ error_code: "ERR_GATEWAY", msg: "upstream" }));
+      }
+      res.writeHead(200, { "content-type": "application/json", date: new Date().toUTCString() });
+      res.end("{}");
+    });
+    await client.api("GET", "/api_keys", { what: "list", source });
+    await client.api("POST", "/api_keys", { what: "create", body: {}, source }).catch(() => undefined);
+    expect(client.serverClock(source).upper).toBeGreaterThanOrEqual(0); // same machine: the true offset is 0
+  });
+
+  it("a created_at printed with a fraction of zeros proves whole seconds, not milliseconds", async () => {
+    const source = await start((_req, res) => {
+      const whole = new Date(Math.floor(Date.now() / 1000) * 1000).toISOString(); // "….000Z"
+      res.writeHead(201, { "content-type": "application/json" });
+      res.end(JSON.stringify({ id: "ak_1", created_at: whole }));
+    });
+    await client.api("POST", "/api_keys", { what: "create", body: {}, source });
+    expect(client.serverClock(source).upper).toBeGreaterThanOrEqual(0);
+  });
+});
+
 describe("a rule create whose answer was lost", () => {
   const servers: http.Server[] = [];
   afterEach(() => {

@@ -252,6 +252,35 @@ describe("a 404 is believed only when proven (defect 3)", () => {
     }
   }, 20_000);
 
+  it("a key refused in the middle of a walk: the other account's key is not proven by an item of a page it did not read", async () => {
+    let revoked = false;
+    const posts: string[] = [];
+    const server = await serve((req, res) => {
+      const key = req.headers.authorization?.replace("Bearer ", "");
+      const url = new URL(req.url!, "http://x");
+      if (req.method === "POST") {
+        posts.push(key ?? "");
+        return json(res, 201, { ...rule("ipr_new"), created_at: new Date().toISOString() });
+      }
+      if (key === "a-walk-key-0123456789" && !revoked && url.pathname === "/ip_policy_rules" && !url.searchParams.has("page")) {
+        revoked = true; // the stack's key is deleted right after page 1 is read
+        return json(res, 200, { ip_policy_rules: [rule("ipr_a")], uri: "u", next_page_uri: `${server.url}/ip_policy_rules?page=2` });
+      }
+      if (key === "b-key-0123456789xyz" && url.pathname === "/ip_policy_rules") return json(res, 200, { ip_policy_rules: [], uri: "u", next_page_uri: null });
+      json(res, 401, { error_code: "ERR_UNAUTHORIZED", status_code: 401, msg: "invalid API key" });
+    });
+    await useApi(server.url, "a-walk-key-0123456789", "0");
+    process.env.ACCESSCTL_API_KEY = "b-key-0123456789xyz";
+    try {
+      expect(await read("ipr_a")).toMatchObject({ id: "ipr_a" }); // listed on page 1, read with the stack's key
+      const err = await client.api("POST", "/ip_policy_rules", { what: "create IP policy rule", body: {} }).catch((e: Error) => e);
+      expect(err.message).toMatch(/not sent: accessctl:apiKey was refused/);
+      expect(posts).not.toContain("b-key-0123456789xyz");
+    } finally {
+      delete process.env.ACCESSCTL_API_KEY;
+    }
+  }, 90_000);
+
   it("a rule set's read through a fallback key of another account does not drop the rules it holds", async () => {
     const server = await accounts();
     await useApi(server.url, "a-old-key-0123456789", "0");
