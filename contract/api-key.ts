@@ -29,3 +29,6 @@ export interface ApiKeyList extends ListEnvelope {
 }
 
 export const API_KEYS_PATH = "/api_keys";
+
+/** What every answer holding a key carries (field → type); the answer to a create also carries its `token`. */
+export const API_KEY_ANSWER = { id: "string", uri: "string", created_at: "string", owner_id: "string" } as const;

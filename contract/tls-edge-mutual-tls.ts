@@ -18,3 +18,6 @@ export interface MutualTlsReplaceBody {
   enabled?: boolean;
   certificate_authority_ids?: string[];
 }
+
+/** What every answer holding a module carries (field → type). */
+export const MUTUAL_TLS_ANSWER = { enabled: "boolean", certificate_authorities: "array" } as const;

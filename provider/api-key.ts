@@ -1,11 +1,11 @@
 // ApiKey: check / diff / create / read / update / delete against /api_keys.
 // This module is the dynamic provider itself (sdk/api-key.ts hands the module to Pulumi), so that
 // an installed package serializes into a one-line require of this file.
-import { API_KEYS_PATH, ApiKeyBody, ApiKeyCreateBody, ApiKeyUpdateBody } from "../contract/api-key";
+import { API_KEY_ANSWER, API_KEYS_PATH, ApiKeyBody, ApiKeyCreateBody, ApiKeyUpdateBody } from "../contract/api-key";
 import { ID_PREFIX } from "../contract/common";
 import { plainError } from "./errors";
 import { api, ApiFailure, apiPath, listAll, serverClock } from "./client";
-import { changedFields, checkFields, createBody, Fields, updateBody } from "./fields";
+import { changedFields, checkFields, createBody, Fields, liveInputs, outputsOf, updateBody } from "./fields";
 import { listsChanged, readObject } from "./list-reads";
 import { adoptGone, callerPrincipal, Candidate, claim, CreateAttempt, learnPrincipal, noteReplacing, objectExists, replacing, whyNotMadeBy } from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput, profileSource } from "./profiles";
@@ -47,30 +47,31 @@ export interface ApiKeyOutputs {
 }
 
 /**
- * Every input. The API cannot move a key to another owner or account: those replace it (an ownerId
- * left out means "the caller", no change). An empty ownerId or adoptId is unset.
+ * Every input, its way in and back. The API cannot move a key to another owner or account: those
+ * replace it (an ownerId left out means "the caller", no change). An empty ownerId or adoptId is unset.
  */
 export const FIELDS: Fields<ApiKeyInputs, keyof ApiKeyCreateBody | keyof ApiKeyUpdateBody> = {
-  description: { wire: "description", check: limitedText("description"), same: sameText, onChange: "update", unset: "" },
-  metadata: { wire: "metadata", check: limitedText("metadata"), same: sameText, onChange: "update", unset: "" },
-  ownerId: { wire: "owner_id", check: id(ID_PREFIX.user, ID_PREFIX.bot), emptyIsUnset: true, same: (declared, current) => declared === undefined || declared === current, onChange: "replace" },
+  description: { wire: "description", read: (b: ApiKeyBody) => text(b.description), check: limitedText("description"), same: sameText, onChange: "update", unset: "" },
+  metadata: { wire: "metadata", read: (b: ApiKeyBody) => text(b.metadata), check: limitedText("metadata"), same: sameText, onChange: "update", unset: "" },
+  ownerId: {
+    wire: "owner_id",
+    read: (b: ApiKeyBody) => b.owner_id,
+    declare: "chosen",
+    check: id(ID_PREFIX.user, ID_PREFIX.bot),
+    emptyIsUnset: true,
+    same: (declared, current) => declared === undefined || declared === current,
+    onChange: "replace",
+  },
   adoptId: { check: id(ID_PREFIX.apiKey), emptyIsUnset: true },
   profile: PROFILE_FIELD,
 };
 
 const keyPath = (id: string) => API_KEYS_PATH + apiPath`/${id}`;
 
-const KEY_FIELDS = { id: "string", uri: "string", created_at: "string", owner_id: "string" } as const;
-
+/** The outputs of a key the service showed: the table's fields, and what is not an input. */
 export function toOutputs(body: ApiKeyBody, token: string | undefined): ApiKeyOutputs {
-  return {
-    description: text(body.description),
-    metadata: text(body.metadata),
-    ownerId: body.owner_id,
-    uri: body.uri,
-    createdAt: body.created_at,
-    ...(token ? { token } : {}),
-  };
+  const fields = outputsOf<Pick<ApiKeyOutputs, "description" | "metadata" | "ownerId">>(FIELDS, body);
+  return { ...fields, uri: body.uri, createdAt: body.created_at, ...(token ? { token } : {}) };
 }
 
 export async function check(_olds: ApiKeyInputs, news: ApiKeyInputs) {
@@ -94,7 +95,7 @@ export async function create(inputs: ApiKeyInputs) {
   track.inFlight++;
   let created: ApiKeyBody;
   try {
-    created = (await api<ApiKeyBody>("POST", API_KEYS_PATH, { what: "create API key", body, expect: { ...KEY_FIELDS, token: "string" }, source: profileSource(inputs.profile) }).finally(listsChanged)).body;
+    created = (await api<ApiKeyBody>("POST", API_KEYS_PATH, { what: "create API key", body, expect: { ...API_KEY_ANSWER, token: "string" }, source: profileSource(inputs.profile) }).finally(listsChanged)).body;
   } catch (e) {
     track.inFlight--;
     // From when the attempt that may have acted was sent (not the first attempt, nor a wait before it).
@@ -113,7 +114,7 @@ function keyCreates(): { inFlight: number; delivered: string[] } {
 
 /** Takes over an existing key: its token stays unknown to Pulumi (it was shown once, to its creator). */
 async function adopt(id: string, inputs: ApiKeyInputs) {
-  const found = (await api<ApiKeyBody>("GET", keyPath(id), { what: `adopt API key ${id}`, expect: KEY_FIELDS, source: profileSource(inputs.profile) }).catch(adoptGone(id, "API key"))).body;
+  const found = (await api<ApiKeyBody>("GET", keyPath(id), { what: `adopt API key ${id}`, expect: API_KEY_ANSWER, source: profileSource(inputs.profile) }).catch(adoptGone(id, "API key"))).body;
   if (inputs.ownerId && found.owner_id !== inputs.ownerId) {
     throw plainError(`adopt API key ${id}: it is owned by ${found.owner_id}, not ${inputs.ownerId}; the owner of a key cannot be changed`);
   }
@@ -147,7 +148,7 @@ async function afterLostAnswer(err: ApiFailure, inputs: ApiKeyInputs, started: n
     for await (const key of listAll<ApiKeyBody>(API_KEYS_PATH, "keys", "look for an API key left by a lost answer", source)) {
       const clock = serverClock(source); // the list's own answers tell the service's clock too
       if (clock.lower !== undefined && Date.parse(key.created_at) < started + clock.lower) break; // newest first: the rest are older than the create
-      const found: Candidate = { id: key.id, createdAt: key.created_at, fields: { description: text(key.description), metadata: text(key.metadata), ownerId: key.owner_id } };
+      const found: Candidate = { id: key.id, createdAt: key.created_at, fields: outputsOf(FIELDS, key) };
       if (track.delivered.includes(key.id)) continue;
       if (!whyNotMadeBy(attempt, found, clock.upper)) orphans.push(key.id);
       else {
@@ -172,17 +173,17 @@ async function afterLostAnswer(err: ApiFailure, inputs: ApiKeyInputs, started: n
 async function patch(id: string, inputs: ApiKeyInputs): Promise<ApiKeyBody> {
   // Both fields are always sent: one removed from the program is cleared on the service.
   const body = updateBody<ApiKeyUpdateBody>(FIELDS, inputs);
-  return (await api<ApiKeyBody>("PATCH", keyPath(id), { what: `update API key ${id}`, body, expect: KEY_FIELDS, source: profileSource(inputs.profile) }).finally(listsChanged)).body;
+  return (await api<ApiKeyBody>("PATCH", keyPath(id), { what: `update API key ${id}`, body, expect: API_KEY_ANSWER, source: profileSource(inputs.profile) }).finally(listsChanged)).body;
 }
 
 export async function read(id: string, props: Partial<ApiKeyOutputs> = {}) {
-  const list = { list: API_KEYS_PATH, field: "keys", path: keyPath(id), what: `read API key ${id}`, expect: KEY_FIELDS, source: profileSource(props.profile) };
+  const list = { list: API_KEYS_PATH, field: "keys", path: keyPath(id), what: `read API key ${id}`, expect: API_KEY_ANSWER, source: profileSource(props.profile) };
   const found = await readObject<ApiKeyBody>(id, list);
   if (!found) return {}; // deleted outside Pulumi: refresh drops it
   const outs = toOutputs(found, props.token);
   // Inputs as the live key would declare them, so that `preview --diff` after a refresh marks the
-  // drifted properties (see ip-policy-rule.ts). ownerId is left out: it cannot drift.
-  const inputs = { ...(outs.description ? { description: outs.description } : {}), ...(outs.metadata ? { metadata: outs.metadata } : {}), ...keptInputs(props) };
+  // drifted properties (see ip-policy-rule.ts).
+  const inputs = { ...liveInputs<ApiKeyInputs>(FIELDS, outs), ...keptInputs(props) };
   return { id, props: { ...outs, ...keptInputs(props) }, inputs };
 }
 

@@ -1,9 +1,10 @@
-// One table per resource says, for each input: its name on the wire, whether it is required, how
-// check validates it, when two values are the same, and whether a change updates the object in
-// place or replaces it (like one schema entry per field of a Terraform provider). These few
-// functions turn a table into check's failures, diff's decision and the request bodies; mapping an
-// answer to outputs stays hand-written in each resource. A table is a plain object literal of
-// strings and functions, which Pulumi's closure serializer copies as it is (no Set, Map or class).
+// One table per resource says, for each input, its way in and its way back: its name on the wire,
+// whether it is required, how check validates it, when two values are the same, whether a change
+// updates the object in place or replaces it, and where an answer of the service holds it (like one
+// schema entry per field of a Terraform provider, with its flatten). These few functions turn a
+// table into check's failures, diff's decision, the request bodies, the outputs an answer gives and
+// the inputs a live object would declare. A table is a plain object literal of strings and
+// functions, which Pulumi's closure serializer copies as it is (no Set, Map or class).
 import { CheckFailure, isUnknown, UNKNOWN } from "./validate";
 
 export interface Field<Wire extends string = string> {
@@ -23,6 +24,17 @@ export interface Field<Wire extends string = string> {
   onChange?: "update" | "replace";
   /** Sent when the program leaves the field out: the service's default, or the value that clears it on update. */
   unset?: unknown;
+  /** The way back: the value in an answer of the service (`id`: the object's id, for a field of the path), as the outputs hold it under the property's name. None: kept from the program. */
+  read?: (body: any, id: string) => unknown;
+  /**
+   * How the field stands in the inputs, for the engine's per-property diff after a refresh (read()
+   * reports the inputs the live object would declare). Default: as the program declares it; read
+   * states a live value unless it is `unset` (an empty description is not declared). "stated":
+   * check fills in `unset` when the program leaves it out and read always states it (a module
+   * disabled by hand shows as `~ enabled: false => true`). "chosen": read never states it, as
+   * leaving it out is a choice no live value contradicts (an ownerId left out means the caller).
+   */
+  declare?: "stated" | "chosen";
 }
 
 /** A table: one entry for every input of the resource (the compiler checks none is missing). */
@@ -40,24 +52,32 @@ export function normalize<T extends object>(fields: Table, inputs: T): T {
   return out as T;
 }
 
+/** Where a nested object sits (a rule of a set: `rules[3]`, "a rule"): failures name it in the reason only, so that Pulumi does not print the whole list. */
+export interface Within {
+  path: string;
+  noun: string;
+}
+
 /** check(): unknown property names (most likely typos), then each field's own check. Returns the inputs to use. */
-export function checkFields<T extends object>(fields: Table, news: T, failures: CheckFailure[]): T {
+export function checkFields<T extends object>(fields: Table, news: T, failures: CheckFailure[], within?: Within): T {
   const inputs: Values = normalize(fields, news);
   const known = Object.keys(fields);
+  const fail = (property: string, words: string) => failures.push(within ? { property: "", reason: `${within.path}.${property}${words}` } : { property, reason: `${property}${words}` });
   for (const property of Object.keys(inputs)) {
-    if (property !== "__provider" && !known.includes(property)) {
-      failures.push({ property, reason: `unknown property ${property}; expected one of ${known.join(", ")}` });
-    }
+    if (property === "__provider" || known.includes(property)) continue;
+    if (within) fail(property, ` is not a property of ${within.noun}; expected one of ${known.join(", ")}`);
+    else failures.push({ property, reason: `unknown property ${property}; expected one of ${known.join(", ")}` });
   }
   for (const [property, field] of Object.entries(fields)) {
     const value = inputs[property];
     if (value === UNKNOWN) continue; // not known yet (preview)
+    if (value === undefined && field.declare === "stated") inputs[property] = field.unset;
     if (value === undefined || (field.required && value === "")) {
-      if (field.required) failures.push({ property, reason: `${property} is required${field.required === true ? "" : field.required}` });
+      if (field.required) fail(property, ` is required${field.required === true ? "" : field.required}`);
       continue;
     }
     const problem = field.check?.(value);
-    if (typeof problem === "string") failures.push({ property, reason: `${property} ${problem}` });
+    if (typeof problem === "string") fail(property, ` ${problem}`);
     else if (problem?.length) failures.push(...problem);
     else if (field.canonical) inputs[property] = field.canonical(value);
   }
@@ -76,6 +96,31 @@ export function changedFields(fields: Table, olds: object, news: object): { repl
     if (isUnknown(declared[property]) || !same(declared[property], current[property])) (field.onChange === "replace" ? replaces : updates).push(property);
   }
   return { replaces, updates };
+}
+
+/** Whether an object (its outputs) already is as declared: no field to update or replace. */
+export function asDeclared(fields: Table, outputs: object, inputs: object): boolean {
+  const { replaces, updates } = changedFields(fields, outputs, inputs);
+  return replaces.length + updates.length === 0;
+}
+
+/** The outputs an answer gives for the fields with a way back (the resource adds what is not an input: uri, createdAt, references). */
+export function outputsOf<Outputs = Values>(fields: Table, body: unknown, id = ""): Outputs {
+  const out: Values = {};
+  for (const [property, field] of Object.entries(fields)) if (field.read) out[property] = field.read(body, id);
+  return out as Outputs;
+}
+
+/** The inputs a live object would declare, from its outputs, in the form check hands them on (see Field.declare). */
+export function liveInputs<Inputs = Values>(fields: Table, outputs: object): Inputs {
+  const inputs: Values = {};
+  for (const [property, field] of Object.entries(fields)) {
+    const value = (outputs as Values)[property];
+    if (!field.read || field.declare === "chosen" || value === undefined) continue;
+    if (field.declare !== "stated" && value === field.unset) continue;
+    inputs[property] = field.canonical ? field.canonical(value) : value;
+  }
+  return inputs as Inputs;
 }
 
 /** A create's body: every field with a wire name that is set (or has a default); "" is left out. */

@@ -9,14 +9,15 @@
 // outputs, even when they fail halfway, exactly the rules the policy holds.
 import * as ipaddr from "ipaddr.js";
 import { ID_PREFIX } from "../contract/common";
-import { IP_POLICY_RULES_PATH, IpPolicyRuleBody, RULE_ACTIONS, RuleAction } from "../contract/ip-policy-rule";
+import { IP_POLICY_RULE_ANSWER, IP_POLICY_RULES_PATH, IpPolicyRuleBody, IpPolicyRuleCreateBody, IpPolicyRuleUpdateBody, RULE_ACTIONS, RuleAction } from "../contract/ip-policy-rule";
 import { api, ApiFailure, apiPath } from "./client";
 import { plainError } from "./errors";
-import { changedFields, checkFields, Fields } from "./fields";
+import { asDeclared, changedFields, checkFields, createBody, Fields, liveInputs, outputsOf, updateBody } from "./fields";
+import { FIELDS as RULE_FIELDS } from "./ip-policy-rule";
 import { listEverything, listsChanged } from "./list-reads";
 import { adoptExistingAllowed, claim, claimed } from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput, profileSource } from "./profiles";
-import { boolean, canonicalCidr, CheckFailure, cidr, id, isUnknown, limitedText, oneOf, text } from "./validate";
+import { boolean, canonicalCidr, CheckFailure, cidr, id, isUnknown } from "./validate";
 
 export { configure } from "./profiles";
 
@@ -69,47 +70,36 @@ const KIND = "IP policy rule set";
 const CONCURRENCY = 16; // creates, patches and deletes at once; the account's limiter paces them
 const SHOWN = 5; // CIDRs named in a plan or an error
 
-const RULE_KEYS = ["cidr", "action", "description", "metadata"];
+/** A rule of the set is an IP policy rule: checked, compared, sent and read back by the rule's own table. */
+const MEMBER_FIELDS: Fields<IpPolicyRuleSetRule> = { cidr: RULE_FIELDS.cidr, action: RULE_FIELDS.action, description: RULE_FIELDS.description, metadata: RULE_FIELDS.metadata };
+
+/** A declared rule with null and "" taken as unset, as for every optional field of a rule. */
+function withoutEmpty(rule: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(rule).filter(([key, v]) => !(key in MEMBER_FIELDS) || (v !== null && v !== "")));
+}
 
 /** Every declared rule: each problem named by its place in the program's list (`rules[3].cidr …`). */
 function checkRules(value: unknown): string | CheckFailure[] | undefined {
   if (!Array.isArray(value)) return "must be a list of rules: [{cidr, action, description?, metadata?}, …]";
   const failures: CheckFailure[] = [];
-  const fail = (reason: string) => failures.push({ property: "", reason });
   const seen: Record<string, number> = {};
   value.forEach((rule, i) => {
     const at = `rules[${i}]`;
     if (isUnknown(rule)) return;
-    if (rule === null || typeof rule !== "object" || Array.isArray(rule)) return void fail(`${at} must be an object {cidr, action, description?, metadata?}`);
-    for (const key of Object.keys(rule)) if (!RULE_KEYS.includes(key)) fail(`${at}.${key} is not a property of a rule; expected one of ${RULE_KEYS.join(", ")}`);
-    const problem = (key: string, check: (v: unknown) => string | undefined, required?: string) => {
-      const v = rule[key];
-      if (isUnknown(v)) return;
-      if (v === undefined || v === null || v === "") return void (required && fail(`${at}.${key} is required${required}`));
-      const p = check(v);
-      if (p) fail(`${at}.${key} ${p}`);
-    };
-    problem("cidr", cidr, ", e.g. 203.0.113.0/24 or 2001:db8::/32");
-    problem("action", oneOf(RULE_ACTIONS), `: ${RULE_ACTIONS.map((a) => JSON.stringify(a)).join(" or ")}`);
-    problem("description", limitedText("description"));
-    problem("metadata", limitedText("metadata"));
+    if (rule === null || typeof rule !== "object" || Array.isArray(rule)) return void failures.push({ property: "", reason: `${at} must be an object {cidr, action, description?, metadata?}` });
+    checkFields(MEMBER_FIELDS, withoutEmpty(rule), failures, { path: at, noun: "a rule" });
     if (typeof rule.cidr === "string" && !isUnknown(rule.cidr) && !cidr(rule.cidr)) {
       const key = canonicalCidr(rule.cidr);
-      if (key in seen) fail(`${at}.cidr ${JSON.stringify(rule.cidr)} is declared twice: rules[${seen[key]}] is the same range (${key}); a policy holds a CIDR once`);
+      if (key in seen) failures.push({ property: "", reason: `${at}.cidr ${JSON.stringify(rule.cidr)} is declared twice: rules[${seen[key]}] is the same range (${key}); a policy holds a CIDR once` });
       else seen[key] = i;
     }
   });
   return failures.length ? failures : undefined;
 }
 
-/** The declared rules as check hands them on: canonical CIDRs, no empty description/metadata, sorted by CIDR. */
+/** The declared rules as check hands them on: each as the rule's table hands it on (canonical CIDR, no empty text), sorted by CIDR. */
 function canonicalRules(rules: IpPolicyRuleSetRule[]): IpPolicyRuleSetRule[] {
-  const out = rules.map((r) => {
-    const rule: IpPolicyRuleSetRule = { cidr: isUnknown(r.cidr) ? r.cidr : canonicalCidr(r.cidr), action: r.action };
-    if (isUnknown(r.description) || text(r.description)) rule.description = r.description;
-    if (isUnknown(r.metadata) || text(r.metadata)) rule.metadata = r.metadata;
-    return rule;
-  });
+  const out = rules.map((r) => checkFields(MEMBER_FIELDS, withoutEmpty(r as unknown as Record<string, unknown>), []) as unknown as IpPolicyRuleSetRule);
   return out.some((r) => isUnknown(r.cidr)) ? out : out.sort((a, b) => compareCidrs(a.cidr, b.cidr));
 }
 
@@ -138,20 +128,19 @@ const FIELDS: Fields<IpPolicyRuleSetInputs> = {
   profile: PROFILE_FIELD,
 };
 
-const RULE_FIELDS = { id: "string", uri: "string", created_at: "string", cidr: "string", "ip_policy.id": "string", "ip_policy.uri": "string", action: "string" } as const;
 const rulePath = (id: string) => IP_POLICY_RULES_PATH + apiPath`/${id}`;
 
 function member(body: IpPolicyRuleBody): IpPolicyRuleSetMember {
-  return { id: body.id, cidr: body.cidr, action: body.action, description: text(body.description), metadata: text(body.metadata), uri: body.uri, createdAt: body.created_at };
+  return { id: body.id, ...outputsOf<Required<IpPolicyRuleSetRule>>(MEMBER_FIELDS, body), uri: body.uri, createdAt: body.created_at };
 }
 
 function sorted(rules: IpPolicyRuleSetMember[]): IpPolicyRuleSetMember[] {
   return [...rules].sort((a, b) => compareCidrs(canonicalCidr(a.cidr), canonicalCidr(b.cidr)) || (a.id < b.id ? -1 : 1));
 }
 
-/** A rule as a program would declare it: description/metadata left out when empty. */
+/** A rule as a program would declare it (canonical CIDR, description/metadata left out when empty). */
 function declaredForm(r: IpPolicyRuleSetMember): IpPolicyRuleSetRule {
-  return { cidr: canonicalCidr(r.cidr), action: r.action, ...(r.description ? { description: r.description } : {}), ...(r.metadata ? { metadata: r.metadata } : {}) };
+  return liveInputs<IpPolicyRuleSetRule>(MEMBER_FIELDS, r);
 }
 
 function outputs(inputs: { ipPolicyId: string }, rules: IpPolicyRuleSetMember[], kept: Record<string, any>): IpPolicyRuleSetOutputs {
@@ -161,13 +150,13 @@ function outputs(inputs: { ipPolicyId: string }, rules: IpPolicyRuleSetMember[],
 /** Every rule of the policy, from the account's rule list (the shared walk of list-reads). */
 async function policyRules(ipPolicyId: string, profile: unknown, what: string, known: IpPolicyRuleSetMember[] = []): Promise<IpPolicyRuleSetMember[]> {
   const source = profileSource(profile);
-  const all = await listEverything<IpPolicyRuleBody>({ list: IP_POLICY_RULES_PATH, field: "ip_policy_rules", path: IP_POLICY_RULES_PATH, what, expect: RULE_FIELDS, source });
+  const all = await listEverything<IpPolicyRuleBody>({ list: IP_POLICY_RULES_PATH, field: "ip_policy_rules", path: IP_POLICY_RULES_PATH, what, expect: IP_POLICY_RULE_ANSWER, source });
   const rules = all.filter((r) => r.ip_policy.id === ipPolicyId).map(member);
   // A rule of the state missing from the list is gone only by its own believed 404 (client.ts
   // believe404): a list read with another account's key is complete, and empty.
   for (const r of known) {
     if (rules.some((x) => x.id === r.id)) continue;
-    const res = await api<IpPolicyRuleBody>("GET", rulePath(r.id), { what: `${what}: read IP policy rule ${r.id}`, allow404: true, expect: RULE_FIELDS, source });
+    const res = await api<IpPolicyRuleBody>("GET", rulePath(r.id), { what: `${what}: read IP policy rule ${r.id}`, allow404: true, expect: IP_POLICY_RULE_ANSWER, source });
     if (res.status !== 404 && res.body.ip_policy.id === ipPolicyId) rules.push(member(res.body));
   }
   return rules;
@@ -186,8 +175,6 @@ interface Plan {
   kept: IpPolicyRuleSetMember[];
 }
 
-const sameText = (r: IpPolicyRuleSetMember, d: IpPolicyRuleSetRule) => r.description === text(d.description) && r.metadata === text(d.metadata);
-
 /** The declared rule for each canonical CIDR. */
 function byDeclaredCidr(rules: IpPolicyRuleSetRule[]): Record<string, IpPolicyRuleSetRule> {
   const out: Record<string, IpPolicyRuleSetRule> = {};
@@ -196,9 +183,9 @@ function byDeclaredCidr(rules: IpPolicyRuleSetRule[]): Record<string, IpPolicyRu
 }
 
 /** A rule exactly as declared: what an interrupted run of this stack can have made (ACCESSCTL_ADOPT_EXISTING). */
-function asDeclared(declared: Record<string, IpPolicyRuleSetRule>, r: IpPolicyRuleSetMember): boolean {
+function exactlyAsDeclared(declared: Record<string, IpPolicyRuleSetRule>, r: IpPolicyRuleSetMember): boolean {
   const d = declared[canonicalCidr(r.cidr)];
-  return d !== undefined && d.action === r.action && sameText(r, d);
+  return d !== undefined && asDeclared(MEMBER_FIELDS, r, d);
 }
 
 /**
@@ -216,9 +203,13 @@ export function plan(current: IpPolicyRuleSetMember[], declared: IpPolicyRuleSet
     const key = canonicalCidr(d.cidr);
     wanted[key] = true;
     const r = byCidr[key];
-    if (!r) (added[d.action] ??= []).push(d);
-    else if (r.action !== d.action) p.flips.push({ rule: r, to: d });
-    else if (!sameText(r, d)) p.patches.push({ rule: r, to: d });
+    if (!r) {
+      (added[d.action] ??= []).push(d);
+      continue;
+    }
+    const { replaces, updates } = changedFields(MEMBER_FIELDS, r, d); // the same CIDR: its action, or text
+    if (replaces.length) p.flips.push({ rule: r, to: d });
+    else if (updates.length) p.patches.push({ rule: r, to: d });
   }
   const removed: Record<string, IpPolicyRuleSetMember[]> = {};
   for (const r of current) {
@@ -287,7 +278,7 @@ export async function create(inputs: IpPolicyRuleSetInputs) {
   // ACCESSCTL_ADOPT_EXISTING=1 (after a killed first `up`) takes only what that run can have made:
   // rules exactly as declared. Anything else needs the program to say takeOver: true.
   const declared = byDeclaredCidr(inputs.rules);
-  const refused = inputs.takeOver === true ? [] : current.filter((r) => !(adoptExistingAllowed() && asDeclared(declared, r)));
+  const refused = inputs.takeOver === true ? [] : current.filter((r) => !(adoptExistingAllowed() && exactlyAsDeclared(declared, r)));
   if (refused.length) {
     const shown = sorted(refused).map((r) => `${r.cidr} ${r.action} (${r.id})`);
     throw plainError(`${what}: the policy already holds ${refused.length} rule${refused.length === 1 ? "" : "s"}${adoptExistingAllowed() ? " not as declared" : ""}: ${listed(shown)}; nothing was changed. ` +
@@ -326,7 +317,7 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: IpP
   // destroy would be the set's. ACCESSCTL_ADOPT_EXISTING takes one exactly as declared, as create does.
   const declared = byDeclaredCidr(news.rules);
   const unseen = current
-    .filter((r) => !known[r.id] && declared[canonicalCidr(r.cidr)] !== undefined && !(adoptExistingAllowed() && asDeclared(declared, r)))
+    .filter((r) => !known[r.id] && declared[canonicalCidr(r.cidr)] !== undefined && !(adoptExistingAllowed() && exactlyAsDeclared(declared, r)))
     .map((r) => `${r.cidr} ${r.action} (${r.id})`);
   if (unseen.length) {
     throw plainError(`${what}: ${listed(unseen)} ${unseen.length === 1 ? "is a rule" : "are rules"} that no preview of this set showed (added since the last refresh, by hand or by another stack); nothing was changed. ` +
@@ -368,9 +359,9 @@ async function apply(inputs: { ipPolicyId: string; profile?: string; takeOver?: 
   let lostCreate = false;
 
   const post = async (d: IpPolicyRuleSetRule) => {
-    const body = { ip_policy_id: inputs.ipPolicyId, cidr: d.cidr, action: d.action, ...(text(d.description) ? { description: d.description } : {}), ...(text(d.metadata) ? { metadata: d.metadata } : {}) };
+    const body = createBody<IpPolicyRuleCreateBody>(RULE_FIELDS, { ...d, ipPolicyId: inputs.ipPolicyId });
     try {
-      const made = (await api<IpPolicyRuleBody>("POST", IP_POLICY_RULES_PATH, { what: `create IP policy rule ${d.cidr}`, body, expect: RULE_FIELDS, source }).finally(listsChanged)).body;
+      const made = (await api<IpPolicyRuleBody>("POST", IP_POLICY_RULES_PATH, { what: `create IP policy rule ${d.cidr}`, body, expect: IP_POLICY_RULE_ANSWER, source }).finally(listsChanged)).body;
       live[made.id] = member(made);
     } catch (e) {
       if ((e as ApiFailure).ambiguous) lostCreate = true;
@@ -379,8 +370,8 @@ async function apply(inputs: { ipPolicyId: string; profile?: string; takeOver?: 
   };
   const patch = async (r: IpPolicyRuleSetMember, d: IpPolicyRuleSetRule) => {
     const moved = canonicalCidr(r.cidr) !== canonicalCidr(d.cidr);
-    const body = { description: text(d.description), metadata: text(d.metadata), ...(moved ? { cidr: d.cidr } : {}) };
-    const done = (await api<IpPolicyRuleBody>("PATCH", rulePath(r.id), { what: `update IP policy rule ${r.id} (${r.cidr}${moved ? ` → ${d.cidr}` : ""})`, body, expect: RULE_FIELDS, source }).finally(listsChanged)).body;
+    const body = updateBody<IpPolicyRuleUpdateBody>(RULE_FIELDS, d); // cidr too: the same range is no change
+    const done = (await api<IpPolicyRuleBody>("PATCH", rulePath(r.id), { what: `update IP policy rule ${r.id} (${r.cidr}${moved ? ` → ${d.cidr}` : ""})`, body, expect: IP_POLICY_RULE_ANSWER, source }).finally(listsChanged)).body;
     live[r.id] = member(done);
   };
   const del = async (r: IpPolicyRuleSetMember) => {

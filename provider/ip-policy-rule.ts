@@ -1,10 +1,10 @@
 // IpPolicyRule: check / diff / create / read / update / delete against /ip_policy_rules.
 // This module is the dynamic provider itself (see provider/api-key.ts).
 import { ID_PREFIX } from "../contract/common";
-import { IP_POLICY_RULES_PATH, IpPolicyRuleBody, IpPolicyRuleCreateBody, IpPolicyRuleUpdateBody, RULE_ACTIONS, RuleAction } from "../contract/ip-policy-rule";
+import { IP_POLICY_RULE_ANSWER, IP_POLICY_RULES_PATH, IpPolicyRuleBody, IpPolicyRuleCreateBody, IpPolicyRuleUpdateBody, RULE_ACTIONS, RuleAction } from "../contract/ip-policy-rule";
 import { plainError } from "./errors";
 import { api, ApiFailure, apiPath, listAll, serverClock } from "./client";
-import { changedFields, checkFields, createBody, Fields, updateBody } from "./fields";
+import { asDeclared, changedFields, checkFields, createBody, Fields, liveInputs, outputsOf, updateBody } from "./fields";
 import { listsChanged, readObject } from "./list-reads";
 import { adoptExistingAllowed, adoptGone, Candidate, claim, claimed, CreateAttempt, mayHaveCreated, noteLostCreate, noteReplacing, objectExists, replacing, whyNotMadeBy } from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput, profileSource } from "./profiles";
@@ -55,35 +55,27 @@ export interface IpPolicyRuleOutputs {
 }
 
 /**
- * Every input: the API cannot change a rule's action or policy, nor move it to another account
- * (profile), so those replace the rule; CIDRs are compared in canonical form; an unset and an
- * empty description are the same.
+ * Every input, its way in and back: the API cannot change a rule's action or policy, nor move it
+ * to another account (profile), so those replace the rule; CIDRs are validated, canonicalized and
+ * compared by validate.ts parseCidr; an unset and an empty description are the same. A rule of an
+ * IpPolicyRuleSet is checked, sent and read back by the same entries.
  */
 export const FIELDS: Fields<IpPolicyRuleInputs, keyof IpPolicyRuleCreateBody | keyof IpPolicyRuleUpdateBody> = {
-  ipPolicyId: { wire: "ip_policy_id", required: true, check: id(ID_PREFIX.ipPolicy), onChange: "replace" },
-  cidr: { wire: "cidr", required: ", e.g. 203.0.113.0/24 or 2001:db8::/32", check: cidr, canonical: canonicalCidr, same: sameCidr, onChange: "update" },
-  action: { wire: "action", required: `: ${RULE_ACTIONS.map((a) => JSON.stringify(a)).join(" or ")}`, check: oneOf(RULE_ACTIONS), onChange: "replace" },
-  description: { wire: "description", check: limitedText("description"), same: sameText, onChange: "update", unset: "" },
-  metadata: { wire: "metadata", check: limitedText("metadata"), same: sameText, onChange: "update", unset: "" },
+  ipPolicyId: { wire: "ip_policy_id", read: (b: IpPolicyRuleBody) => b.ip_policy.id, required: true, check: id(ID_PREFIX.ipPolicy), onChange: "replace" },
+  cidr: { wire: "cidr", read: (b: IpPolicyRuleBody) => b.cidr, required: ", e.g. 203.0.113.0/24 or 2001:db8::/32", check: cidr, canonical: canonicalCidr, same: sameCidr, onChange: "update" },
+  action: { wire: "action", read: (b: IpPolicyRuleBody) => b.action, required: `: ${RULE_ACTIONS.map((a) => JSON.stringify(a)).join(" or ")}`, check: oneOf(RULE_ACTIONS), onChange: "replace" },
+  description: { wire: "description", read: (b: IpPolicyRuleBody) => text(b.description), check: limitedText("description"), same: sameText, onChange: "update", unset: "" },
+  metadata: { wire: "metadata", read: (b: IpPolicyRuleBody) => text(b.metadata), check: limitedText("metadata"), same: sameText, onChange: "update", unset: "" },
   adoptId: { check: id(ID_PREFIX.ipPolicyRule), emptyIsUnset: true },
   profile: PROFILE_FIELD,
 };
 
 const rulePath = (id: string) => IP_POLICY_RULES_PATH + apiPath`/${id}`;
 
-const RULE_FIELDS = { id: "string", uri: "string", created_at: "string", cidr: "string", "ip_policy.id": "string", "ip_policy.uri": "string", action: "string" } as const;
-
+/** The outputs of a rule the service showed: the table's fields, and what is not an input. */
 export function toOutputs(body: IpPolicyRuleBody): IpPolicyRuleOutputs {
-  return {
-    ipPolicyId: body.ip_policy.id,
-    ipPolicy: { id: body.ip_policy.id, uri: body.ip_policy.uri },
-    cidr: body.cidr,
-    action: body.action,
-    description: text(body.description),
-    metadata: text(body.metadata),
-    uri: body.uri,
-    createdAt: body.created_at,
-  };
+  const fields = outputsOf<Omit<IpPolicyRuleOutputs, "ipPolicy" | "uri" | "createdAt">>(FIELDS, body);
+  return { ...fields, ipPolicy: { id: body.ip_policy.id, uri: body.ip_policy.uri }, uri: body.uri, createdAt: body.created_at };
 }
 
 export async function check(_olds: IpPolicyRuleInputs, news: IpPolicyRuleInputs) {
@@ -122,7 +114,7 @@ export async function create(inputs: IpPolicyRuleInputs) {
   const attempt: CreateAttempt = { kind: KIND, sentAt: Date.now(), sent: ruleFields(inputs) };
   try {
     const source = profileSource(inputs.profile);
-    const created = (await api<IpPolicyRuleBody>("POST", IP_POLICY_RULES_PATH, { what, body, expect: RULE_FIELDS, source }).finally(listsChanged)).body;
+    const created = (await api<IpPolicyRuleBody>("POST", IP_POLICY_RULES_PATH, { what, body, expect: IP_POLICY_RULE_ANSWER, source }).finally(listsChanged)).body;
     claim(KIND, created.id, what);
     return { id: created.id, outs: { ...toOutputs(created), ...keptInputs(inputs) } };
   } catch (e) {
@@ -161,47 +153,41 @@ async function findExisting(inputs: IpPolicyRuleInputs): Promise<IpPolicyRuleBod
 /** Takes over an existing rule and brings it to the declared inputs. */
 async function adopt(id: string, inputs: IpPolicyRuleInputs) {
   const what = `adopt IP policy rule ${id}`;
-  const found = (await api<IpPolicyRuleBody>("GET", rulePath(id), { what, expect: RULE_FIELDS, source: profileSource(inputs.profile) }).catch(adoptGone(id, "rule"))).body;
-  for (const [property, have, want] of [["ipPolicyId", found.ip_policy.id, inputs.ipPolicyId], ["action", found.action, inputs.action]]) {
-    if (have !== want) {
-      throw plainError(`${what}: its ${property} is ${have}, not ${want}, and the API cannot change it; declare ${property}: "${have}" or let Pulumi create a new rule`);
-    }
+  const found = (await api<IpPolicyRuleBody>("GET", rulePath(id), { what, expect: IP_POLICY_RULE_ANSWER, source: profileSource(inputs.profile) }).catch(adoptGone(id, "rule"))).body;
+  const live: Record<string, unknown> = { ...toOutputs(found), ...keptInputs(inputs) };
+  for (const property of changedFields(FIELDS, live, inputs).replaces) {
+    const [have, want] = [live[property], inputs[property as keyof IpPolicyRuleInputs]];
+    throw plainError(`${what}: its ${property} is ${have}, not ${want}, and the API cannot change it; declare ${property}: "${have}" or let Pulumi create a new rule`);
   }
   claim(KIND, id, what);
   return converge(found, inputs);
 }
 
 async function converge(found: IpPolicyRuleBody, inputs: IpPolicyRuleInputs) {
-  const current = toOutputs(found);
-  const settled = sameCidr(found.cidr, inputs.cidr) && text(inputs.description) === current.description && text(inputs.metadata) === current.metadata;
+  const current = { ...toOutputs(found), ...keptInputs(inputs) };
   try {
-    const outs = settled ? current : toOutputs(await patch(found.id, inputs));
-    return { id: found.id, outs: { ...outs, ...keptInputs(inputs) } };
+    const outs = asDeclared(FIELDS, current, inputs) ? current : { ...toOutputs(await patch(found.id, inputs)), ...keptInputs(inputs) };
+    return { id: found.id, outs };
   } catch (e) {
     // The rule exists either way: a partial create keeps it in state, as it is now.
-    throw objectExists(e as Error, found.id, { ...current, ...keptInputs(inputs) }, inputs);
+    throw objectExists(e as Error, found.id, current, inputs);
   }
 }
 
 async function patch(id: string, inputs: IpPolicyRuleInputs): Promise<IpPolicyRuleBody> {
   // All three are always sent: a description or metadata removed from the program is cleared.
   const body = updateBody<IpPolicyRuleUpdateBody>(FIELDS, inputs);
-  return (await api<IpPolicyRuleBody>("PATCH", rulePath(id), { what: `update IP policy rule ${id}`, body, expect: RULE_FIELDS, source: profileSource(inputs.profile) }).finally(listsChanged)).body;
-}
-
-/** Description and metadata as a program declares them: left out when empty. */
-function declared(outs: { description: string; metadata: string }) {
-  return { ...(outs.description ? { description: outs.description } : {}), ...(outs.metadata ? { metadata: outs.metadata } : {}) };
+  return (await api<IpPolicyRuleBody>("PATCH", rulePath(id), { what: `update IP policy rule ${id}`, body, expect: IP_POLICY_RULE_ANSWER, source: profileSource(inputs.profile) }).finally(listsChanged)).body;
 }
 
 export async function read(id: string, props: Partial<IpPolicyRuleOutputs> = {}) {
-  const list = { list: IP_POLICY_RULES_PATH, field: "ip_policy_rules", path: rulePath(id), what: `read IP policy rule ${id}`, expect: RULE_FIELDS, source: profileSource(props.profile) };
+  const list = { list: IP_POLICY_RULES_PATH, field: "ip_policy_rules", path: rulePath(id), what: `read IP policy rule ${id}`, expect: IP_POLICY_RULE_ANSWER, source: profileSource(props.profile) };
   const found = await readObject<IpPolicyRuleBody>(id, list);
   if (!found) return {}; // deleted outside Pulumi: refresh drops it
   const outs = toOutputs(found);
   // Inputs as the live object would declare them: after a refresh, the engine's diff of these
   // against the program's shows which properties drifted (our diff() sends no property list).
-  const inputs = { ipPolicyId: outs.ipPolicyId, cidr: outs.cidr, action: outs.action, ...declared(outs), ...keptInputs(props) };
+  const inputs = { ...liveInputs<IpPolicyRuleInputs>(FIELDS, outs), ...keptInputs(props) };
   return { id, props: { ...outs, ...keptInputs(props) }, inputs };
 }
 

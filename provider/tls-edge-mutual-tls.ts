@@ -2,9 +2,9 @@
 // (so creating one takes over whatever module the edge had); the resource id is the edge id.
 // This module is the dynamic provider itself (see provider/api-key.ts).
 import { ID_PREFIX } from "../contract/common";
-import { MUTUAL_TLS_ENABLED_DEFAULT, MUTUAL_TLS_PATH_SUFFIX, MutualTlsBody, MutualTlsReplaceBody, TLS_EDGES_PATH } from "../contract/tls-edge-mutual-tls";
+import { MUTUAL_TLS_ANSWER, MUTUAL_TLS_ENABLED_DEFAULT, MUTUAL_TLS_PATH_SUFFIX, MutualTlsBody, MutualTlsReplaceBody, TLS_EDGES_PATH } from "../contract/tls-edge-mutual-tls";
 import { api, apiPath } from "./client";
-import { changedFields, checkFields, Fields, updateBody } from "./fields";
+import { changedFields, checkFields, Fields, liveInputs, outputsOf, updateBody } from "./fields";
 import { claim } from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput, profileSource } from "./profiles";
 import { boolean, CheckFailure, id, idProblem, isUnknown } from "./validate";
@@ -41,37 +41,37 @@ function authorityIds(ids: unknown): string | CheckFailure[] {
   return failures;
 }
 
-/** Every input. The module moves with its edge, or to another account, by replacement; the rest is one PUT. */
+/**
+ * Every input, its way in and back. The module moves with its edge, or to another account, by
+ * replacement; the rest is one PUT. `enabled` is stated with its default, as the service reports it.
+ */
 export const FIELDS: Fields<TlsEdgeMutualTlsInputs, keyof MutualTlsReplaceBody> = {
-  edgeId: { required: true, check: id(ID_PREFIX.tlsEdge), onChange: "replace" },
+  edgeId: { read: (_b: MutualTlsBody, edgeId: string) => edgeId, required: true, check: id(ID_PREFIX.tlsEdge), onChange: "replace" },
   certificateAuthorityIds: {
     wire: "certificate_authority_ids",
+    read: (b: MutualTlsBody) => b.certificate_authorities.map((ca) => ca.id),
     required: ": the ids (ca_…) of the authorities that sign accepted client certificates",
     check: authorityIds,
     same: (a, b) => JSON.stringify(a ?? []) === JSON.stringify(b ?? []), // order counts
     onChange: "update",
     unset: [],
   },
-  enabled: { wire: "enabled", check: boolean, same: (a, b) => (a ?? MUTUAL_TLS_ENABLED_DEFAULT) === (b ?? MUTUAL_TLS_ENABLED_DEFAULT), onChange: "update", unset: MUTUAL_TLS_ENABLED_DEFAULT },
+  enabled: { wire: "enabled", read: (b: MutualTlsBody) => b.enabled, declare: "stated", check: boolean, same: (a, b) => (a ?? MUTUAL_TLS_ENABLED_DEFAULT) === (b ?? MUTUAL_TLS_ENABLED_DEFAULT), onChange: "update", unset: MUTUAL_TLS_ENABLED_DEFAULT },
   profile: PROFILE_FIELD,
 };
 
-const MODULE_FIELDS = { enabled: "boolean", certificate_authorities: "array" } as const;
-
 const modulePath = (edgeId: string) => TLS_EDGES_PATH + apiPath`/${edgeId}` + MUTUAL_TLS_PATH_SUFFIX;
 
+/** The outputs of a module the service showed: the table's fields, and the authorities as references. */
 function toOutputs(edgeId: string, body: MutualTlsBody): TlsEdgeMutualTlsOutputs {
-  const refs = body.certificate_authorities.map((ca) => ({ id: ca.id, uri: ca.uri }));
-  return { edgeId, enabled: body.enabled, certificateAuthorityIds: refs.map((ca) => ca.id), certificateAuthorities: refs };
+  const fields = outputsOf<Omit<TlsEdgeMutualTlsOutputs, "certificateAuthorities">>(FIELDS, body, edgeId);
+  return { ...fields, certificateAuthorities: body.certificate_authorities.map((ca) => ({ id: ca.id, uri: ca.uri })) };
 }
 
 export async function check(_olds: TlsEdgeMutualTlsInputs, news: TlsEdgeMutualTlsInputs) {
   const failures: CheckFailure[] = [];
   checkConnection(news, failures);
   const inputs = checkFields(FIELDS, news, failures);
-  // `enabled` is always stated, its default filled in, as read() reports a live module: so a module
-  // disabled by hand shows as `~ enabled: false => true` after a refresh, and an unchanged one as nothing.
-  if (inputs.enabled === undefined) inputs.enabled = MUTUAL_TLS_ENABLED_DEFAULT;
   return { inputs, failures };
 }
 
@@ -84,7 +84,7 @@ export async function diff(_id: string, olds: TlsEdgeMutualTlsOutputs, news: Tls
 async function put(inputs: TlsEdgeMutualTlsInputs): Promise<TlsEdgeMutualTlsOutputs> {
   const edgeId = inputs.edgeId;
   const body = updateBody<MutualTlsReplaceBody>(FIELDS, inputs);
-  const res = await api<MutualTlsBody>("PUT", modulePath(edgeId), { what: `set mutual TLS of TLS edge ${edgeId}`, body, expect: MODULE_FIELDS, source: profileSource(inputs.profile) });
+  const res = await api<MutualTlsBody>("PUT", modulePath(edgeId), { what: `set mutual TLS of TLS edge ${edgeId}`, body, expect: MUTUAL_TLS_ANSWER, source: profileSource(inputs.profile) });
   return { ...toOutputs(edgeId, res.body), ...keptInputs(inputs) };
 }
 
@@ -94,12 +94,12 @@ export async function create(inputs: TlsEdgeMutualTlsInputs) {
 }
 
 export async function read(id: string, props: Partial<TlsEdgeMutualTlsOutputs> = {}) {
-  const res = await api<MutualTlsBody>("GET", modulePath(id), { what: `read mutual TLS of TLS edge ${id}`, allow404: true, expect: MODULE_FIELDS, source: profileSource(props.profile) });
+  const res = await api<MutualTlsBody>("GET", modulePath(id), { what: `read mutual TLS of TLS edge ${id}`, allow404: true, expect: MUTUAL_TLS_ANSWER, source: profileSource(props.profile) });
   if (res.status === 404) return {}; // removed outside Pulumi: refresh drops it
   const outs = toOutputs(id, res.body);
-  // Inputs as the live module would declare them (enabled always, as check() states it), so that
-  // `preview --diff` after a refresh marks the drifted properties (see ip-policy-rule.ts).
-  const inputs = { edgeId: id, certificateAuthorityIds: outs.certificateAuthorityIds, enabled: outs.enabled, ...keptInputs(props) };
+  // Inputs as the live module would declare them, so that `preview --diff` after a refresh marks the
+  // drifted properties (see ip-policy-rule.ts).
+  const inputs = { ...liveInputs<TlsEdgeMutualTlsInputs>(FIELDS, outs), ...keptInputs(props) };
   return { id, props: { ...outs, ...keptInputs(props) }, inputs };
 }
 
