@@ -9,6 +9,8 @@ import { ID_PREFIX } from "../contract/common";
 import { IP_POLICY_RULES_PATH, IpPolicyRuleBody } from "../contract/ip-policy-rule";
 import { listAll } from "../provider/client";
 import { checkApiUrl, ConfigSource } from "../provider/config";
+import { liveInputs } from "../provider/fields";
+import { FIELDS as RULE_FIELDS, IpPolicyRuleInputs, toOutputs } from "../provider/ip-policy-rule";
 import { idProblem } from "../provider/validate";
 
 const USAGE = `usage: accessctl-export --policy ipp_… [--policy ipp_…] [--keys] [--rules]
@@ -58,12 +60,10 @@ function namer() {
   };
 }
 
-/** The fields of a rule as the program declares them: description and metadata only when set ("" is unset). */
+/** The fields of a rule as the program declares them (the rule's table: description and metadata only when set); the policy is written apart. */
 function ruleFields(rule: IpPolicyRuleBody, indent: string): string[] {
-  const lines = [`cidr: ${literal(rule.cidr)}`, `action: ${literal(rule.action)}`];
-  if (rule.description) lines.push(`description: ${literal(rule.description)}`);
-  if (rule.metadata) lines.push(`metadata: ${literal(rule.metadata)}`);
-  return lines.map((l) => `${indent}${l},`);
+  const { ipPolicyId: _policy, ...declared } = liveInputs<IpPolicyRuleInputs>(RULE_FIELDS, toOutputs(rule));
+  return Object.entries(declared).map(([property, value]) => `${indent}${property}: ${literal(String(value))},`);
 }
 
 /** The program: pure, from what was read. */
