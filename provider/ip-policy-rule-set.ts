@@ -13,11 +13,11 @@ import { IP_POLICY_RULE_ANSWER, IP_POLICY_RULES_PATH, IpPolicyRuleBody, IpPolicy
 import { api, ApiFailure, apiPath } from "./client";
 import { plainError } from "./errors";
 import { asDeclared, changedFields, checkFields, createBody, Fields, liveInputs, outputsOf, updateBody } from "./fields";
-import { FIELDS as RULE_FIELDS } from "./ip-policy-rule";
+import { canonicalCidr, cidr, FIELDS as RULE_FIELDS } from "./ip-policy-rule";
 import { listEverything, listsChanged } from "./list-reads";
 import { adoptExistingAllowed, claim, claimed } from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput, profileSource } from "./profiles";
-import { boolean, canonicalCidr, CheckFailure, cidr, id, isUnknown } from "./validate";
+import { boolean, CheckFailure, id, isUnknown } from "./validate";
 
 export { configure } from "./profiles";
 
