@@ -1,8 +1,9 @@
 // /api_keys: create (the only answer that carries the token), get, list, update, delete.
 import { ApiKeyBody, ApiKeyList, API_KEYS_PATH } from "../contract/api-key";
+import { checkByteLimits, checkFields, Ctx, found, optionalText, page, textFields } from "./api";
 import { apiError, shown } from "./errors";
-import { checkByteLimits, checkFields, Ctx, found, optionalText, page, Reply, textFields } from "./http";
-import { KeyRecord } from "./store";
+import { Reply } from "./http";
+import { KeyRecord } from "./records";
 
 function view(ctx: Ctx, key: KeyRecord, token: string | null = null): ApiKeyBody {
   return {

@@ -5,54 +5,8 @@
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { RULE_ACTIONS, RuleAction } from "../contract/ip-policy-rule";
-
-export interface Principal {
-  id: string; // usr_… or bot_…
-  admin: boolean;
-}
-
-export interface Account {
-  id: string;
-  users: Principal[];
-  bots: string[];
-  ipPolicies: string[];
-  certificateAuthorities: string[];
-  tlsEdges: string[];
-}
-
-export type FixtureKind = "admin" | "member" | "other";
-
-export interface KeyRecord {
-  id: string;
-  accountId: string;
-  ownerId: string;
-  description: string;
-  metadata: string;
-  createdAt: string;
-  seq: number;
-  tokenHash: string; // hex sha256 of the token; the token itself is never stored
-  fixture?: FixtureKind;
-}
-
-export interface RuleRecord {
-  id: string;
-  accountId: string;
-  ipPolicyId: string;
-  cidr: string; // canonical form
-  action: RuleAction;
-  description: string;
-  metadata: string;
-  createdAt: string;
-  seq: number;
-}
-
-export interface ModuleRecord {
-  accountId: string;
-  edgeId: string;
-  enabled: boolean;
-  certificateAuthorityIds: string[];
-}
+import { RULE_ACTIONS } from "../contract/ip-policy-rule";
+import type { Account, KeyRecord, ModuleRecord, RuleRecord } from "./records";
 
 export interface Snapshot {
   version: 1;

@@ -1,9 +1,10 @@
 // /ip_policy_rules: create, get, list, update (description, metadata, cidr), delete.
 import * as ipaddr from "ipaddr.js";
 import { IP_POLICY_RULES_PATH, IpPolicyRuleBody, IpPolicyRuleList, RULE_ACTIONS, RuleAction } from "../contract/ip-policy-rule";
+import { checkByteLimits, checkFields, Ctx, found, optionalText, page, textFields } from "./api";
 import { apiError, notFound } from "./errors";
-import { checkByteLimits, checkFields, Ctx, found, optionalText, page, Reply, textFields } from "./http";
-import { RuleRecord } from "./store";
+import { Reply } from "./http";
+import { RuleRecord } from "./records";
 
 /**
  * The service's reading of a CIDR: IPv4 in dotted decimal or IPv6, with a prefix length, and

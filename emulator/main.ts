@@ -20,7 +20,7 @@ interface Flags {
   adminToken?: string;
 }
 
-export function parseFlags(argv: string[], env: NodeJS.ProcessEnv): Flags {
+function parseFlags(argv: string[], env: NodeJS.ProcessEnv): Flags {
   const flags: Flags = { port: 8787, host: "127.0.0.1", rateLimit: { requests: 120, seconds: 60 }, rateLimitModel: "window", latencyMs: 0, failRate: 0 };
   flags.adminToken = env.ACCESSCTL_EMULATOR_ADMIN_TOKEN || undefined;
   for (let i = 0; i < argv.length; i++) {
@@ -129,7 +129,6 @@ async function main(): Promise<void> {
   process.stdout.write(`${JSON.stringify(startup)}\n`);
   const rate = flags.rateLimit ? `${flags.rateLimit.requests}/${flags.rateLimit.seconds}s, ${flags.rateLimitModel === "window" ? "rolling window" : "token bucket"}` : "off";
   process.stderr.write(`emulator listening on ${url} (rate limit ${rate}, data ${flags.data ?? "in memory"})\n`);
-
 }
 
 if (require.main === module) {

@@ -4,9 +4,10 @@
 import { API_KEYS_PATH } from "../contract/api-key";
 import { IP_POLICY_RULES_PATH } from "../contract/ip-policy-rule";
 import { MUTUAL_TLS_PATH_SUFFIX, TLS_EDGES_PATH } from "../contract/tls-edge-mutual-tls";
+import { Ctx } from "./api";
 import * as apiKey from "./api-key";
 import { apiError } from "./errors";
-import { Ctx, Reply } from "./http";
+import { Reply } from "./http";
 import * as ipPolicyRule from "./ip-policy-rule";
 import * as tlsEdgeMutualTls from "./tls-edge-mutual-tls";
 

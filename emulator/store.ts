@@ -4,20 +4,19 @@
 // persists it (through data-file.ts when there is a --data file).
 import { createHash, randomBytes } from "node:crypto";
 import { ID_PREFIX } from "../contract/common";
-import { Account, Change, DataFile, FixtureKind, KeyRecord, ModuleRecord, Principal, RuleRecord, Snapshot } from "./data-file";
+import { Change, DataFile, Snapshot } from "./data-file";
 import { apiError } from "./errors";
-
-export type { Account, KeyRecord, ModuleRecord, Principal, RuleRecord } from "./data-file";
+import type { Account, FixtureKind, KeyRecord, ModuleRecord, Principal, RuleRecord } from "./records";
 
 const ID_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
 
-export function newId(prefix: string, length = 24): string {
+function newId(prefix: string, length = 24): string {
   let out = `${prefix}_`;
   for (const b of randomBytes(length)) out += ID_ALPHABET[b % ID_ALPHABET.length];
   return out;
 }
 
-export function hashToken(token: string): string {
+function hashToken(token: string): string {
   return createHash("sha256").update(token, "utf8").digest("hex");
 }
 

@@ -1,8 +1,9 @@
 // /edges/tls/{id}/mutual_tls: replace (PUT), get, delete the mutual TLS module of a TLS edge.
 import { MUTUAL_TLS_ENABLED_DEFAULT, MutualTlsBody } from "../contract/tls-edge-mutual-tls";
+import { checkFields, Ctx } from "./api";
 import { apiError, notFound, shown } from "./errors";
-import { checkFields, Ctx, Reply } from "./http";
-import { ModuleRecord } from "./store";
+import { Reply } from "./http";
+import { ModuleRecord } from "./records";
 
 function edgeOf(ctx: Ctx): string {
   const edgeId = ctx.params.id;

@@ -1,5 +1,5 @@
-// Imports inside emulator/ flow one way (main → server → routes → handlers → http/store →
-// data-file/errors): no file imports, directly or not, a file that imports it.
+// Imports inside emulator/ flow one way (main → server (and rate-limit) → routes → handlers → api/http →
+// store → data-file → records/errors): no file imports, directly or not, a file that imports it.
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { expect, it } from "vitest";
