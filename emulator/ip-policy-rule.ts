@@ -9,7 +9,7 @@ import { RuleRecord } from "./records";
 /**
  * The service's reading of a CIDR: IPv4 in dotted decimal or IPv6, with a prefix length, and
  * equal to the network address of its range. Gives the stored form (IPv6 compressed, lower case;
- * an IPv4-mapped IPv6 range as its IPv4 range), or why it is refused. See also parseCidr in provider/validate.ts: the provider's own reading,
+ * an IPv4-mapped IPv6 range as its IPv4 range), or why it is refused. See also parseCidr in provider/ip-policy-rule.ts: the provider's own reading,
  * written separately on purpose so that test/provider/agreement.test.ts compares two readings.
  */
 export function parseCidr(text: string): { cidr: string } | { reason: string } {
