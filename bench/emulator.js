@@ -10,6 +10,7 @@ const fs = require("node:fs");
 const os = require("node:os");
 const path = require("node:path");
 const emulatorProcess = require("../scripts/emulator-process");
+const { table } = require("./table");
 
 const REPO = path.resolve(__dirname, "..");
 const SIZES = [1_000, 100_000];
@@ -129,15 +130,10 @@ async function run() {
     await agent.close();
   }
   console.log(`\nEmulator alone: ${REQUESTS} requests per operation, ${PARALLEL} in flight, --rate-limit off; medians of ${ROUNDS} rounds\n`);
-  console.log("| stored rules | data | operation | requests/s | p50 ms | p99 ms |");
-  console.log("|---|---|---|---|---|---|");
-  for (const r of rows) {
-    for (const op of ["create", "get", "delete"]) {
-      console.log(`| ${r.stored} | ${r.data ? "--data" : "memory"} | ${op} | ${r[op].perSecond} | ${r[op].p50Ms} | ${r[op].p99Ms} |`);
-    }
-  }
-  console.log("\n| stored rules | data | start s | emulator RSS MB |\n|---|---|---|---|");
-  for (const r of rows) console.log(`| ${r.stored} | ${r.data ? "--data" : "memory"} | ${r.startSeconds.toFixed(2)} | ${r.rssMb} |`);
+  const data = (r) => (r.data ? "--data" : "memory");
+  table(["stored rules", "data", "operation", "requests/s", "p50 ms", "p99 ms"], rows.flatMap((r) => ["create", "get", "delete"].map((op) => [r.stored, data(r), op, r[op].perSecond, r[op].p50Ms, r[op].p99Ms])));
+  console.log("");
+  table(["stored rules", "data", "start s", "emulator RSS MB"], rows.map((r) => [r.stored, data(r), r.startSeconds.toFixed(2), r.rssMb]));
   return { requestsPerOperation: REQUESTS, parallel: PARALLEL, rounds: ROUNDS, rows };
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run bench [-- --sizes 50,200,500 --keys 3 --latency 20 --rate-rules 300 --skip-rate --models window,bucket --skip-checkpoints
-//                    --refresh-rules 500 --refresh-keys 10 --skip-refresh --skip-team --per-object-up --only refresh,team]`
+//                    --refresh-rules 500 --refresh-keys 10 --skip-refresh --skip-team --team-rules 100 --per-object-up --only refresh,team]`
 // (--skip-checkpoints sets PULUMI_SKIP_CHECKPOINTS=true: Pulumi writes the state once at the end
 // instead of after every step; it shows what the per-step checkpoint writes cost.)
 // Measures, side by side in one run, against the emulator:
@@ -16,7 +16,7 @@
 //   5. refresh at the service's 120/60: `preview --refresh` right after the `up` of 500 rules + 10
 //      keys, and `up --refresh` with nothing to change, with reads answered from the lists (ours)
 //      against one GET per object (ACCESSCTL_READ_MODE=get), and the same preview at --rate-limit off;
-//   6. a team: three stacks of 100 rules deploying at once against one account at 120/60, both models.
+//   6. a team: three stacks of 100 rules (--team-rules) deploying at once against one account at 120/60, both models.
 //   7. the policy as one resource (IpPolicyRuleSet, examples/office-allowlist) beside per-rule
 //      resources (ours, baseline) and the floor: up of --set-rules from empty, preview --refresh, a
 //      change of 100 CIDRs (requests counted), destroy, unlimited; up at the emulator's default
@@ -30,9 +30,10 @@ const path = require("node:path");
 const emulatorProcess = require("../scripts/emulator-process");
 const { makeProject, packTarball, pulumiBinDir, REPO } = require("../scripts/pack-project");
 const { spawnJob } = require("../scripts/stack");
+const { fmt, table } = require("./table");
 
 function flags(argv) {
-  const f = { sizes: [50, 200, 500], keys: 3, latency: 20, rateRules: 300, skipRate: false, skipCheckpoints: false, refreshRules: 500, refreshKeys: 10, skipRefresh: false, skipTeam: false, perObjectUp: false, skipEmulator: false, models: ["window", "bucket"], skipSet: false, setRules: 500, setLarge: 5000, setPerRule: true };
+  const f = { sizes: [50, 200, 500], keys: 3, latency: 20, rateRules: 300, skipRate: false, skipCheckpoints: false, refreshRules: 500, refreshKeys: 10, skipRefresh: false, skipTeam: false, teamRules: 100, perObjectUp: false, skipEmulator: false, models: ["window", "bucket"], skipSet: false, setRules: 500, setLarge: 5000, setPerRule: true };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--sizes") f.sizes = argv[++i].split(",").map(Number);
@@ -46,6 +47,7 @@ function flags(argv) {
     else if (a === "--refresh-keys") f.refreshKeys = Number(argv[++i]);
     else if (a === "--skip-refresh") f.skipRefresh = true;
     else if (a === "--skip-team") f.skipTeam = true;
+    else if (a === "--team-rules") f.teamRules = Number(argv[++i]); // rules per stack of the team
     else if (a === "--set-rules") f.setRules = Number(argv[++i]);
     else if (a === "--set-large") f.setLarge = Number(argv[++i]);
     else if (a === "--skip-set-per-rule") f.setPerRule = false; // the set rows without the per-rule ones beside them
@@ -89,6 +91,76 @@ async function pulumi(job) {
   return { seconds, result };
 }
 
+/** The emulator flags of the unlimited measurements, and our client's limiter lifted to match. */
+const unlimitedEmulator = (f) => ["--rate-limit", "off", "--latency", String(f.latency)];
+const UNLIMITED_CLIENT = { ACCESSCTL_MAX_REQUESTS_PER_MINUTE: "1000000" };
+
+/**
+ * The set-up of every measurement: an emulator started with `emuArgs` (its limits; a function of the
+ * session's directory when the emulator keeps its data there), a fresh directory for the file backend,
+ * and jobs on `project` that reach the emulator with its admin token, `env` added. Runs fn(session),
+ * then stops the emulator and removes the directory.
+ */
+async function withSession(ctx, { emuArgs = [], project, env = {} }, fn) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-bench-"));
+  const s = {
+    dir,
+    emu: undefined,
+    /** A job for scripts/stack.js; `extra`: its other fields (refresh, env added, another backend directory). */
+    job: (stack, op, config, { env: more = {}, backend = dir, ...extra } = {}) => ({
+      dir: project, stack, op, binDir: ctx.binDir, backend: `file://${backend}`, config,
+      env: { ACCESSCTL_API_URL: s.emu.url, ACCESSCTL_API_KEY: s.emu.adminToken, ...env, ...more },
+      ...extra,
+    }),
+    /** One operation, with what the emulator answered during it: requests, 429s, and answers by method and status class. */
+    run: async (stack, op, config, extra) => {
+      const before = await stats(s.emu);
+      const { seconds, result } = await pulumi(s.job(stack, op, config, extra));
+      const after = await stats(s.emu);
+      const byMethod = Object.fromEntries(Object.entries(after.byMethod ?? {}).map(([k, v]) => [k, v - (before.byMethod?.[k] ?? 0)]));
+      return { seconds, result, requests: after.requests - before.requests, rateLimited429: (after.byStatus["429"] ?? 0) - (before.byStatus["429"] ?? 0), byMethod };
+    },
+    restart: async (args) => {
+      await stopEmulator(s.emu);
+      s.emu = await startEmulator(args);
+    },
+    stateFile: (stack) => path.join(dir, ".pulumi", "stacks", "accessctl-bench", `${stack}.json`),
+  };
+  try {
+    s.emu = await startEmulator(typeof emuArgs === "function" ? emuArgs(dir) : emuArgs);
+    return await fn(s);
+  } finally {
+    if (s.emu) await stopEmulator(s.emu);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Config of examples/many-rules: `rules` (a count of generated ranges, or a list of CIDRs) over the emulator's policies, and `keys` API keys. */
+const manyRules = (emu, rules, keys) => ({
+  ipPolicyIds: { value: JSON.stringify(emu.fixtures.ipPolicies) },
+  ...(Array.isArray(rules) ? { cidrs: { value: JSON.stringify(rules) } } : { count: { value: String(rules) } }),
+  apiKeys: { value: String(keys) },
+});
+
+/** The API called directly with undici, `parallel` calls at once: the floor, no engine. */
+function directClient(emu, parallel) {
+  const { Agent, request } = require(path.join(REPO, "node_modules/undici"));
+  const agent = new Agent({ connections: 64 });
+  const headers = { authorization: `Bearer ${emu.adminToken}`, "service-version": "2", "content-type": "application/json" };
+  const call = async (method, p, body) => {
+    const res = await request(p.startsWith("http") ? p : emu.url + p, { method, headers, body: body && JSON.stringify(body), dispatcher: agent });
+    const text = await res.body.text();
+    if (res.statusCode >= 300) throw new Error(`${method} ${p}: ${res.statusCode} ${text}`);
+    return text && JSON.parse(text);
+  };
+  const pool = async (items, fn) => {
+    const queue = [...items];
+    await Promise.all(Array.from({ length: parallel }, async () => { while (queue.length) await fn(queue.shift()); }));
+  };
+  return { call, pool, close: () => agent.close() };
+}
+const timed = async (fn) => { const t = process.hrtime.bigint(); await fn(); return Number(process.hrtime.bigint() - t) / 1e9; };
+
 /** Samples the peak resident memory (VmHWM) of dynamic-provider processes until stopped. */
 function watchProviderMemory() {
   let peakKb = 0;
@@ -109,42 +181,23 @@ function watchProviderMemory() {
   };
 }
 
-async function measureEngine(variant, n, f, projects, binDir) {
-  const emu = await startEmulator(["--rate-limit", "off", "--latency", String(f.latency)]);
-  const backend = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-bench-backend-"));
-  const job = (op, extra = {}) => ({
-    dir: projects[variant],
-    stack: `${variant}-${n}`,
-    op,
-    binDir,
-    backend: `file://${backend}`,
-    config: {
-      ipPolicyIds: { value: JSON.stringify(emu.fixtures.ipPolicies) },
-      count: { value: String(n) },
-      apiKeys: { value: String(f.keys) },
-    },
-    // --rate-limit off on the service: lift our client-side limiter too, to measure the engine.
-    env: {
-      ACCESSCTL_API_URL: emu.url,
-      ACCESSCTL_API_KEY: emu.adminToken,
-      ACCESSCTL_MAX_REQUESTS_PER_MINUTE: "1000000",
-      ...(f.skipCheckpoints ? { PULUMI_SKIP_CHECKPOINTS: "true" } : {}),
-    },
-    ...extra,
-  });
-  try {
+/** 1, 2, 4. up / preview --refresh / destroy of `n` rules + `keys` keys with one variant (ours, baseline); state and provider code sizes; peak memory. */
+async function measureEngine(ctx, variant, n, keys) {
+  const env = { ...UNLIMITED_CLIENT, ...(ctx.f.skipCheckpoints ? { PULUMI_SKIP_CHECKPOINTS: "true" } : {}) };
+  return withSession(ctx, { emuArgs: unlimitedEmulator(ctx.f), project: ctx.projects[variant], env }, async (s) => {
+    const stack = `${variant}-${n}`;
+    const config = manyRules(s.emu, n, keys);
     const stopWatch = watchProviderMemory();
-    const up = await pulumi(job("up"));
+    const up = await pulumi(s.job(stack, "up", config));
     const peakKb = stopWatch();
-    const stateFile = path.join(backend, ".pulumi", "stacks", "accessctl-bench", `${variant}-${n}.json`);
-    const stateBytes = fs.statSync(stateFile).size;
-    const state = JSON.parse(fs.readFileSync(stateFile, "utf8")).checkpoint.latest;
+    const stateBytes = fs.statSync(s.stateFile(stack)).size;
+    const state = JSON.parse(fs.readFileSync(s.stateFile(stack), "utf8")).checkpoint.latest;
     const ours = state.resources.filter((r) => r.type.startsWith("pulumi-nodejs:dynamic/"));
     const providerBytes = ours.reduce((sum, r) => sum + r.inputs.__provider.length + (r.outputs.__provider ?? "").length, 0);
-    const preview = await pulumi(job("preview", { refresh: true }));
+    const preview = await pulumi(s.job(stack, "preview", config, { refresh: true }));
     const changes = preview.result.changeSummary;
     if (Object.keys(changes).some((k) => k !== "same")) throw new Error(`${variant}: preview --refresh found changes: ${JSON.stringify(changes)}`);
-    const destroy = await pulumi(job("destroy"));
+    const destroy = await pulumi(s.job(stack, "destroy", config));
     return {
       up: up.seconds,
       previewRefresh: preview.seconds,
@@ -154,158 +207,153 @@ async function measureEngine(variant, n, f, projects, binDir) {
       providerBytesPerResource: Math.round(providerBytes / ours.length),
       providerPeakRssMb: Math.round(peakKb / 1024),
     };
-  } finally {
-    await stopEmulator(emu);
-    fs.rmSync(backend, { recursive: true, force: true });
-  }
+  });
 }
 
 /** The same API calls with undici at Pulumi's default parallelism (4 per core), no engine. */
-async function measureFloor(n, f) {
-  const { Agent, request } = require(path.join(REPO, "node_modules/undici"));
-  const emu = await startEmulator(["--rate-limit", "off", "--latency", String(f.latency)]);
-  const agent = new Agent({ connections: 64 });
+async function measureFloor(ctx, n) {
   const parallel = os.availableParallelism() * 4;
-  const headers = { authorization: `Bearer ${emu.adminToken}`, "service-version": "2", "content-type": "application/json" };
-  const call = async (method, p, body) => {
-    const res = await request(emu.url + p, { method, headers, body: body && JSON.stringify(body), dispatcher: agent });
-    const text = await res.body.text();
-    if (res.statusCode >= 300) throw new Error(`${method} ${p}: ${res.statusCode} ${text}`);
-    return text && JSON.parse(text);
-  };
-  const pool = async (items, fn) => {
-    const queue = [...items];
-    await Promise.all(Array.from({ length: parallel }, async () => { while (queue.length) await fn(queue.shift()); }));
-  };
-  const timed = async (fn) => { const t = process.hrtime.bigint(); await fn(); return Number(process.hrtime.bigint() - t) / 1e9; };
-  try {
-    const bodies = [
-      ...Array.from({ length: n }, (_, i) => ["/ip_policy_rules", { ip_policy_id: emu.fixtures.ipPolicies[i % 2], cidr: `10.${Math.floor(i / 256) % 256}.${i % 256}.0/24`, action: "allow", description: `generated rule ${i + 1} of ${n}` }]),
-      ...Array.from({ length: f.keys }, (_, i) => ["/api_keys", { description: `CI key ${i + 1}` }]),
-    ];
-    const created = [];
-    const up = await timed(() => pool(bodies, async ([p, body]) => created.push(`${p}/${(await call("POST", p, body)).id}`)));
-    const previewRefresh = await timed(() => pool(created, (p) => call("GET", p)));
-    const destroy = await timed(() => pool(created, (p) => call("DELETE", p)));
-    return { up, previewRefresh, destroy, parallel };
-  } finally {
-    await agent.close();
-    await stopEmulator(emu);
-  }
+  return withSession(ctx, { emuArgs: unlimitedEmulator(ctx.f) }, async (s) => {
+    const { call, pool, close } = directClient(s.emu, parallel);
+    try {
+      const bodies = [
+        ...Array.from({ length: n }, (_, i) => ["/ip_policy_rules", { ip_policy_id: s.emu.fixtures.ipPolicies[i % 2], cidr: `10.${Math.floor(i / 256) % 256}.${i % 256}.0/24`, action: "allow", description: `generated rule ${i + 1} of ${n}` }]),
+        ...Array.from({ length: ctx.f.keys }, (_, i) => ["/api_keys", { description: `CI key ${i + 1}` }]),
+      ];
+      const created = [];
+      const up = await timed(() => pool(bodies, async ([p, body]) => created.push(`${p}/${(await call("POST", p, body)).id}`)));
+      const previewRefresh = await timed(() => pool(created, (p) => call("GET", p)));
+      const destroy = await timed(() => pool(created, (p) => call("DELETE", p)));
+      return { up, previewRefresh, destroy, parallel };
+    } finally {
+      await close();
+    }
+  });
+}
+
+function printEngine(rows, f) {
+  console.log(`\nemulator --rate-limit off --latency ${f.latency}\n`);
+  const ops = ["up", "previewRefresh", "destroy"];
+  table(["N rules + keys", "op", "ours s", "baseline s", "floor s", "ours/baseline", "ours/floor", "ours ms/resource"], rows.flatMap((r) => ops.map((op) => [
+    `${r.n} + ${r.keys}`, op, fmt(r.ours[op]), fmt(r.baseline[op]), fmt(r.floor[op], 2), fmt(r.ours[op] / r.baseline[op], 2), fmt(r.ours[op] / r.floor[op], 1), fmt((r.ours[op] * 1000) / (r.n + r.keys), 1),
+  ])));
+  console.log("");
+  table(["N", "state bytes/resource ours", "baseline", "provider code bytes/resource ours", "baseline", "provider peak RSS MB ours", "baseline"], rows.map((r) => [
+    r.n, r.ours.stateBytesPerResource, r.baseline.stateBytesPerResource, r.ours.providerBytesPerResource, r.baseline.providerBytesPerResource, r.ours.providerPeakRssMb, r.baseline.providerPeakRssMb,
+  ]));
 }
 
 /** The least time `requests` requests take at the service's 120/60, by the emulator's model. */
-function lowerBound(model, requests) {
+function rateLowerBound(model, requests) {
   return model === "bucket" ? Math.max(0, (requests - 120) / 2) : 60 * Math.floor(Math.max(0, requests - 1) / 120);
 }
 
 /** 3. `up` of many rules at the service's 120/60 (rolling window, or token bucket), then the drift gate (`preview --refresh`) right after it. */
-async function measureRateLimit(rules, model, projects, binDir) {
-  const emu = await startEmulator(["--rate-limit-model", model]); // the service's default: 120 requests per 60 s per account
-  const backend = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-bench-backend-"));
-  const job = (op, extra = {}) => ({
-    dir: projects.ours, stack: `rate-${model}`, op, binDir, backend: `file://${backend}`,
-    config: { ipPolicyIds: { value: JSON.stringify(emu.fixtures.ipPolicies) }, count: { value: String(rules) }, apiKeys: { value: "0" } },
-    env: { ACCESSCTL_API_URL: emu.url, ACCESSCTL_API_KEY: emu.adminToken },
-    ...extra,
-  });
-  try {
+async function measureRateLimit(ctx, model) {
+  const rules = ctx.f.rateRules;
+  const stack = `rate-${model}`;
+  // The service's default: 120 requests per 60 s per account.
+  return withSession(ctx, { emuArgs: ["--rate-limit-model", model], project: ctx.projects.ours }, async (s) => {
+    const config = manyRules(s.emu, rules, 0);
     let ok = true;
     let error;
     let seconds = 0;
     try {
-      seconds = (await pulumi(job("up"))).seconds;
+      seconds = (await pulumi(s.job(stack, "up", config))).seconds;
     } catch (e) {
       ok = false;
       error = String(e.message).slice(0, 500);
     }
-    const s = await stats(emu);
-    const r = { model, rules, seconds, requestSpanSeconds: requestSpan(emu), lowerBoundSeconds: lowerBound(model, rules), requests: s.requests, rateLimited429: s.byStatus["429"] ?? 0, ok, error };
-    process.stderr.write(`bench: rate ${model}: up of ${rules} rules: ${seconds.toFixed(1)} s (bound ${r.lowerBoundSeconds} s), ${s.requests} requests, ${r.rateLimited429} × 429\n`);
+    const st = await stats(s.emu);
+    const r = { model, rules, seconds, requestSpanSeconds: requestSpan(s.emu), lowerBoundSeconds: rateLowerBound(model, rules), requests: st.requests, rateLimited429: st.byStatus["429"] ?? 0, ok, error };
+    process.stderr.write(`bench: rate ${model}: up of ${rules} rules: ${seconds.toFixed(1)} s (bound ${r.lowerBoundSeconds} s), ${st.requests} requests, ${r.rateLimited429} × 429\n`);
     if (ok) {
-      const preview = await pulumi(job("preview", { refresh: true }));
-      const after = await stats(emu);
-      r.driftGate = { seconds: preview.seconds, requests: after.requests - s.requests, rateLimited429: (after.byStatus["429"] ?? 0) - r.rateLimited429, changes: preview.result.changeSummary };
+      const preview = await s.run(stack, "preview", config, { refresh: true });
+      r.driftGate = { seconds: preview.seconds, requests: preview.requests, rateLimited429: preview.rateLimited429, changes: preview.result.changeSummary };
       process.stderr.write(`bench: rate ${model}: preview --refresh after it: ${preview.seconds.toFixed(1)} s, ${r.driftGate.requests} requests, ${r.driftGate.rateLimited429} × 429\n`);
     }
     return r;
-  } finally {
-    await stopEmulator(emu);
-    fs.rmSync(backend, { recursive: true, force: true });
-  }
+  });
+}
+
+/** 6. Three stacks of --team-rules rules, one file backend each, deploying at once against one account at 120/60 (rolling window, or token bucket). */
+async function measureTeam(ctx, model) {
+  const perStack = ctx.f.teamRules;
+  return withSession(ctx, { emuArgs: ["--rate-limit-model", model], project: ctx.projects.ours }, async (s) => {
+    const jobs = [0, 1, 2].map((i) => {
+      const backend = path.join(s.dir, `team-${i}`);
+      fs.mkdirSync(backend);
+      return s.job(`team-${i}`, "up", manyRules(s.emu, Array.from({ length: perStack }, (_, j) => `10.${100 + i}.${j}.0/24`), 0), { backend });
+    });
+    const started = process.hrtime.bigint();
+    const results = await Promise.all(jobs.map((job) => spawnJob(job).done));
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    const st = await stats(s.emu);
+    const total = perStack * 3;
+    process.stderr.write(`bench: team ${model}: ${seconds.toFixed(1)} s (bound ${rateLowerBound(model, total)} s), ${st.requests} requests, ${st.byStatus["429"] ?? 0} × 429\n`);
+    return { model, stacks: 3, perStack, seconds, requestSpanSeconds: requestSpan(s.emu), lowerBoundSeconds: rateLowerBound(model, total), requests: st.requests, rateLimited429: st.byStatus["429"] ?? 0, ok: results.every((r) => r.ok), errors: results.filter((r) => !r.ok).map((r) => String(r.error).slice(0, 300)) };
+  });
+}
+
+/** The rate table: the single `up`s with their drift gates, and the teams. */
+function printRate(rateLimit, team) {
+  console.log("\nRate limit 120/60 per account, by the emulator's model (window: rolling 60 s, the default; bucket: burst 120, then 2/s):");
+  const ratio = (m) => `${fmt(m.seconds / m.lowerBoundSeconds, 2)} (${fmt(m.requestSpanSeconds / m.lowerBoundSeconds, 2)})`;
+  table(["model", "run", "seconds", "first to last request s", "lower bound s", "ratio", "requests", "429"], [
+    ...rateLimit.flatMap((r) => [
+      [r.model, `up of ${r.rules} rules${r.ok ? "" : ` FAILED: ${r.error}`}`, fmt(r.seconds), fmt(r.requestSpanSeconds), fmt(r.lowerBoundSeconds, 0), ratio(r), r.requests, r.rateLimited429],
+      ...(r.driftGate ? [[r.model, "preview --refresh right after it", fmt(r.driftGate.seconds), "", "", "", r.driftGate.requests, r.driftGate.rateLimited429]] : []),
+    ]),
+    ...team.map((t) => [t.model, `${t.stacks} stacks × ${t.perStack} rules at once${t.ok ? "" : ` FAILED: ${t.errors.join("; ")}`}`, fmt(t.seconds), fmt(t.requestSpanSeconds), fmt(t.lowerBoundSeconds, 0), ratio(t), t.requests, `${t.rateLimited429} (${fmt((100 * t.rateLimited429) / t.requests)}%)`]),
+  ]);
 }
 
 /**
  * 5. Refresh at the service's limit. The emulator keeps its data in a file and a fixed admin token,
  * so that the same account can be served again at --rate-limit off for the comparison.
  */
-async function measureRefresh(f, projects, binDir) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-bench-refresh-"));
-  const token = `bench-admin-${Date.now()}-0123456789`;
-  const emuArgs = ["--data", path.join(dir, "emulator.json"), "--admin-token", token];
-  let emu = await startEmulator(emuArgs);
-  const port = new URL(emu.url).port;
+async function measureRefresh(ctx) {
+  const { f } = ctx;
   const n = f.refreshRules;
-  const run = async (op, refresh, readMode) => {
-    const before = await stats(emu);
-    const { seconds, result } = await pulumi({
-      dir: projects.ours, stack: "refresh", op, binDir, backend: `file://${dir}`, refresh,
-      config: { ipPolicyIds: { value: JSON.stringify(emu.fixtures.ipPolicies) }, count: { value: String(n) }, apiKeys: { value: String(f.refreshKeys) } },
-      env: { ACCESSCTL_API_URL: emu.url, ACCESSCTL_API_KEY: token, ...(readMode ? { ACCESSCTL_READ_MODE: readMode } : {}) },
-    });
-    const after = await stats(emu);
-    const changes = result.changeSummary ?? result.summary?.resourceChanges;
-    if (op === "preview" || refresh) {
-      if (Object.keys(changes ?? {}).some((k) => k !== "same")) throw new Error(`${op}: expected no changes, got ${JSON.stringify(changes)}`);
-    }
-    const limited = (after.byStatus["429"] ?? 0) - (before.byStatus["429"] ?? 0);
-    process.stderr.write(`bench: refresh: ${op}${refresh ? " --refresh" : ""} ${readMode ?? "list"}: ${seconds.toFixed(1)} s, ${after.requests - before.requests} requests, ${limited} × 429\n`);
-    return { seconds, requests: after.requests - before.requests, rateLimited429: limited };
-  };
-  try {
+  const token = `bench-admin-${Date.now()}-0123456789`;
+  const emuArgs = (dir) => ["--data", path.join(dir, "emulator.json"), "--admin-token", token];
+  return withSession(ctx, { emuArgs, project: ctx.projects.ours }, async (s) => {
+    const run = async (op, refresh, readMode) => {
+      const m = await s.run("refresh", op, manyRules(s.emu, n, f.refreshKeys), { refresh, env: readMode ? { ACCESSCTL_READ_MODE: readMode } : {} });
+      const changes = m.result.changeSummary ?? m.result.summary?.resourceChanges;
+      if (op === "preview" || refresh) {
+        if (Object.keys(changes ?? {}).some((k) => k !== "same")) throw new Error(`${op}: expected no changes, got ${JSON.stringify(changes)}`);
+      }
+      process.stderr.write(`bench: refresh: ${op}${refresh ? " --refresh" : ""} ${readMode ?? "list"}: ${m.seconds.toFixed(1)} s, ${m.requests} requests, ${m.rateLimited429} × 429\n`);
+      return { seconds: m.seconds, requests: m.requests, rateLimited429: m.rateLimited429 };
+    };
     const up = await run("up", false);
     const r = { rules: n, keys: f.refreshKeys, up };
     r.previewList = await run("preview", true); // right after the up: the account's budget is spent
     r.upRefreshList = await run("up", true);
     r.previewGet = await run("preview", true, "get");
     if (f.perObjectUp) r.upRefreshGet = await run("up", true, "get");
-    await stopEmulator(emu);
     // The same port: the objects' URIs (in their outputs) stay the same, so the preview shows no diffs.
-    emu = await startEmulator([...emuArgs, "--rate-limit", "off", "--port", port]);
+    await s.restart([...emuArgs(s.dir), "--rate-limit", "off", "--port", new URL(s.emu.url).port]);
     r.previewListOff = await run("preview", true);
     r.previewGetOff = await run("preview", true, "get");
     await run("destroy", false);
     return r;
-  } finally {
-    await stopEmulator(emu);
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
+  });
 }
 
-/** 6. Three stacks of `perStack` rules, one file backend each, deploying at once against one account at 120/60 (rolling window, or token bucket). */
-async function measureTeam(perStack, model, projects, binDir) {
-  const emu = await startEmulator(["--rate-limit-model", model]);
-  const dirs = [0, 1, 2].map(() => fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-bench-team-")));
-  try {
-    const started = process.hrtime.bigint();
-    const results = await Promise.all(dirs.map((dir, s) => spawnJob({
-      dir: projects.ours, stack: `team-${s}`, op: "up", binDir, backend: `file://${dir}`,
-      config: {
-        ipPolicyIds: { value: JSON.stringify(emu.fixtures.ipPolicies) },
-        cidrs: { value: JSON.stringify(Array.from({ length: perStack }, (_, i) => `10.${100 + s}.${i}.0/24`)) },
-        apiKeys: { value: "0" },
-      },
-      env: { ACCESSCTL_API_URL: emu.url, ACCESSCTL_API_KEY: emu.adminToken },
-    }).done));
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    const s = await stats(emu);
-    const total = perStack * 3;
-    process.stderr.write(`bench: team ${model}: ${seconds.toFixed(1)} s (bound ${lowerBound(model, total)} s), ${s.requests} requests, ${s.byStatus["429"] ?? 0} × 429\n`);
-    return { model, stacks: 3, perStack, seconds, requestSpanSeconds: requestSpan(emu), lowerBoundSeconds: lowerBound(model, total), requests: s.requests, rateLimited429: s.byStatus["429"] ?? 0, ok: results.every((r) => r.ok), errors: results.filter((r) => !r.ok).map((r) => String(r.error).slice(0, 300)) };
-  } finally {
-    await stopEmulator(emu);
-    for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
-  }
+function printRefresh(r) {
+  const pages = Math.ceil(r.rules / 100);
+  console.log(`\nRefresh of ${r.rules} rules + ${r.keys} keys, emulator at 120/60 (right after the up: ${fmt(r.up.seconds)} s, ${r.up.requests} requests):`);
+  const rows = [
+    ["preview --refresh", "list", r.previewList, `≤ ${2 * pages + 10} requests, ≤ 1.2 × ${fmt(r.previewListOff.seconds)} s = ${fmt(1.2 * r.previewListOff.seconds)} s`],
+    ["preview --refresh", "GET each", r.previewGet, ""],
+    ["up --refresh, no changes", "list", r.upRefreshList, `≤ ${4 * pages + 20} requests, no 429`],
+    ["up --refresh, no changes", "GET each", r.upRefreshGet, ""],
+    ["preview --refresh at --rate-limit off", "list", r.previewListOff, ""],
+    ["preview --refresh at --rate-limit off", "GET each", r.previewGetOff, ""],
+  ];
+  table(["operation", "reads", "seconds", "requests", "429", "target"], rows.filter(([, , m]) => m).map(([op, reads, m, target]) => [op, reads, fmt(m.seconds), m.requests, m.rateLimited429, target]));
 }
 
 /** The emulator's default model of its limit (the service's documented rolling window). */
@@ -315,67 +363,48 @@ const RATE_MODEL = "window";
 const setCidrs = (count, second = 0) => Array.from({ length: count }, (_, i) => `10.${second + Math.floor(i / 250)}.${i % 250}.0/24`);
 
 /** 7. IpPolicyRuleSet: one resource for a whole policy. */
-async function measureSet(f, projects, binDir) {
+async function measureSet(ctx) {
+  const { f } = ctx;
   const n = f.setRules;
   const r = { rules: n };
-  const run = async (emu, backend, stack, op, cidrs, { env = {}, ...extra } = {}) => {
-    const before = await stats(emu);
-    const { seconds, result } = await pulumi({
-      dir: projects.set, stack, op, binDir, backend: `file://${backend}`,
-      config: { ipPolicyId: { value: emu.fixtures.ipPolicies[0] }, allow: { value: JSON.stringify(cidrs) } },
-      env: { ACCESSCTL_API_URL: emu.url, ACCESSCTL_API_KEY: emu.adminToken, ...env },
-      ...extra,
-    });
-    const after = await stats(emu);
-    const delta = (k) => (after.byMethod?.[k] ?? 0) - (before.byMethod?.[k] ?? 0);
-    const m = { seconds, requests: after.requests - before.requests, post: delta("POST 2xx"), patch: delta("PATCH 2xx"), delete: delta("DELETE 2xx"), rateLimited429: (after.byStatus["429"] ?? 0) - (before.byStatus["429"] ?? 0) };
+  const session = (emuArgs, env, fn) => withSession(ctx, { emuArgs, project: ctx.projects.set, env }, fn);
+  const run = async (s, stack, op, cidrs, extra) => {
+    const { seconds, result, requests, byMethod, rateLimited429 } = await s.run(stack, op, { ipPolicyId: { value: s.emu.fixtures.ipPolicies[0] }, allow: { value: JSON.stringify(cidrs) } }, extra);
+    const m = { seconds, requests, post: byMethod["POST 2xx"] ?? 0, patch: byMethod["PATCH 2xx"] ?? 0, delete: byMethod["DELETE 2xx"] ?? 0, rateLimited429 };
     if (op === "preview" && Object.keys(result.changeSummary ?? {}).some((k) => k !== "same")) throw new Error(`set: preview --refresh found changes: ${JSON.stringify(result.changeSummary)}`);
     process.stderr.write(`bench: set: ${op} of ${cidrs.length}: ${seconds.toFixed(1)} s, ${m.requests} requests (POST ${m.post}, PATCH ${m.patch}, DELETE ${m.delete}), ${m.rateLimited429} × 429\n`);
     return m;
   };
-  const unlimited = { ACCESSCTL_MAX_REQUESTS_PER_MINUTE: "1000000" };
-  const session = async (emuArgs, fn) => {
-    const emu = await startEmulator(emuArgs);
-    const backend = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-bench-set-"));
-    try {
-      return await fn(emu, backend);
-    } finally {
-      await stopEmulator(emu);
-      fs.rmSync(backend, { recursive: true, force: true });
-    }
-  };
-  const stateBytes = (backend, stack) => fs.statSync(path.join(backend, ".pulumi", "stacks", "accessctl-bench", `${stack}.json`)).size;
 
-  r.unlimited = await session(["--rate-limit", "off", "--latency", String(f.latency)], async (emu, backend) => {
+  r.unlimited = await session(unlimitedEmulator(f), UNLIMITED_CLIENT, async (s) => {
     const cidrs = setCidrs(n);
     const changed = [...setCidrs(n - 100), ...setCidrs(100, 200)]; // the last 100 CIDRs replaced by others of the same action
-    const out = { up: await run(emu, backend, "set", "up", cidrs, { env: unlimited }) };
-    out.stateBytes = stateBytes(backend, "set");
-    out.previewRefresh = await run(emu, backend, "set", "preview", cidrs, { refresh: true, env: unlimited });
-    out.change100 = await run(emu, backend, "set", "up", changed, { env: unlimited });
-    out.destroy = await run(emu, backend, "set", "destroy", changed, { env: unlimited });
+    const out = { up: await run(s, "set", "up", cidrs) };
+    out.stateBytes = fs.statSync(s.stateFile("set")).size;
+    out.previewRefresh = await run(s, "set", "preview", cidrs, { refresh: true });
+    out.change100 = await run(s, "set", "up", changed);
+    out.destroy = await run(s, "set", "destroy", changed);
     return out;
   });
-  r.floor = await measureSetFloor(n, f);
+  r.floor = await measureSetFloor(ctx);
   if (f.setPerRule) {
     process.stderr.write(`bench: set: per-rule resources, N=${n}, for comparison…\n`);
-    const perRule = { ...f, keys: 0 };
-    r.perRule = { ours: await measureEngine("ours", n, perRule, projects, binDir), baseline: await measureEngine("baseline", n, perRule, projects, binDir) };
+    r.perRule = { ours: await measureEngine(ctx, "ours", n, 0), baseline: await measureEngine(ctx, "baseline", n, 0) };
   }
-  r.limited = await session([], async (emu, backend) => {
-    const up = await run(emu, backend, "set-limited", "up", setCidrs(n));
+  r.limited = await session([], {}, async (s) => {
+    const up = await run(s, "set-limited", "up", setCidrs(n));
     up.model = RATE_MODEL;
-    up.lowerBoundSeconds = lowerBound(RATE_MODEL, up.requests);
-    await run(emu, backend, "set-limited", "destroy", setCidrs(n)).catch((e) => process.stderr.write(`bench: set: destroy at the limit failed: ${e.message}\n`));
+    up.lowerBoundSeconds = rateLowerBound(RATE_MODEL, up.requests);
+    await run(s, "set-limited", "destroy", setCidrs(n)).catch((e) => process.stderr.write(`bench: set: destroy at the limit failed: ${e.message}\n`));
     return up;
   });
   if (f.setLarge) {
-    r.large = await session(["--rate-limit", "off"], async (emu, backend) => {
+    r.large = await session(["--rate-limit", "off"], UNLIMITED_CLIENT, async (s) => {
       const cidrs = setCidrs(f.setLarge);
-      const out = { rules: f.setLarge, up: await run(emu, backend, "set-large", "up", cidrs, { env: unlimited }) };
-      out.stateBytes = stateBytes(backend, "set-large");
-      out.previewRefresh = await run(emu, backend, "set-large", "preview", cidrs, { refresh: true, env: unlimited });
-      out.destroy = await run(emu, backend, "set-large", "destroy", cidrs, { env: unlimited });
+      const out = { rules: f.setLarge, up: await run(s, "set-large", "up", cidrs) };
+      out.stateBytes = fs.statSync(s.stateFile("set-large")).size;
+      out.previewRefresh = await run(s, "set-large", "preview", cidrs, { refresh: true });
+      out.destroy = await run(s, "set-large", "destroy", cidrs);
       return out;
     });
   }
@@ -383,89 +412,99 @@ async function measureSet(f, projects, binDir) {
 }
 
 /** The set's calls made directly, 16 at once (the set's concurrency), no engine. */
-async function measureSetFloor(n, f) {
-  const { Agent, request } = require(path.join(REPO, "node_modules/undici"));
-  const emu = await startEmulator(["--rate-limit", "off", "--latency", String(f.latency)]);
-  const agent = new Agent({ connections: 64 });
-  const headers = { authorization: `Bearer ${emu.adminToken}`, "service-version": "2", "content-type": "application/json" };
-  const call = async (method, p, body) => {
-    const res = await request(p.startsWith("http") ? p : emu.url + p, { method, headers, body: body && JSON.stringify(body), dispatcher: agent });
-    const text = await res.body.text();
-    if (res.statusCode >= 300) throw new Error(`${method} ${p}: ${res.statusCode} ${text}`);
-    return text && JSON.parse(text);
-  };
-  const pool = async (items, fn) => {
-    const queue = [...items];
-    await Promise.all(Array.from({ length: 16 }, async () => { while (queue.length) await fn(queue.shift()); }));
-  };
-  const timed = async (fn) => { const t = process.hrtime.bigint(); await fn(); return Number(process.hrtime.bigint() - t) / 1e9; };
-  const list = async () => { for (let next = "/ip_policy_rules"; next; ) next = (await call("GET", next)).next_page_uri; };
-  try {
-    const ids = [];
-    const p = emu.fixtures.ipPolicies[0];
-    const up = await timed(() => pool(setCidrs(n), async (cidr) => ids.push((await call("POST", "/ip_policy_rules", { ip_policy_id: p, cidr, action: "allow" })).id)));
-    const previewRefresh = await timed(list);
-    const moved = setCidrs(100, 200);
-    const change100 = await timed(() => pool(ids.slice(0, 100).map((id, i) => [id, moved[i]]), ([id, cidr]) => call("PATCH", `/ip_policy_rules/${id}`, { cidr })));
-    const destroy = await timed(() => pool(ids, (id) => call("DELETE", `/ip_policy_rules/${id}`)));
-    return { up, previewRefresh, change100, destroy };
-  } finally {
-    await agent.close();
-    await stopEmulator(emu);
-  }
+async function measureSetFloor(ctx) {
+  const n = ctx.f.setRules;
+  return withSession(ctx, { emuArgs: unlimitedEmulator(ctx.f) }, async (s) => {
+    const { call, pool, close } = directClient(s.emu, 16);
+    const list = async () => { for (let next = "/ip_policy_rules"; next; ) next = (await call("GET", next)).next_page_uri; };
+    try {
+      const ids = [];
+      const p = s.emu.fixtures.ipPolicies[0];
+      const up = await timed(() => pool(setCidrs(n), async (cidr) => ids.push((await call("POST", "/ip_policy_rules", { ip_policy_id: p, cidr, action: "allow" })).id)));
+      const previewRefresh = await timed(list);
+      const moved = setCidrs(100, 200);
+      const change100 = await timed(() => pool(ids.slice(0, 100).map((id, i) => [id, moved[i]]), ([id, cidr]) => call("PATCH", `/ip_policy_rules/${id}`, { cidr })));
+      const destroy = await timed(() => pool(ids, (id) => call("DELETE", `/ip_policy_rules/${id}`)));
+      return { up, previewRefresh, change100, destroy };
+    } finally {
+      await close();
+    }
+  });
 }
 
-const fmt = (x, d = 1) => (typeof x === "number" ? x.toFixed(d) : String(x));
+function printSet(r, f) {
+  const u = r.unlimited;
+  const fl = r.floor;
+  const pr = r.perRule;
+  console.log(`\nIpPolicyRuleSet of ${r.rules} rules, emulator --rate-limit off --latency ${f.latency} (per-rule: ${r.rules} IpPolicyRule resources; floor: the set's calls made directly, 16 at once):`);
+  const row = (label, m, floor, ours, base) => [label, fmt(m.seconds), fmt(ours ?? "–"), fmt(base ?? "–"), fmt(floor, 2), fmt(m.seconds / floor, 1), base ? fmt(m.seconds / base, 2) : "–", `${m.requests} (${m.post}/${m.patch}/${m.delete})`];
+  table(["operation", "set s", "per-rule ours s", "per-rule baseline s", "floor s", "set/floor", "set/baseline", "requests (POST/PATCH/DELETE)"], [
+    row(`up of ${r.rules} from empty`, u.up, fl.up, pr?.ours.up, pr?.baseline.up),
+    row("preview --refresh", u.previewRefresh, fl.previewRefresh, pr?.ours.previewRefresh, pr?.baseline.previewRefresh),
+    row("change of 100 CIDRs (same action)", u.change100, fl.change100),
+    row("destroy", u.destroy, fl.destroy, pr?.ours.destroy, pr?.baseline.destroy),
+  ]);
+  console.log(`state: ${u.stateBytes} bytes for the set of ${r.rules} rules${pr ? ` (per-rule ours: ${pr.ours.stateBytesPerResource * r.rules} bytes)` : ""}`);
+  const l = r.limited;
+  console.log(`At the emulator's default limit: up of ${r.rules}: ${fmt(l.seconds)} s, ${l.requests} requests, ${l.rateLimited429} answered 429; lower bound (${l.model} model) ${fmt(l.lowerBoundSeconds)} s; ratio ${fmt(l.seconds / Math.max(l.lowerBoundSeconds, 1e-9), 2)}`);
+  if (r.large) console.log(`${r.large.rules} rules in one set: up ${fmt(r.large.up.seconds)} s (${r.large.up.requests} requests), preview --refresh ${fmt(r.large.previewRefresh.seconds)} s (${r.large.previewRefresh.requests} requests), destroy ${fmt(r.large.destroy.seconds)} s; state ${r.large.stateBytes} bytes`);
+}
+
+/**
+ * The projects as users have them, all named accessctl-bench, with our packed package: examples/many-rules
+ * (ours), the baseline provider's program, and examples/office-allowlist (set).
+ */
+function makeProjects(root) {
+  const tarball = packTarball(root);
+  const project = (name, options) => makeProject(path.join(root, name), { name: "accessctl-bench", tarball, ...options });
+  const projects = {
+    ours: project("ours", { from: path.join(REPO, "examples/many-rules") }),
+    baseline: project("baseline", { files: { "index.ts": path.join(REPO, "bench/baseline.ts") }, main: "index.ts" }),
+    set: project("set", { from: path.join(REPO, "examples/office-allowlist") }),
+  };
+  for (const dir of [projects.ours, projects.set]) fs.writeFileSync(path.join(dir, "Pulumi.yaml"), "name: accessctl-bench\nruntime: nodejs\n");
+  return projects;
+}
 
 async function main() {
   const f = flags(process.argv.slice(2));
   const started = Date.now();
-  const binDir = pulumiBinDir();
-  // Two projects as users have them, both named accessctl-bench: examples/many-rules (TypeScript)
-  // with our packed package, and the baseline provider's program.
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-bench-"));
-  const tarball = packTarball(root);
-  const projects = {
-    ours: makeProject(path.join(root, "ours"), { name: "accessctl-bench", tarball, from: path.join(REPO, "examples/many-rules") }),
-    baseline: makeProject(path.join(root, "baseline"), { name: "accessctl-bench", tarball, files: { "index.ts": path.join(REPO, "bench/baseline.ts") }, main: "index.ts" }),
-  };
-  fs.writeFileSync(path.join(projects.ours, "Pulumi.yaml"), "name: accessctl-bench\nruntime: nodejs\n");
-  projects.set = makeProject(path.join(root, "set"), { name: "accessctl-bench", tarball, from: path.join(REPO, "examples/office-allowlist") });
-  fs.writeFileSync(path.join(projects.set, "Pulumi.yaml"), "name: accessctl-bench\nruntime: nodejs\n");
+  const ctx = { f, binDir: pulumiBinDir(), projects: makeProjects(root) };
   const results = { date: new Date().toISOString(), machine: `${os.cpus().length} × ${os.cpus()[0].model}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}, node ${process.version}`, command: `npm run bench -- ${process.argv.slice(2).join(" ")}`.trim(), flags: f, engine: [], rateLimit: [], team: [] };
   const name = f.skipCheckpoints ? "results-skip-checkpoints" : f.sizes.length > 0 ? "results" : f.skipRate && f.skipRefresh && f.skipTeam && !f.skipSet ? "results-set" : f.skipRefresh && f.skipEmulator ? "results-rate-team" : "results-refresh-team";
   const out = path.join(REPO, `bench/${name}.json`);
   // Written after every section too: a long run that fails late keeps what it measured.
   const save = () => fs.writeFileSync(out, JSON.stringify({ ...results, totalSeconds: (Date.now() - started) / 1000 }, null, 2) + "\n");
+  const log = (text) => process.stderr.write(`bench: ${text}…\n`);
   try {
     for (const n of f.sizes) {
-      process.stderr.write(`bench: N=${n}: ours…\n`);
-      const ours = await measureEngine("ours", n, f, projects, binDir);
-      process.stderr.write(`bench: N=${n}: baseline…\n`);
-      const baseline = await measureEngine("baseline", n, f, projects, binDir);
-      process.stderr.write(`bench: N=${n}: floor…\n`);
-      const floor = await measureFloor(n, f);
-      results.engine.push({ n, keys: f.keys, ours, baseline, floor });
+      log(`N=${n}: ours`);
+      const ours = await measureEngine(ctx, "ours", n, f.keys);
+      log(`N=${n}: baseline`);
+      const baseline = await measureEngine(ctx, "baseline", n, f.keys);
+      log(`N=${n}: floor`);
+      results.engine.push({ n, keys: f.keys, ours, baseline, floor: await measureFloor(ctx, n) });
       save();
     }
     for (const model of f.skipRate ? [] : f.models) {
-      process.stderr.write(`bench: up of ${f.rateRules} rules at the default rate limit (${model})…\n`);
-      results.rateLimit.push(await measureRateLimit(f.rateRules, model, projects, binDir));
+      log(`up of ${f.rateRules} rules at the default rate limit (${model})`);
+      results.rateLimit.push(await measureRateLimit(ctx, model));
       save();
     }
     if (!f.skipRefresh) {
-      process.stderr.write(`bench: refresh of ${f.refreshRules} rules + ${f.refreshKeys} keys at the default rate limit…\n`);
-      results.refresh = await measureRefresh(f, projects, binDir);
+      log(`refresh of ${f.refreshRules} rules + ${f.refreshKeys} keys at the default rate limit`);
+      results.refresh = await measureRefresh(ctx);
       save();
     }
     for (const model of f.skipTeam ? [] : f.models) {
-      process.stderr.write(`bench: three stacks of 100 rules at once at the default rate limit (${model})…\n`);
-      results.team.push(await measureTeam(100, model, projects, binDir));
+      log(`three stacks of ${f.teamRules} rules at once at the default rate limit (${model})`);
+      results.team.push(await measureTeam(ctx, model));
       save();
     }
     if (!f.skipSet) {
-      process.stderr.write(`bench: IpPolicyRuleSet of ${f.setRules} rules…\n`);
-      results.set = await measureSet(f, projects, binDir);
+      log(`IpPolicyRuleSet of ${f.setRules} rules`);
+      results.set = await measureSet(ctx);
       save();
     }
     if (!f.skipEmulator) results.emulator = await require("./emulator").run(); // prints its own tables
@@ -476,66 +515,10 @@ async function main() {
   save();
 
   console.log(`\n${results.machine}; ${results.date}; ${results.command}`);
-  if (results.engine.length) console.log(`\nemulator --rate-limit off --latency ${f.latency}\n`);
-  if (results.engine.length) console.log("| N rules + keys | op | ours s | baseline s | floor s | ours/baseline | ours/floor | ours ms/resource |");
-  if (results.engine.length) console.log("|---|---|---|---|---|---|---|---|");
-  for (const r of results.engine) {
-    for (const op of ["up", "previewRefresh", "destroy"]) {
-      const total = r.n + r.keys;
-      console.log(`| ${r.n} + ${r.keys} | ${op} | ${fmt(r.ours[op])} | ${fmt(r.baseline[op])} | ${fmt(r.floor[op], 2)} | ${fmt(r.ours[op] / r.baseline[op], 2)} | ${fmt(r.ours[op] / r.floor[op], 1)} | ${fmt((r.ours[op] * 1000) / total, 1)} |`);
-    }
-  }
-  if (results.engine.length) {
-    console.log("\n| N | state bytes/resource ours | baseline | provider code bytes/resource ours | baseline | provider peak RSS MB ours | baseline |");
-    console.log("|---|---|---|---|---|---|---|");
-  }
-  for (const r of results.engine) {
-    console.log(`| ${r.n} | ${r.ours.stateBytesPerResource} | ${r.baseline.stateBytesPerResource} | ${r.ours.providerBytesPerResource} | ${r.baseline.providerBytesPerResource} | ${r.ours.providerPeakRssMb} | ${r.baseline.providerPeakRssMb} |`);
-  }
-  if (results.rateLimit.length || results.team.length) {
-    console.log("\nRate limit 120/60 per account, by the emulator's model (window: rolling 60 s, the default; bucket: burst 120, then 2/s):");
-    console.log("| model | run | seconds | first to last request s | lower bound s | ratio | requests | 429 |");
-    console.log("|---|---|---|---|---|---|---|---|");
-  }
-  for (const r of results.rateLimit) {
-    console.log(`| ${r.model} | up of ${r.rules} rules${r.ok ? "" : ` FAILED: ${r.error}`} | ${fmt(r.seconds)} | ${fmt(r.requestSpanSeconds)} | ${fmt(r.lowerBoundSeconds, 0)} | ${fmt(r.seconds / r.lowerBoundSeconds, 2)} (${fmt(r.requestSpanSeconds / r.lowerBoundSeconds, 2)}) | ${r.requests} | ${r.rateLimited429} |`);
-    if (r.driftGate) console.log(`| ${r.model} | preview --refresh right after it | ${fmt(r.driftGate.seconds)} | | | | ${r.driftGate.requests} | ${r.driftGate.rateLimited429} |`);
-  }
-  for (const t of results.team) {
-    console.log(`| ${t.model} | ${t.stacks} stacks × ${t.perStack} rules at once${t.ok ? "" : ` FAILED: ${t.errors.join("; ")}`} | ${fmt(t.seconds)} | ${fmt(t.requestSpanSeconds)} | ${fmt(t.lowerBoundSeconds, 0)} | ${fmt(t.seconds / t.lowerBoundSeconds, 2)} (${fmt(t.requestSpanSeconds / t.lowerBoundSeconds, 2)}) | ${t.requests} | ${t.rateLimited429} (${fmt((100 * t.rateLimited429) / t.requests)}%) |`);
-  }
-  if (results.refresh) {
-    const r = results.refresh;
-    const pages = Math.ceil(r.rules / 100);
-    console.log(`\nRefresh of ${r.rules} rules + ${r.keys} keys, emulator at 120/60 (right after the up: ${fmt(r.up.seconds)} s, ${r.up.requests} requests):`);
-    console.log("| operation | reads | seconds | requests | 429 | target |");
-    console.log("|---|---|---|---|---|---|");
-    const row = (op, reads, m, target) => m && console.log(`| ${op} | ${reads} | ${fmt(m.seconds)} | ${m.requests} | ${m.rateLimited429} | ${target} |`);
-    row("preview --refresh", "list", r.previewList, `≤ ${2 * pages + 10} requests, ≤ 1.2 × ${fmt(r.previewListOff.seconds)} s = ${fmt(1.2 * r.previewListOff.seconds)} s`);
-    row("preview --refresh", "GET each", r.previewGet, "");
-    row("up --refresh, no changes", "list", r.upRefreshList, `≤ ${4 * pages + 20} requests, no 429`);
-    row("up --refresh, no changes", "GET each", r.upRefreshGet, "");
-    row("preview --refresh at --rate-limit off", "list", r.previewListOff, "");
-    row("preview --refresh at --rate-limit off", "GET each", r.previewGetOff, "");
-  }
-  if (results.set) {
-    const r = results.set;
-    const u = r.unlimited;
-    const fl = r.floor;
-    const pr = r.perRule;
-    console.log(`\nIpPolicyRuleSet of ${r.rules} rules, emulator --rate-limit off --latency ${f.latency} (per-rule: ${r.rules} IpPolicyRule resources; floor: the set's calls made directly, 16 at once):`);
-    console.log("| operation | set s | per-rule ours s | per-rule baseline s | floor s | set/floor | set/baseline | requests (POST/PATCH/DELETE) |");
-    console.log("|---|---|---|---|---|---|---|---|");
-    const row = (label, m, floor, ours, base) => console.log(`| ${label} | ${fmt(m.seconds)} | ${fmt(ours ?? "–")} | ${fmt(base ?? "–")} | ${fmt(floor, 2)} | ${fmt(m.seconds / floor, 1)} | ${base ? fmt(m.seconds / base, 2) : "–"} | ${m.requests} (${m.post}/${m.patch}/${m.delete}) |`);
-    row(`up of ${r.rules} from empty`, u.up, fl.up, pr?.ours.up, pr?.baseline.up);
-    row("preview --refresh", u.previewRefresh, fl.previewRefresh, pr?.ours.previewRefresh, pr?.baseline.previewRefresh);
-    row("change of 100 CIDRs (same action)", u.change100, fl.change100);
-    row("destroy", u.destroy, fl.destroy, pr?.ours.destroy, pr?.baseline.destroy);
-    console.log(`state: ${u.stateBytes} bytes for the set of ${r.rules} rules${pr ? ` (per-rule ours: ${pr.ours.stateBytesPerResource * r.rules} bytes)` : ""}`);
-    const l = r.limited;
-    console.log(`At the emulator's default limit: up of ${r.rules}: ${fmt(l.seconds)} s, ${l.requests} requests, ${l.rateLimited429} answered 429; lower bound (${l.model} model) ${fmt(l.lowerBoundSeconds)} s; ratio ${fmt(l.seconds / Math.max(l.lowerBoundSeconds, 1e-9), 2)}`);
-    if (r.large) console.log(`${r.large.rules} rules in one set: up ${fmt(r.large.up.seconds)} s (${r.large.up.requests} requests), preview --refresh ${fmt(r.large.previewRefresh.seconds)} s (${r.large.previewRefresh.requests} requests), destroy ${fmt(r.large.destroy.seconds)} s; state ${r.large.stateBytes} bytes`);
-  }
+  if (results.engine.length) printEngine(results.engine, f);
+  if (results.rateLimit.length || results.team.length) printRate(results.rateLimit, results.team);
+  if (results.refresh) printRefresh(results.refresh);
+  if (results.set) printSet(results.set, f);
   console.log(`\ntotal ${fmt(results.totalSeconds, 0)} s; figures in ${path.relative(REPO, out)}`);
 }
 
