@@ -10,15 +10,17 @@
 import * as ipaddr from "ipaddr.js";
 import { ID_PREFIX } from "../contract/common";
 import { IP_POLICY_RULES_PATH, IpPolicyRuleBody, RULE_ACTIONS, RuleAction } from "../contract/ip-policy-rule";
-import { api, ApiFailure, apiPath } from "./client";
+import { api, apiPath } from "./http/api";
+import { ApiFailure } from "./http/failures";
 import { plainError } from "./errors";
 import { changedFields, checkFields, Fields } from "./fields";
 import { listEverything, listsChanged } from "./list-reads";
 import { adoptExistingAllowed, claim, claimed } from "./ownership";
-import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput, profileSource } from "./profiles";
+import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
+import { profileSource } from "./config";
 import { boolean, canonicalCidr, CheckFailure, cidr, id, isUnknown, limitedText, oneOf, text } from "./validate";
 
-export { configure } from "./profiles";
+export { configure } from "./config";
 
 /** One declared rule of a set. */
 export interface IpPolicyRuleSetRule {

@@ -3,14 +3,18 @@
 import { ID_PREFIX } from "../contract/common";
 import { IP_POLICY_RULES_PATH, IpPolicyRuleBody, IpPolicyRuleCreateBody, IpPolicyRuleUpdateBody, RULE_ACTIONS, RuleAction } from "../contract/ip-policy-rule";
 import { plainError } from "./errors";
-import { api, ApiFailure, apiPath, listAll, serverClock } from "./client";
+import { api, apiPath } from "./http/api";
+import { serverClock } from "./http/clock";
+import { ApiFailure } from "./http/failures";
+import { listAll } from "./http/pages";
 import { changedFields, checkFields, createBody, Fields, updateBody } from "./fields";
 import { listsChanged, readObject } from "./list-reads";
 import { adoptExistingAllowed, adoptGone, Candidate, claim, claimed, CreateAttempt, mayHaveCreated, noteLostCreate, noteReplacing, objectExists, replacing, whyNotMadeBy } from "./ownership";
-import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput, profileSource } from "./profiles";
+import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
+import { profileSource } from "./config";
 import { canonicalCidr, CheckFailure, cidr, id, limitedText, oneOf, sameCidr, sameText, text } from "./validate";
 
-export { configure } from "./profiles";
+export { configure } from "./config";
 
 const KIND = "IP policy rule";
 
