@@ -4,15 +4,19 @@
 import { API_KEY_ANSWER, API_KEYS_PATH, ApiKeyBody, ApiKeyCreateBody, ApiKeyUpdateBody } from "../contract/api-key";
 import { ID_PREFIX } from "../contract/common";
 import { plainError } from "./errors";
-import { api, ApiFailure, apiPath, listAll, serverClock } from "./client";
+import { api, apiPath } from "./http/api";
+import { serverClock } from "./http/clock";
+import { ApiFailure } from "./http/failures";
+import { listAll } from "./http/pages";
 import { changedFields, checkFields, createBody, Fields, liveInputs, outputsOf, updateBody } from "./fields";
 import { listsChanged, readObject } from "./list-reads";
 import { adoptGone, callerPrincipal, Candidate, claim, CreateAttempt, learnPrincipal, noteReplacing, objectExists, replacing, whyNotMadeBy } from "./ownership";
-import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput, profileSource } from "./profiles";
+import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
+import { profileSource } from "./config";
 import { CheckFailure, id, limitedText, sameText, text } from "./validate";
 import { processState } from "./state";
 
-export { configure } from "./profiles";
+export { configure } from "./config";
 
 const KIND = "API key";
 

@@ -1,7 +1,15 @@
-// Where the API URL, key and request budget come from: stack config (`accessctl:apiUrl`,
-// `accessctl:apiKey`, `accessctl:maxRequestsPerMinute`), else the environment. Read when the
+// Where the API URL, key and request budget come from, and what to tell the user when a key is
+// refused: stack config (`accessctl:apiUrl`, `accessctl:apiKey`, `accessctl:maxRequestsPerMinute`,
+// `accessctl:profiles`), else the environment (ACCESSCTL_*; envVar names them all). Read when the
 // provider runs, never at module load: a value held in a module variable at serialization time
 // would be written into the state in plain text.
+//
+// Named account profiles: a resource with `profile: "staging"` talks to the account that profile
+// names. Its URL and key come from the stack config `accessctl:profiles` (an object, set as a
+// secret: `pulumi config set --secret --path accessctl:profiles.staging.apiKey …`) or from
+// ACCESSCTL_STAGING_API_URL / ACCESSCTL_STAGING_API_KEY, like the default account's; the resource
+// holds only the name, so credentials are never inputs or state. A profile never falls back to
+// the default account's URL or key: a half-configured profile is an error, not the wrong account.
 
 import { plainError, quietHostErrorLog } from "./errors";
 import { processState } from "./state";
@@ -33,9 +41,21 @@ const DEFAULT_REQUESTS_PER_MINUTE = 120; // the service's per-account limit
 const DEFAULT_RETRIES = 8;
 const CONFIG_KEYS = ["apiUrl", "apiKey", "maxRequestsPerMinute", "maxRetries"] as const;
 
+type Profiles = Record<string, Partial<Record<"apiUrl" | "apiKey" | "maxRequestsPerMinute", unknown>>>;
+type Setting = "API_URL" | "API_KEY" | "MAX_REQUESTS_PER_MINUTE" | "MAX_RETRIES";
+
 // Filled by the dynamic provider's configure(). Empty in the program process, which never calls configure().
 function stackConfigSlot(): { value?: ConfigSource; rejected?: string[] } {
   return processState<{ value?: ConfigSource; rejected?: string[] }>("stack-config", () => ({}));
+}
+
+function profilesSlot(): { profiles?: Profiles } {
+  return processState<{ profiles?: Profiles }>("profiles", () => ({}));
+}
+
+/** The environment variable of a setting: ACCESSCTL_<SETTING>, or ACCESSCTL_<PROFILE>_<SETTING> (- as _) for a profile. */
+export function envVar(setting: Setting, profile?: string): string {
+  return `ACCESSCTL_${profile ? `${profile.toUpperCase().replace(/-/g, "_")}_` : ""}${setting}`;
 }
 
 /** The `accessctl:*` settings read through `get`: one list of keys for the provider process and the program. */
@@ -45,10 +65,43 @@ export function configFrom(get: (key: string) => string | undefined): ConfigSour
   return values;
 }
 
-/** The dynamic provider's configure hook: remember the stack config of this provider process. */
-export async function configure(req: { config: { get(key: string): string | undefined } }): Promise<void> {
+/** The dynamic provider's configure hook: remember the stack config of this provider process, profiles included. */
+export async function configure(req: { config: { get(key: string): unknown } }): Promise<void> {
   quietHostErrorLog(); // configure runs in the provider process only
-  stackConfigSlot().value = configFrom((key) => req.config.get(key));
+  stackConfigSlot().value = configFrom((key) => req.config.get(key) as string | undefined);
+  let raw = unwrap(req.config.get("accessctl:profiles"));
+  if (typeof raw === "string") {
+    try {
+      raw = JSON.parse(raw);
+    } catch {
+      throw new Error("accessctl:profiles must be an object: {\"staging\": {\"apiUrl\": \"…\", \"apiKey\": \"…\"}}");
+    }
+  }
+  profilesSlot().profiles = raw && typeof raw === "object" ? (raw as Profiles) : undefined;
+}
+
+// Secrets inside structured config may reach the provider wrapped; take the values out.
+function unwrap(value: unknown): unknown {
+  if (value === null || typeof value !== "object") return value;
+  const v = value as Record<string, unknown>;
+  if (v["4dabf18193072939515e22adb298388d"] === "1b47061264138c4ac30d75fd1eb44270") return unwrap(v.value);
+  if (Array.isArray(value)) return value.map(unwrap);
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, unwrap(x)]));
+}
+
+/** Where a resource's requests go: undefined for the default account, else the named profile's settings. */
+export function profileSource(profile: unknown): ConfigSource | undefined {
+  if (profile === undefined || profile === null || profile === "") return undefined;
+  const name = String(profile);
+  const fromConfig = profilesSlot().profiles?.[name] ?? {};
+  const pick = (key: keyof Profiles[string], setting: Setting) => {
+    const v = fromConfig[key];
+    return v === undefined || v === null || v === "" ? process.env[envVar(setting, name)] : String(v);
+  };
+  const source = { profile: name, apiUrl: pick("apiUrl", "API_URL"), apiKey: pick("apiKey", "API_KEY"), maxRequestsPerMinute: pick("maxRequestsPerMinute", "MAX_REQUESTS_PER_MINUTE") };
+  if (!source.apiUrl) throw new Error(`accessctl: profile "${name}" has no API URL: set the stack config accessctl:profiles.${name}.apiUrl (pulumi config set --path) or the environment variable ${envVar("API_URL", name)}`);
+  if (!source.apiKey) throw new Error(`accessctl: profile "${name}" has no API key: set the stack config accessctl:profiles.${name}.apiKey (pulumi config set --secret --path) or the environment variable ${envVar("API_KEY", name)}`);
+  return source;
 }
 
 /**
@@ -59,13 +112,13 @@ export function connection(source?: ConfigSource): Connection {
   const slot = stackConfigSlot();
   source = source ?? slot.value ?? {};
   const env = process.env;
-  const apiUrl = source.apiUrl || (source.profile ? undefined : env.ACCESSCTL_API_URL);
-  const envKey = (!source.profile && env.ACCESSCTL_API_KEY) || undefined;
+  const apiUrl = source.apiUrl || (source.profile ? undefined : env[envVar("API_URL")]);
+  const envKey = (!source.profile && env[envVar("API_KEY")]) || undefined;
   if (!apiUrl) {
-    throw plainError("accessctl: no API URL: set the stack config `pulumi config set accessctl:apiUrl https://…` or the environment variable ACCESSCTL_API_URL");
+    throw plainError(`accessctl: no API URL: set the stack config \`pulumi config set accessctl:apiUrl https://…\` or the environment variable ${envVar("API_URL")}`);
   }
   if (!source.apiKey && !envKey) {
-    throw plainError("accessctl: no API key: set the stack config `pulumi config set --secret accessctl:apiKey …` or the environment variable ACCESSCTL_API_KEY");
+    throw plainError(`accessctl: no API key: set the stack config \`pulumi config set --secret accessctl:apiKey …\` or the environment variable ${envVar("API_KEY")}`);
   }
   checkApiUrl(apiUrl);
   const other = source.apiKey && envKey && envKey !== source.apiKey ? envKey : undefined;
@@ -76,15 +129,45 @@ export function connection(source?: ConfigSource): Connection {
     apiKeyFrom: source.apiKey && !rejected ? "config" : "env",
     ...(source.profile ? { profile: source.profile } : {}),
     ...(rejected ? { rejected } : other ? { fallbackApiKey: other } : {}),
-    maxRequestsPerMinute: wholeNumber("maxRequestsPerMinute", source.maxRequestsPerMinute || env.ACCESSCTL_MAX_REQUESTS_PER_MINUTE, DEFAULT_REQUESTS_PER_MINUTE, 1),
-    maxRetries: wholeNumber("maxRetries", source.maxRetries || env.ACCESSCTL_MAX_RETRIES, DEFAULT_RETRIES, 0),
+    maxRequestsPerMinute: wholeNumber("maxRequestsPerMinute", source.maxRequestsPerMinute || env[envVar("MAX_REQUESTS_PER_MINUTE")], DEFAULT_REQUESTS_PER_MINUTE, 1),
+    maxRetries: wholeNumber("maxRetries", source.maxRetries || env[envVar("MAX_RETRIES")], DEFAULT_RETRIES, 0),
   };
 }
 
-/** Remembers, for this process, that the service refused this key (never written anywhere). */
-export function rejectApiKey(apiKey: string): void {
+/**
+ * The service refused the config key (401) and there is another in ACCESSCTL_API_KEY: remember the
+ * refusal for this process (never written anywhere) and go on with the environment's key. The state
+ * holds the config of the last update, so a rotated key lives on in it.
+ */
+export function refuseConfigKey(conn: Connection): Connection {
   const slot = stackConfigSlot();
-  (slot.rejected ??= []).push(apiKey);
+  (slot.rejected ??= []).push(conn.apiKey);
+  return { ...conn, apiKey: conn.fallbackApiKey!, apiKeyFrom: "env", fallbackApiKey: undefined, rejected: true };
+}
+
+/** What to do about a refused API key, by where it came from. */
+export function authHint(conn: Connection): string {
+  if (conn.profile) {
+    return `the API key of profile "${conn.profile}" (accessctl:profiles.${conn.profile}.apiKey, else ${envVar("API_KEY", conn.profile)}) was refused: set it to a live API key of that account; ` +
+      "after rotating a key kept in stack config, run `pulumi up` or `pulumi refresh --run-program` first (refresh uses the config saved in the state)";
+  }
+  if (conn.rejected) return "neither accessctl:apiKey (as saved in the state) nor ACCESSCTL_API_KEY was accepted: set ACCESSCTL_API_KEY to a live API key of this account";
+  if (conn.apiKeyFrom === "env") return "the API key in ACCESSCTL_API_KEY was refused: set it to a live API key of this account";
+  return (
+    "the API key in accessctl:apiKey was refused. `pulumi refresh` and `--refresh` use the key saved in the state by the last update, " +
+    "not the one in Pulumi.<stack>.yaml: if you have set the new key there, add --run-program (`pulumi refresh --run-program`, " +
+    "`pulumi up --refresh --run-program`) so that it is used and saved, or run `pulumi up` without --refresh first, or set ACCESSCTL_API_KEY to the new key"
+  );
+}
+
+/** Why the word of ACCESSCTL_API_KEY, used after the config key was refused, is not taken yet (a 404 it read, a create through it). */
+export function unprovenFallback(doing: "read" | "create"): { why: string; hint: string } {
+  return {
+    why: "accessctl:apiKey was refused and ACCESSCTL_API_KEY, used instead, has not read any object of this stack, so it may belong to another account",
+    hint: doing === "read"
+      ? "set ACCESSCTL_API_KEY to a key of the account that holds this stack's objects, or set accessctl:apiKey to one and run `pulumi up` (or add --run-program)"
+      : "set accessctl:apiKey to a live key of the stack's account (`pulumi config set --secret accessctl:apiKey …`), or ACCESSCTL_API_KEY to one, and run `pulumi up` again",
+  };
 }
 
 function wholeNumber(key: string, value: string | undefined, fallback: number, min: number): number {

@@ -64,7 +64,7 @@ export function checkFields<T extends object>(fields: Table, news: T, failures: 
   const known = Object.keys(fields);
   const fail = (property: string, words: string) => failures.push(within ? { property: "", reason: `${within.path}.${property}${words}` } : { property, reason: `${property}${words}` });
   for (const property of Object.keys(inputs)) {
-    if (property === "__provider" || known.includes(property)) continue;
+    if ((property === "__provider" && !within) || known.includes(property)) continue;
     if (within) fail(property, ` is not a property of ${within.noun}; expected one of ${known.join(", ")}`);
     else failures.push({ property, reason: `unknown property ${property}; expected one of ${known.join(", ")}` });
   }

@@ -10,16 +10,18 @@
 import * as ipaddr from "ipaddr.js";
 import { ID_PREFIX } from "../contract/common";
 import { IP_POLICY_RULE_ANSWER, IP_POLICY_RULES_PATH, IpPolicyRuleBody, IpPolicyRuleCreateBody, IpPolicyRuleUpdateBody, RULE_ACTIONS, RuleAction } from "../contract/ip-policy-rule";
-import { api, ApiFailure, apiPath } from "./client";
+import { api, apiPath } from "./http/api";
+import { ApiFailure } from "./http/failures";
 import { plainError } from "./errors";
 import { asDeclared, changedFields, checkFields, createBody, Fields, liveInputs, outputsOf, updateBody } from "./fields";
 import { canonicalCidr, cidr, FIELDS as RULE_FIELDS } from "./ip-policy-rule";
 import { listEverything, listsChanged } from "./list-reads";
 import { adoptExistingAllowed, claim, claimed } from "./ownership";
-import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput, profileSource } from "./profiles";
+import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
+import { profileSource } from "./config";
 import { boolean, CheckFailure, id, isUnknown } from "./validate";
 
-export { configure } from "./profiles";
+export { configure } from "./config";
 
 /** One declared rule of a set. */
 export interface IpPolicyRuleSetRule {
@@ -99,8 +101,9 @@ function checkRules(value: unknown): string | CheckFailure[] | undefined {
 
 /** The declared rules as check hands them on: each as the rule's table hands it on (canonical CIDR, no empty text), sorted by CIDR. */
 function canonicalRules(rules: IpPolicyRuleSetRule[]): IpPolicyRuleSetRule[] {
-  const out = rules.map((r) => checkFields(MEMBER_FIELDS, withoutEmpty(r as unknown as Record<string, unknown>), []) as unknown as IpPolicyRuleSetRule);
-  return out.some((r) => isUnknown(r.cidr)) ? out : out.sort((a, b) => compareCidrs(a.cidr, b.cidr));
+  // A rule not known yet (an Output of a whole object) is handed on as it is; the order waits for it.
+  const out = rules.map((r) => (isUnknown(r) ? r : (checkFields(MEMBER_FIELDS, withoutEmpty(r as unknown as Record<string, unknown>), []) as unknown as IpPolicyRuleSetRule)));
+  return out.some((r) => isUnknown(r) || isUnknown(r.cidr)) ? out : out.sort((a, b) => compareCidrs(a.cidr, b.cidr));
 }
 
 /** A stable order: IPv4 before IPv6, then by address, then by prefix length. */
@@ -152,7 +155,7 @@ async function policyRules(ipPolicyId: string, profile: unknown, what: string, k
   const source = profileSource(profile);
   const all = await listEverything<IpPolicyRuleBody>({ list: IP_POLICY_RULES_PATH, field: "ip_policy_rules", path: IP_POLICY_RULES_PATH, what, expect: IP_POLICY_RULE_ANSWER, source });
   const rules = all.filter((r) => r.ip_policy.id === ipPolicyId).map(member);
-  // A rule of the state missing from the list is gone only by its own believed 404 (client.ts
+  // A rule of the state missing from the list is gone only by its own believed 404 (http/trust.ts
   // believe404): a list read with another account's key is complete, and empty.
   for (const r of known) {
     if (rules.some((x) => x.id === r.id)) continue;

@@ -5,14 +5,18 @@ import * as ipaddr from "ipaddr.js";
 import { ID_PREFIX } from "../contract/common";
 import { IP_POLICY_RULE_ANSWER, IP_POLICY_RULES_PATH, IpPolicyRuleBody, IpPolicyRuleCreateBody, IpPolicyRuleUpdateBody, RULE_ACTIONS, RuleAction } from "../contract/ip-policy-rule";
 import { plainError } from "./errors";
-import { api, ApiFailure, apiPath, listAll, serverClock } from "./client";
+import { api, apiPath } from "./http/api";
+import { serverClock } from "./http/clock";
+import { ApiFailure } from "./http/failures";
+import { listAll } from "./http/pages";
 import { asDeclared, changedFields, checkFields, createBody, Fields, liveInputs, outputsOf, updateBody } from "./fields";
 import { listsChanged, readObject } from "./list-reads";
 import { adoptExistingAllowed, adoptGone, Candidate, claim, claimed, CreateAttempt, mayHaveCreated, noteLostCreate, noteReplacing, objectExists, replacing, whyNotMadeBy } from "./ownership";
-import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput, profileSource } from "./profiles";
+import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
+import { profileSource } from "./config";
 import { CheckFailure, id, limitedText, oneOf, sameText, text } from "./validate";
 
-export { configure } from "./profiles";
+export { configure } from "./config";
 
 const KIND = "IP policy rule";
 

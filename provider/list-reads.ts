@@ -3,11 +3,14 @@
 // provider process that arrive together share one walk: an object found there is answered from it;
 // one missing from it is confirmed with its own GET before it is reported gone (the list may be
 // older than a create of this run, or cut short), and that GET's 404 is believed only as
-// client.ts api() allows (the API's answer, to a key of the account that holds the stack).
+// http/trust.ts believe404 allows (the API's answer, to a key of the account that holds the stack).
 // A walk serves the reads of one burst: it is used for at most MAX_AGE_MS after it started, and
 // never after a write of this process.
 // ACCESSCTL_READ_MODE=get reads each object with its own GET (for comparison, or as a way out).
-import { api, checkAnswer, listPages, proveKey, RequestOptions, underWay } from "./client";
+import { api } from "./http/api";
+import { listPages } from "./http/pages";
+import { checkAnswer, RequestOptions } from "./http/transport";
+import { proveKey, underWay } from "./http/trust";
 import { ConfigSource, connection } from "./config";
 import { accountOf } from "./limiter";
 import { processState } from "./state";
@@ -21,7 +24,7 @@ interface Found {
   /** id → object as listed (possibly a partial walk: what it misses gets a GET). */
   items: Record<string, unknown>;
   /**
-   * By item id: the fallback key its page was read with (client.ts ApiResponse.fallbackKey), if any.
+   * By item id: the fallback key its page was read with (http/transport.ts ApiResponse.fallbackKey), if any.
    * Per page, not per walk: a key refused in the middle of a walk leaves pages read with each key.
    */
   keyOf: Record<string, string | undefined>;
@@ -59,14 +62,14 @@ export interface ListRead {
   what: string;
   expect: NonNullable<RequestOptions["expect"]>;
   source?: ConfigSource;
-  /** The walk's time budget (client.ts WALK_BUDGET_MS); tests set less. */
+  /** The walk's time budget (http/pages.ts WALK_BUDGET_MS); tests set less. */
   walkBudgetMs?: number;
 }
 
 /** The object with this id, or undefined when it is gone (a believed 404 to its own GET). */
 export async function readObject<T>(id: string, r: ListRead): Promise<T | undefined> {
   if (process.env.ACCESSCTL_READ_MODE !== "get") {
-    const found = await underWay(() => walk(r)); // a read under way until its walk is done: see client.ts believe404
+    const found = await underWay(() => walk(r)); // a read under way until its walk is done: see http/trust.ts believe404
     const listed = found?.items[id];
     if (listed !== undefined) {
       proveKey(found!.keyOf[id]); // the key listed an object this stack holds: it is of that account

@@ -3,13 +3,14 @@
 // This module is the dynamic provider itself (see provider/api-key.ts).
 import { ID_PREFIX } from "../contract/common";
 import { MUTUAL_TLS_ANSWER, MUTUAL_TLS_ENABLED_DEFAULT, MUTUAL_TLS_PATH_SUFFIX, MutualTlsBody, MutualTlsReplaceBody, TLS_EDGES_PATH } from "../contract/tls-edge-mutual-tls";
-import { api, apiPath } from "./client";
+import { api, apiPath } from "./http/api";
 import { changedFields, checkFields, Fields, liveInputs, outputsOf, updateBody } from "./fields";
 import { claim } from "./ownership";
-import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput, profileSource } from "./profiles";
+import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
+import { profileSource } from "./config";
 import { boolean, CheckFailure, id, idProblem, isUnknown } from "./validate";
 
-export { configure } from "./profiles";
+export { configure } from "./config";
 
 /** The inputs of a TlsEdgeMutualTls; the SDK's TlsEdgeMutualTlsArgs is made from this (its docs too). */
 export interface TlsEdgeMutualTlsInputs extends ProfileInput {

@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as provider from "../provider/api-key";
 import { API_KEYS_PATH, ApiKeyBody } from "../contract/api-key";
-import { listAll } from "../provider/client";
+import { listAll } from "../provider/http/pages";
 import { ProviderOf, ResourceArgs } from "./args";
 import { checkResource, programConfig } from "./connection";
 

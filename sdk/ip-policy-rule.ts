@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as provider from "../provider/ip-policy-rule";
 import { IP_POLICY_RULES_PATH, IpPolicyRuleBody, RuleAction } from "../contract/ip-policy-rule";
-import { listAll } from "../provider/client";
+import { listAll } from "../provider/http/pages";
 import { ProviderOf, ResourceArgs } from "./args";
 import { checkResource, programConfig } from "./connection";
 import { claimPolicy } from "./policy-owners";

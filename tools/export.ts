@@ -7,7 +7,7 @@
 import { ApiKeyBody, API_KEYS_PATH } from "../contract/api-key";
 import { ID_PREFIX } from "../contract/common";
 import { IP_POLICY_RULES_PATH, IpPolicyRuleBody } from "../contract/ip-policy-rule";
-import { listAll } from "../provider/client";
+import { listAll } from "../provider/http/pages";
 import { checkApiUrl, ConfigSource } from "../provider/config";
 import { liveInputs } from "../provider/fields";
 import { FIELDS as RULE_FIELDS, IpPolicyRuleInputs, toOutputs } from "../provider/ip-policy-rule";

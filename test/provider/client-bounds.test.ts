@@ -7,7 +7,8 @@ import { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { compiled, configureRequest, serializedProvider } from "../helpers/provider";
 
-const client = compiled("provider/client.js");
+const client = compiled("provider/http/api.js");
+const walker = compiled("provider/http/pages.js");
 const config = compiled("provider/config.js");
 
 function useApi(apiUrl: string, apiKey: string, maxRetries = "8") {
@@ -52,7 +53,7 @@ const json = (res: http.ServerResponse, status: number, body: unknown, headers: 
 
 async function drain(path: string, field = "keys") {
   const items: unknown[] = [];
-  for await (const item of client.listAll(path, field, "list API keys")) items.push(item);
+  for await (const item of walker.listAll(path, field, "list API keys")) items.push(item);
   return items;
 }
 

@@ -8,7 +8,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { listAll, REPO, startEmulator } from "../helpers/emulator";
 import { compiled, configureRequest, serializedProvider } from "../helpers/provider";
 
-const client = compiled("provider/client.js");
+const client = compiled("provider/http/api.js");
+const walker = compiled("provider/http/pages.js");
 const config = compiled("provider/config.js");
 
 function useApi(apiUrl: string, apiKey: string, maxRequestsPerMinute = "100000", maxRetries = "8") {
@@ -51,7 +52,7 @@ describe("retries against the emulator", () => {
       expect(new Set(created.map((c) => c.id)).size).toBe(30);
       expect(client.counters().retries).toBeGreaterThan(before);
       const stored = [];
-      for await (const rule of client.listAll("/ip_policy_rules", "ip_policy_rules", "list")) stored.push(rule);
+      for await (const rule of walker.listAll("/ip_policy_rules", "ip_policy_rules", "list")) stored.push(rule);
       expect(stored.map((r: any) => r.cidr).sort()).toEqual(created.map((c) => c.outs.cidr).sort());
     } finally {
       await emu.stop();
@@ -150,7 +151,7 @@ describe("requests", () => {
     const agents: (string | undefined)[] = [];
     const server = await misbehaving((req, res) => {
       agents.push(req.headers["user-agent"]);
-      // The module's 404, then the request that shows this URL serves the API (client.ts believe404).
+      // The module's 404, then the request that shows this URL serves the API (http/trust.ts believe404).
       const proof = req.url!.startsWith("/ip_policy_rules?");
       res.writeHead(proof ? 200 : 404, { "content-type": "application/json" });
       res.end(JSON.stringify(proof ? { ip_policy_rules: [], uri: "u", next_page_uri: null } : { error_code: "ERR_NOT_FOUND", status_code: 404, msg: "not found" }));
@@ -272,7 +273,7 @@ describe("answers that are not what they should be", () => {
     });
     await useApi(server.url, "k".repeat(20));
     const pages = (async () => {
-      for await (const _ of client.listAll("/api_keys", "keys", "list API keys")) void _;
+      for await (const _ of walker.listAll("/api_keys", "keys", "list API keys")) void _;
     })();
     await expect(pages).rejects.toThrow(/refusing to send the API key to https:\/\/elsewhere\.example/);
   });
@@ -321,7 +322,7 @@ describe("paths", () => {
       await useApi(emu.url, emu.adminToken);
       for (let i = 0; i < 7; i++) await client.api("POST", "/api_keys", { what: "create", body: { description: `p${i}` } });
       const seen: string[] = [];
-      for await (const key of client.listAll("/api_keys?limit=2", "keys", "list")) seen.push(key.description);
+      for await (const key of walker.listAll("/api_keys?limit=2", "keys", "list")) seen.push(key.description);
       expect(seen.filter((d) => d?.startsWith("p"))).toEqual(["p6", "p5", "p4", "p3", "p2", "p1", "p0"]);
     } finally {
       await emu.stop();
@@ -334,7 +335,7 @@ describe("paths", () => {
       await useApi(emu.url, emu.adminToken);
       for (let i = 0; i < 7; i++) await client.api("POST", "/api_keys", { what: "create", body: { description: `p${i}` } });
       const seen: string[] = [];
-      for await (const key of client.listAll("/api_keys?limit=2", "keys", "list")) {
+      for await (const key of walker.listAll("/api_keys?limit=2", "keys", "list")) {
         seen.push(key.description);
         // Each page's last key goes as soon as it is read (another client's delete).
         if (seen.length % 2 === 0 && key.description?.startsWith("p")) await client.api("DELETE", client.apiPath`/api_keys/${key.id}`, { what: "delete" });

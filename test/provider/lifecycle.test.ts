@@ -81,15 +81,15 @@ describe("ApiKey", () => {
   it("explains the service's refusals: a member naming another owner gets the 403", async () => {
     const asMember = (await client(emu.url, emu.adminToken).post("/api_keys", { owner_id: emu.fixtures.users[1].id })).body.token;
     process.env.ACCESSCTL_API_KEY = asMember;
-    const saved = (globalThis as any)[Symbol.for("@accessctl/pulumi/stack-config")].value;
-    (globalThis as any)[Symbol.for("@accessctl/pulumi/stack-config")].value = { apiUrl: emu.url, maxRequestsPerMinute: "100000" };
+    const saved = (globalThis as any)[Symbol.for("@accessctl/pulumi/state/v1")]["stack-config"].value;
+    (globalThis as any)[Symbol.for("@accessctl/pulumi/state/v1")]["stack-config"].value = { apiUrl: emu.url, maxRequestsPerMinute: "100000" };
     try {
       const err = await apiKey.provider.create({ ownerId: emu.fixtures.users[0].id }).catch((e: Error) => e);
       expect(err.message).toMatch(/^create API key: HTTP 403 ERR_FORBIDDEN: only admins may create an API key owned by someone else .* \(operation op_\w+\)$/);
       expect(err.message).not.toContain(asMember);
       expect((err as any).status).toBe(403);
     } finally {
-      (globalThis as any)[Symbol.for("@accessctl/pulumi/stack-config")].value = saved;
+      (globalThis as any)[Symbol.for("@accessctl/pulumi/state/v1")]["stack-config"].value = saved;
       delete process.env.ACCESSCTL_API_KEY;
     }
   });

@@ -10,12 +10,12 @@ import { REPO, startEmulator } from "../helpers/emulator";
 import { compiled, configureRequest } from "../helpers/provider";
 
 const limiter = compiled("provider/limiter.js");
-const client = compiled("provider/client.js");
+const client = compiled("provider/http/api.js");
 const config = compiled("provider/config.js");
 
 // One pipeline: `count` list requests through our client, 4 at a time, counting in a window of `windowMs`.
 const PIPELINE = `
-const client = require(${JSON.stringify(path.join(REPO, "dist/provider/client.js"))});
+const client = require(${JSON.stringify(path.join(REPO, "dist/provider/http/api.js"))});
 const limiter = require(${JSON.stringify(path.join(REPO, "dist/provider/limiter.js"))});
 const [count, windowMs] = process.argv.slice(1).map(Number);
 limiter.setRateWindow?.(windowMs);

@@ -1,12 +1,13 @@
 // Issue 17: "could this attempt have made it?", the judgement that recovery after a lost create
-// answer rests on (provider/ownership.ts), and the server clock it reads (provider/client.ts).
+// answer rests on (provider/ownership.ts), and the server clock it reads (provider/http/clock.ts).
 import * as http from "node:http";
 import { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { compiled, configureRequest, serializedProvider } from "../helpers/provider";
 
 const ownership = compiled("provider/ownership.js");
-const client = compiled("provider/client.js");
+const client = compiled("provider/http/api.js");
+const clock = compiled("provider/http/clock.js");
 const config = compiled("provider/config.js");
 
 const SENT_AT = Date.parse("2026-11-23T08:00:00.700Z"); // our clock, when the request went out
@@ -97,12 +98,12 @@ describe("the service's clock", () => {
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     const source = { apiUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, apiKey: "test-key-0123456789" };
     await client.api("GET", "/api_keys", { what: "list", source });
-    const coarse = client.serverClock(source);
+    const coarse = clock.serverClock(source);
     expect(coarse.lower).toBeLessThanOrEqual(ahead); // the header is in whole seconds
     expect(coarse.upper).toBeGreaterThanOrEqual(ahead); // never less than the truth: nobody else's object is taken for ours
     expect(coarse.upper - coarse.lower).toBeLessThan(1100);
     await client.api("POST", "/api_keys", { what: "create", body: {}, source });
-    const fine = client.serverClock(source);
+    const fine = clock.serverClock(source);
     expect(fine.upper).toBeGreaterThanOrEqual(ahead);
     expect(fine.upper - fine.lower).toBeLessThan(100); // a created_at to the millisecond tightens both
   });
@@ -135,7 +136,7 @@ describe("the service's clock is learnt only from the service (second attack)", 
     });
     await client.api("GET", "/api_keys", { what: "list", source });
     await client.api("POST", "/api_keys", { what: "create", body: {}, source }).catch(() => undefined);
-    expect(client.serverClock(source).upper).toBeGreaterThanOrEqual(0); // same machine: the true offset is 0
+    expect(clock.serverClock(source).upper).toBeGreaterThanOrEqual(0); // same machine: the true offset is 0
   });
 
   it("a created_at printed with a fraction of zeros proves whole seconds, not milliseconds", async () => {
@@ -145,7 +146,7 @@ describe("the service's clock is learnt only from the service (second attack)", 
       res.end(JSON.stringify({ id: "ak_1", created_at: whole }));
     });
     await client.api("POST", "/api_keys", { what: "create", body: {}, source });
-    expect(client.serverClock(source).upper).toBeGreaterThanOrEqual(0);
+    expect(clock.serverClock(source).upper).toBeGreaterThanOrEqual(0);
   });
 });
 

@@ -7,7 +7,8 @@ import { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { compiled, configureRequest, serializedProvider } from "../helpers/provider";
 
-const client = compiled("provider/client.js");
+const client = compiled("provider/http/api.js");
+const walker = compiled("provider/http/pages.js");
 const config = compiled("provider/config.js");
 const listReads = compiled("provider/list-reads.js");
 
@@ -121,7 +122,7 @@ describe("a walk of pages and a read end within their time budget", () => {
     const started = Date.now();
     const items: unknown[] = [];
     const err = await (async () => {
-      for await (const item of client.listAll("/ip_policy_rules", "ip_policy_rules", "list IP policy rules", undefined, { budgetMs: 2000 })) items.push(item);
+      for await (const item of walker.listAll("/ip_policy_rules", "ip_policy_rules", "list IP policy rules", undefined, { budgetMs: 2000 })) items.push(item);
     })().catch((e: Error) => e);
     expect(err.message).toMatch(/^list IP policy rules: \d+ pages read in 2 s and the list goes on; giving up on the list$/);
     expect(err.partial).toBe(true);

@@ -21,7 +21,7 @@ afterAll(async () => {
 /** Declares, creates, reads back, and checks that both directions agree; deletes what it made. */
 async function roundTrip(name: string, declared: Record<string, unknown>, notReadBack: string[] = []): Promise<void> {
   // Each case is its own `pulumi up`: this process forgets the objects earlier cases claimed (provider/ownership.ts).
-  delete (globalThis as Record<symbol, unknown>)[Symbol.for("@accessctl/pulumi/ownership")];
+  delete (globalThis as any)[Symbol.for("@accessctl/pulumi/state/v1")]?.ownership;
   const p = providers[name].provider;
   const checked = await p.check({}, declared);
   expect(checked.failures).toEqual([]);

@@ -62,6 +62,19 @@ describe("IpPolicyRuleSet values not known at preview", () => {
     expect(await set.diff(P, { ipPolicyId: P, rules: [] }, known)).toMatchObject({ changes: true, replaces: [] });
     expect(inputs.rules[0].cidr).toBe(UNKNOWN);
   });
+
+  it("hands on a rule that is wholly unknown as it is, beside known ones, and diff reports a change", async () => {
+    const { inputs, failures } = await set.check({}, { ipPolicyId: P, rules: [UNKNOWN, { cidr: "10.0.0.0/8", action: "allow" }] });
+    expect(failures).toEqual([]);
+    expect(inputs.rules).toEqual([UNKNOWN, { cidr: "10.0.0.0/8", action: "allow" }]);
+    expect(await set.diff(P, { ipPolicyId: P, rules: [] }, inputs)).toMatchObject({ changes: true, replaces: [] });
+    expect((await set.check({}, { ipPolicyId: P, rules: [UNKNOWN] })).inputs.rules).toEqual([UNKNOWN]);
+  });
+
+  it("names __provider in a rule as any other unknown property", async () => {
+    const { failures } = await set.check({}, { ipPolicyId: P, rules: [{ cidr: "10.0.0.0/8", action: "allow", __provider: "x" }] });
+    expect(failures.map((f: { reason: string }) => f.reason)).toEqual(["rules[0].__provider is not a property of a rule; expected one of cidr, action, description, metadata"]);
+  });
 });
 
 describe("IpPolicyRuleSet and IPv4-mapped IPv6", () => {

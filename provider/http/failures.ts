@@ -1,0 +1,45 @@
+// The errors the client throws: plain Errors with fields (subclasses lose their message through
+// Pulumi's serialization), a server's error answer as one line, and the advice once per service.
+import { plainError, setMessage } from "../errors";
+import { processState } from "../state";
+import { quote, redact } from "./redact";
+
+/** An API failure. */
+export interface ApiFailure extends Error {
+  status?: number; // HTTP status, when the server answered
+  errorCode?: string;
+  operationId?: string;
+  /** True when a create may or may not have happened (the answer was lost). */
+  ambiguous?: boolean;
+  /** What to do about it, appended to the message when it is thrown. */
+  hint?: string;
+  /** When the attempt that may have acted was sent (Date.now()): what it made is no older. */
+  sentAt?: number;
+  /** A walk of a list stopped early (a loop, too many pages, its time budget): what it yielded is right but incomplete. */
+  partial?: boolean;
+}
+
+export const failure = (message: string, fields: Partial<ApiFailure>): ApiFailure => plainError(message, fields);
+
+/** A server's error answer as an error: status, error code, its msg (or its body) quoted, operation id. */
+export function describeError(what: string, status: number, body: unknown, text: string, secrets: (string | undefined)[]): ApiFailure {
+  const b = (body ?? {}) as { error_code?: unknown; msg?: unknown; details?: { operation_id?: unknown } };
+  const errorCode = typeof b.error_code === "string" ? b.error_code : undefined;
+  const operationId = typeof b.details?.operation_id === "string" ? b.details.operation_id : undefined;
+  // Redact before truncating: a key cut in half at the limit would leave its first characters.
+  const shown = quote(text, secrets);
+  const detail = typeof b.msg === "string" ? quote(b.msg, secrets) : shown ? `unexpected answer: ${shown}` : "empty answer";
+  const message = `${what}: HTTP ${status}${errorCode ? ` ${errorCode}` : ""}: ${detail}${operationId ? ` (operation ${operationId})` : ""}`;
+  return failure(redact(message, secrets), { status, errorCode, operationId });
+}
+
+/** The error an operation ends with: how many attempts it took, and what to do about it (once per process). */
+export function finish(err: ApiFailure, attempts: number, origin: string, unseen?: boolean): ApiFailure {
+  // Once per service: a refresh of 24 resources shows the advice once, not 24 times.
+  const given = processState<{ hints: string[] }>("http-hints", () => ({ hints: [] })).hints;
+  const key = `${origin} ${err.hint}`;
+  const hint = !err.hint ? "" : given.includes(key) ? "; what to do: see the one error of this run that says it in full" : `; ${err.hint}`;
+  if (err.hint && !unseen && !given.includes(key)) given.push(key);
+  err.hint = undefined;
+  return setMessage(err, `${err.message}${attempts > 1 ? ` (after ${attempts} attempts)` : ""}${hint}`);
+}

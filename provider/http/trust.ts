@@ -1,0 +1,109 @@
+// When a 404 means "gone": only when it is the API's answer (the API URL proven to serve the
+// contract) to a key of the account that holds the stack's objects (a fallback key proven by a read
+// of one of them). What this process has proven lives here.
+import { createHash } from "node:crypto";
+import { ConfigSource, Connection, unprovenFallback } from "../config";
+import { setMessage } from "../errors";
+import { processState } from "../state";
+import { describeError, failure, finish } from "./failures";
+import { ApiResponse, RequestOptions } from "./transport";
+
+// The request that shows an API URL serves the contract (any key may list the account's rules).
+const PROOF_PATH = "/ip_policy_rules?limit=1";
+
+interface TrustState {
+  /** API URLs that gave a contract-shaped success in this process (an object, a list envelope). */
+  provenBases: string[];
+  /** In-flight proving requests, by API URL. */
+  proofs: Record<string, Promise<void>>;
+  /** Digests of fallback keys shown to be of the account that holds this stack's objects. */
+  provenKeys: string[];
+  /** Attempts of reads and deletes, and walks, under way: they may prove a fallback key (believe404 waits for them). */
+  reads: number;
+}
+
+function shared(): TrustState {
+  return processState<TrustState>("http-trust", () => ({ provenBases: [], proofs: {}, provenKeys: [], reads: 0 }));
+}
+
+/** The GET that proves an API URL: api() itself, handed in (this file sits below api.ts). */
+export type Get = (method: string, path: string, options: RequestOptions) => Promise<ApiResponse>;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** A short digest of an API key, to remember facts about it without keeping it. */
+export function keyDigest(apiKey: string): string {
+  return createHash("sha256").update(apiKey).digest("hex").slice(0, 16);
+}
+
+/** A fallback key read an object this stack holds: it is of that account, and its 404s can be believed. */
+export function proveKey(digest: string | undefined): void {
+  const { provenKeys } = shared();
+  if (digest && !provenKeys.includes(digest)) provenKeys.push(digest);
+}
+
+/** The API URL gave a contract-shaped success: a 404 from it is the API's, not a wrong path's. */
+export function proveBase(apiUrl: string): void {
+  const { provenBases } = shared();
+  if (!provenBases.includes(apiUrl)) provenBases.push(apiUrl);
+}
+
+/** Runs part of a read (a walk) counted as a read under way: a 404 to a fallback key waits for it (believe404). */
+export async function underWay<T>(run: () => Promise<T>): Promise<T> {
+  const state = shared();
+  state.reads++;
+  try {
+    return await run();
+  } finally {
+    state.reads--;
+  }
+}
+
+/**
+ * A 404 to a read or delete means "gone" only when it is the API's answer about that object, to a
+ * key of the account that holds it. Else it fails the operation, saying what to check: a key of
+ * another account, or an API URL with a wrong path, sees 404 for everything.
+ */
+export async function believe404(conn: Connection, response: ApiResponse, options: RequestOptions, secrets: (string | undefined)[], get: Get): Promise<void> {
+  const b = response.body as { error_code?: unknown } | undefined;
+  const notBelieved = (why: string, hint: string) => {
+    const err = describeError(options.what, 404, response.body, JSON.stringify(response.body ?? ""), secrets);
+    err.hint = hint;
+    return finish(setMessage(err, `${err.message}; not taken as deleted: ${why}`), 1, new URL(conn.apiUrl).origin);
+  };
+  if (!b || typeof b !== "object" || typeof b.error_code !== "string") {
+    throw notBelieved("this is not an answer of the API", "is accessctl:apiUrl right?");
+  }
+  const state = shared();
+  if (response.fallbackKey && !(await keyProven(response.fallbackKey))) {
+    const unproven = unprovenFallback("read");
+    throw notBelieved(unproven.why, unproven.hint);
+  }
+  if (state.provenBases.includes(conn.apiUrl)) return;
+  // One proving request per API URL at a time: the reads of a refresh share it.
+  const proof = (state.proofs[conn.apiUrl] ??= proveBaseNow(conn, options.source, get).finally(() => delete state.proofs[conn.apiUrl]));
+  try {
+    await proof;
+  } catch (e) {
+    throw notBelieved(`${conn.apiUrl} does not answer as the API does (${(e as Error).message})`, "is accessctl:apiUrl right?");
+  }
+}
+
+/**
+ * Whether a fallback key has read an object of this stack. The other reads and deletes of this run
+ * may show it yet: wait for them, a minute at most. (An attempt that is over is not counted among
+ * them; those waiting here are not either.)
+ */
+export async function keyProven(digest: string): Promise<boolean> {
+  const state = shared();
+  const since = Date.now();
+  while (!state.provenKeys.includes(digest) && state.reads > 0 && Date.now() - since < 60_000) await sleep(50);
+  return state.provenKeys.includes(digest);
+}
+
+async function proveBaseNow(conn: Connection, source: ConfigSource | undefined, get: Get): Promise<void> {
+  const what = `GET ${PROOF_PATH}`;
+  const res = await get("GET", PROOF_PATH, { what, source, unseen: true });
+  if (!Array.isArray(res.body?.ip_policy_rules)) throw failure(`${what}: HTTP ${res.status} but no list of rules`, {});
+  proveBase(conn.apiUrl);
+}
