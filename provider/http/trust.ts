@@ -2,6 +2,7 @@
 // contract) to a key of the account that holds the stack's objects (a fallback key proven by a read
 // of one of them). What this process has proven lives here.
 import { createHash } from "node:crypto";
+import { IP_POLICY_RULES_PATH } from "../../contract/ip-policy-rule";
 import { ConfigSource, Connection, unprovenFallback } from "../config";
 import { setMessage } from "../errors";
 import { processState } from "../state";
@@ -9,7 +10,7 @@ import { describeError, failure, finish } from "./failures";
 import { ApiResponse, RequestOptions } from "./transport";
 
 // The request that shows an API URL serves the contract (any key may list the account's rules).
-const PROOF_PATH = "/ip_policy_rules?limit=1";
+const PROOF_PATH = `${IP_POLICY_RULES_PATH}?limit=1`;
 
 interface TrustState {
   /** API URLs that gave a contract-shaped success in this process (an object, a list envelope). */
