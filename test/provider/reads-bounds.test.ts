@@ -57,7 +57,7 @@ const json = (res: http.ServerResponse, status: number, body: unknown) => {
 };
 
 const rule = (id: string) => ({ id, uri: `u/${id}`, created_at: "2026-01-01T00:00:00Z", cidr: "10.0.0.0/8", action: "deny", ip_policy: { id: "ipp_a", uri: "u" } });
-const RULE_FIELDS = { id: "string", uri: "string", created_at: "string", cidr: "string", "ip_policy.id": "string", "ip_policy.uri": "string", action: "string" };
+const { IP_POLICY_RULE_ANSWER: RULE_FIELDS } = compiled("contract/ip-policy-rule.js");
 
 describe("a service that accepts connections and never answers", () => {
   it("one attempt ends at undici's 30 s headers timeout as TIMEOUT, not retried as a lost connection; later requests fail at once", async () => {
