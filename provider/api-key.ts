@@ -7,6 +7,7 @@ import { plainError } from "./errors";
 import { api, apiPath } from "./http/api";
 import { serverClock } from "./http/clock";
 import { ApiFailure } from "./http/failures";
+import { sleep } from "./http/outcomes";
 import { listAll } from "./http/pages";
 import { changedFields, checkFields, createBody, Fields, liveInputs, outputsOf, updateBody } from "./fields";
 import { listsChanged, readObject } from "./list-reads";
@@ -142,7 +143,7 @@ async function afterLostAnswer(err: ApiFailure, inputs: ApiKeyInputs, started: n
   const source = profileSource(inputs.profile);
   // Let the other creates of this run settle first: a sibling key with the same description whose
   // token was handed to Pulumi is not an orphan (and a sibling may teach us the caller's principal).
-  for (let waited = 0; track.inFlight > 0 && waited < 120_000; waited += 100) await new Promise((r) => setTimeout(r, 100));
+  for (let waited = 0; track.inFlight > 0 && waited < 120_000; waited += 100) await sleep(100);
   const lost = `${err.message}; the answer to the create was lost, so its token is unknown`;
   try {
     const owner = inputs.ownerId ?? callerPrincipal(source);

@@ -6,7 +6,7 @@ import { authHint, connection, refuseConfigKey, unprovenFallback } from "../conf
 import { takeRateSlot } from "../limiter";
 import { processState } from "../state";
 import { ApiFailure, failure, finish } from "./failures";
-import { backoff, LOST, NOT_CONNECTED_RETRIES, outcomeOf, RETRY_BUDGET_MS } from "./outcomes";
+import { backoff, LOST, NOT_CONNECTED_RETRIES, outcomeOf, RETRY_BUDGET_MS, sleep } from "./outcomes";
 import { believe404, keyDigest, keyProven, proveBase, proveKey, underWay } from "./trust";
 import { ApiResponse, attempt, ATTEMPT_DEADLINE_MS, RequestOptions, silence, userAgent } from "./transport";
 
@@ -20,8 +20,6 @@ interface Counters {
 export function counters(): Counters {
   return processState<Counters>("http-counters", () => ({ requests: 0, retries: 0, rateLimited: 0 }));
 }
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Builds a path whose interpolated values are each URL-encoded: ids never reach another path. */
 export function apiPath(strings: TemplateStringsArray, ...values: string[]): string {

@@ -7,6 +7,9 @@ export const RETRY_BUDGET_MS = 5 * 60_000;
 // A service that refuses connections is down, not busy: a couple of quick retries, then say so.
 export const NOT_CONNECTED_RETRIES = 2;
 
+/** A wait (backoff, or polling for other work of this process). */
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
 /** What a failed attempt means: worth another? could the server have acted on it (then a POST is not repeated)? */
 export interface Outcome {
   retry: boolean;

@@ -7,6 +7,7 @@ import { ConfigSource, Connection, unprovenFallback } from "../config";
 import { setMessage } from "../errors";
 import { processState } from "../state";
 import { describeError, failure, finish } from "./failures";
+import { sleep } from "./outcomes";
 import { ApiResponse, RequestOptions } from "./transport";
 
 // The request that shows an API URL serves the contract (any key may list the account's rules).
@@ -29,8 +30,6 @@ function shared(): TrustState {
 
 /** The GET that proves an API URL: api() itself, handed in (this file sits below api.ts). */
 export type Get = (method: string, path: string, options: RequestOptions) => Promise<ApiResponse>;
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** A short digest of an API key, to remember facts about it without keeping it. */
 export function keyDigest(apiKey: string): string {
