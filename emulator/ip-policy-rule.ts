@@ -7,14 +7,15 @@ import { Reply } from "./http";
 import { RuleRecord } from "./records";
 
 /**
- * The service's reading of a CIDR: IPv4 in dotted decimal or IPv6, with a prefix length, and
- * equal to the network address of its range. Gives the stored form (IPv6 compressed, lower case;
+ * The service's reading of a CIDR: IPv4 in dotted decimal or IPv6, with a prefix length (an
+ * address alone is one host: /32, /128), and equal to the network address of its range. Gives the stored form (IPv6 compressed, lower case;
  * an IPv4-mapped IPv6 range as its IPv4 range), or why it is refused. See also parseCidr in provider/ip-policy-rule.ts: the provider's own reading,
  * written separately on purpose so that test/provider/agreement.test.ts compares two readings.
  */
 export function parseCidr(text: string): { cidr: string } | { reason: string } {
   const slash = text.indexOf("/");
-  if (slash < 0) return { reason: "has no prefix length; write it as address/prefix, e.g. 203.0.113.0/24" };
+  // "An IP or IP range" (contract 2.2): one address is the range of that one host.
+  if (slash < 0) return parseCidr(`${text}/${text.includes(":") ? "128" : "32"}`);
   const address = text.slice(0, slash);
   const prefixText = text.slice(slash + 1);
   if (!/^(0|[1-9][0-9]{0,2})$/.test(prefixText)) return { reason: "has an invalid prefix length" };

@@ -14,7 +14,7 @@ import { listsChanged, readObject } from "./list-reads";
 import { adoptGone, callerPrincipal, Candidate, claim, CreateAttempt, learnPrincipal, noteReplacing, objectExists, replacing, whyNotMadeBy } from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
 import { profileSource } from "./config";
-import { CheckFailure, id, limitedText, sameText, text } from "./validate";
+import { CheckFailure, id, limitedText, listOfValues, sameJson, sameText, text } from "./validate";
 import { processState } from "./state";
 
 export { configure } from "./config";
@@ -37,6 +37,11 @@ export interface ApiKeyInputs extends ProfileInput {
    * for dynamic providers). Its token stays unknown: the service shows a token only once.
    */
   adoptId?: string;
+  /**
+   * Any values: when one changes, the key is replaced (a new key with a new token is created, then
+   * the old key deleted). Change it to rotate the key, e.g. `triggers: ["2026-11"]`.
+   */
+  triggers?: unknown[];
 }
 
 export interface ApiKeyOutputs {
@@ -49,11 +54,13 @@ export interface ApiKeyOutputs {
   token?: string;
   adoptId?: string;
   profile?: string;
+  triggers?: unknown[];
 }
 
 /**
  * Every input, its way in and back. The API cannot move a key to another owner or account: those
- * replace it (an ownerId left out means "the caller", no change). An empty ownerId or adoptId is unset.
+ * replace it (an ownerId left out means "the caller", no change), and so do triggers, which exist
+ * to replace it. An empty ownerId or adoptId is unset.
  */
 export const FIELDS: Fields<ApiKeyInputs, keyof ApiKeyCreateBody | keyof ApiKeyUpdateBody> = {
   description: { wire: "description", read: (b: ApiKeyBody) => text(b.description), check: limitedText("description"), same: sameText, onChange: "update", unset: "" },
@@ -68,6 +75,7 @@ export const FIELDS: Fields<ApiKeyInputs, keyof ApiKeyCreateBody | keyof ApiKeyU
     onChange: "replace",
   },
   adoptId: { check: id(ID_PREFIX.apiKey), emptyIsUnset: true },
+  triggers: { check: listOfValues, same: sameJson, onChange: "replace" },
   profile: PROFILE_FIELD,
 };
 

@@ -11,10 +11,13 @@
 // holds only the name, so credentials are never inputs or state. A profile never falls back to
 // the default account's URL or key: a half-configured profile is an error, not the wrong account.
 
+import { watchEngine } from "./engine";
 import { plainError, quietHostErrorLog } from "./errors";
 import { processState } from "./state";
 export interface Connection {
   apiUrl: string;
+  /** The setting the URL came from, as the user named it: accessctl:apiUrl, ACCESSCTL_API_URL, or a profile's. */
+  apiUrlSetting: string;
   apiKey: string;
   /** Where apiKey came from: the stack config (or the caller) or ACCESSCTL_API_KEY. */
   apiKeyFrom: "config" | "env";
@@ -35,7 +38,11 @@ export interface ConfigSource {
   apiKey?: string;
   maxRequestsPerMinute?: string;
   maxRetries?: string;
+  /** The values above that came from the environment rather than the stack config (a profile's may). */
+  fromEnv?: Key[];
 }
+
+type Key = "apiUrl" | "apiKey" | "maxRequestsPerMinute" | "maxRetries";
 
 const DEFAULT_REQUESTS_PER_MINUTE = 120; // the service's per-account limit
 const DEFAULT_RETRIES = 8;
@@ -43,6 +50,7 @@ const CONFIG_KEYS = ["apiUrl", "apiKey", "maxRequestsPerMinute", "maxRetries"] a
 
 type Profiles = Record<string, Partial<Record<"apiUrl" | "apiKey" | "maxRequestsPerMinute", unknown>>>;
 type Setting = "API_URL" | "API_KEY" | "MAX_REQUESTS_PER_MINUTE" | "MAX_RETRIES";
+const SETTINGS: Record<Key, Setting> = { apiUrl: "API_URL", apiKey: "API_KEY", maxRequestsPerMinute: "MAX_REQUESTS_PER_MINUTE", maxRetries: "MAX_RETRIES" };
 
 // Filled by the dynamic provider's configure(). Empty in the program process, which never calls configure().
 function stackConfigSlot(): { value?: ConfigSource; rejected?: string[] } {
@@ -58,6 +66,15 @@ export function envVar(setting: Setting, profile?: string): string {
   return `ACCESSCTL_${profile ? `${profile.toUpperCase().replace(/-/g, "_")}_` : ""}${setting}`;
 }
 
+/**
+ * A setting as the user named it where they set it: `accessctl:apiUrl` or ACCESSCTL_API_URL, and for a
+ * profile `accessctl:profiles.staging.apiUrl` or ACCESSCTL_STAGING_API_URL. Messages name this.
+ */
+export function settingName(key: Key, fromEnv: boolean, profile?: string): string {
+  if (fromEnv) return envVar(SETTINGS[key], profile);
+  return profile ? `accessctl:profiles.${profile}.${key}` : `accessctl:${key}`;
+}
+
 /** The `accessctl:*` settings read through `get`: one list of keys for the provider process and the program. */
 export function configFrom(get: (key: string) => string | undefined): ConfigSource {
   const values: ConfigSource = {};
@@ -68,6 +85,7 @@ export function configFrom(get: (key: string) => string | undefined): ConfigSour
 /** The dynamic provider's configure hook: remember the stack config of this provider process, profiles included. */
 export async function configure(req: { config: { get(key: string): unknown } }): Promise<void> {
   quietHostErrorLog(); // configure runs in the provider process only
+  watchEngine();
   stackConfigSlot().value = configFrom((key) => req.config.get(key) as string | undefined);
   let raw = unwrap(req.config.get("accessctl:profiles"));
   if (typeof raw === "string") {
@@ -94,11 +112,14 @@ export function profileSource(profile: unknown): ConfigSource | undefined {
   if (profile === undefined || profile === null || profile === "") return undefined;
   const name = String(profile);
   const fromConfig = profilesSlot().profiles?.[name] ?? {};
-  const pick = (key: keyof Profiles[string], setting: Setting) => {
+  const fromEnv: Key[] = [];
+  const pick = (key: keyof Profiles[string]) => {
     const v = fromConfig[key];
-    return v === undefined || v === null || v === "" ? process.env[envVar(setting, name)] : String(v);
+    if (v !== undefined && v !== null && v !== "") return String(v);
+    fromEnv.push(key);
+    return process.env[envVar(SETTINGS[key], name)];
   };
-  const source = { profile: name, apiUrl: pick("apiUrl", "API_URL"), apiKey: pick("apiKey", "API_KEY"), maxRequestsPerMinute: pick("maxRequestsPerMinute", "MAX_REQUESTS_PER_MINUTE") };
+  const source = { profile: name, apiUrl: pick("apiUrl"), apiKey: pick("apiKey"), maxRequestsPerMinute: pick("maxRequestsPerMinute"), fromEnv };
   if (!source.apiUrl) throw new Error(`accessctl: profile "${name}" has no API URL: set the stack config accessctl:profiles.${name}.apiUrl (pulumi config set --path) or the environment variable ${envVar("API_URL", name)}`);
   if (!source.apiKey) throw new Error(`accessctl: profile "${name}" has no API key: set the stack config accessctl:profiles.${name}.apiKey (pulumi config set --secret --path) or the environment variable ${envVar("API_KEY", name)}`);
   return source;
@@ -120,17 +141,20 @@ export function connection(source?: ConfigSource): Connection {
   if (!source.apiKey && !envKey) {
     throw plainError(`accessctl: no API key: set the stack config \`pulumi config set --secret accessctl:apiKey …\` or the environment variable ${envVar("API_KEY")}`);
   }
-  checkApiUrl(apiUrl);
+  const named = (key: Key, value: unknown) => settingName(key, !value || !!source.fromEnv?.includes(key), source.profile);
+  const apiUrlSetting = named("apiUrl", source.apiUrl);
+  checkApiUrl(apiUrl, apiUrlSetting);
   const other = source.apiKey && envKey && envKey !== source.apiKey ? envKey : undefined;
   const rejected = !!other && !!slot.rejected?.includes(source.apiKey!);
   return {
     apiUrl: apiUrl.replace(/\/+$/, ""),
+    apiUrlSetting,
     apiKey: rejected ? envKey! : (source.apiKey || envKey)!,
-    apiKeyFrom: source.apiKey && !rejected ? "config" : "env",
+    apiKeyFrom: source.apiKey && !rejected && !source.fromEnv?.includes("apiKey") ? "config" : "env",
     ...(source.profile ? { profile: source.profile } : {}),
     ...(rejected ? { rejected } : other ? { fallbackApiKey: other } : {}),
-    maxRequestsPerMinute: wholeNumber("maxRequestsPerMinute", source.maxRequestsPerMinute || env[envVar("MAX_REQUESTS_PER_MINUTE")], DEFAULT_REQUESTS_PER_MINUTE, 1),
-    maxRetries: wholeNumber("maxRetries", source.maxRetries || env[envVar("MAX_RETRIES")], DEFAULT_RETRIES, 0),
+    maxRequestsPerMinute: wholeNumber(named("maxRequestsPerMinute", source.maxRequestsPerMinute), source.maxRequestsPerMinute || env[envVar("MAX_REQUESTS_PER_MINUTE")], DEFAULT_REQUESTS_PER_MINUTE, 1),
+    maxRetries: wholeNumber(named("maxRetries", source.maxRetries), source.maxRetries || env[envVar("MAX_RETRIES")], DEFAULT_RETRIES, 0),
   };
 }
 
@@ -148,7 +172,7 @@ export function refuseConfigKey(conn: Connection): Connection {
 /** What to do about a refused API key, by where it came from. */
 export function authHint(conn: Connection): string {
   if (conn.profile) {
-    return `the API key of profile "${conn.profile}" (accessctl:profiles.${conn.profile}.apiKey, else ${envVar("API_KEY", conn.profile)}) was refused: set it to a live API key of that account; ` +
+    return `the API key of profile "${conn.profile}" (${settingName("apiKey", conn.apiKeyFrom === "env", conn.profile)}) was refused: set it to a live API key of that account; ` +
       "after rotating a key kept in stack config, run `pulumi up` or `pulumi refresh --run-program` first (refresh uses the config saved in the state)";
   }
   if (conn.rejected) return "neither accessctl:apiKey (as saved in the state) nor ACCESSCTL_API_KEY was accepted: set ACCESSCTL_API_KEY to a live API key of this account";
@@ -170,25 +194,30 @@ export function unprovenFallback(doing: "read" | "create"): { why: string; hint:
   };
 }
 
-function wholeNumber(key: string, value: string | undefined, fallback: number, min: number): number {
+/** What to check when the service does not answer: whether it runs, and the URL, named where the user set it. */
+export function urlHint(conn: Pick<Connection, "apiUrlSetting">): string {
+  return `is the service up, and is ${conn.apiUrlSetting} right?`;
+}
+
+function wholeNumber(setting: string, value: string | undefined, fallback: number, min: number): number {
   if (value === undefined || value === "") return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < min) throw plainError(`accessctl:${key} must be a whole number of at least ${min}, got ${JSON.stringify(value)}`);
+  if (!Number.isInteger(n) || n < min) throw plainError(`${setting} must be a whole number of at least ${min}, got ${JSON.stringify(value)}`);
   return n;
 }
 
-/** https anywhere; plain http only to this machine, so that a key never crosses a network in clear. */
-export function checkApiUrl(apiUrl: string): void {
+/** https anywhere; plain http only to this machine, so that a key never crosses a network in clear. `setting`: where the URL was set. */
+export function checkApiUrl(apiUrl: string, setting = "accessctl:apiUrl"): void {
   let url: URL;
   try {
     url = new URL(apiUrl);
   } catch {
-    throw plainError(`accessctl:apiUrl is not a URL: ${JSON.stringify(apiUrl)}`);
+    throw plainError(`${setting} is not a URL: ${JSON.stringify(apiUrl)}`);
   }
-  if (url.username || url.password) throw plainError("accessctl:apiUrl must not carry credentials; use accessctl:apiKey");
+  if (url.username || url.password) throw plainError(`${setting} must not carry credentials; set the API key as ${setting.startsWith("ACCESSCTL_") ? setting.replace(/URL$/, "KEY") : setting.replace(/Url$/, "Key")}`);
   if (url.protocol === "https:") return;
   const host = url.hostname.replace(/^\[|\]$/g, "");
   const loopback = host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
   if (url.protocol === "http:" && loopback) return;
-  throw plainError(`accessctl:apiUrl must use https:// (plain http:// is allowed only to loopback addresses), got ${url.protocol}//${url.host}`);
+  throw plainError(`${setting} must use https:// (plain http:// is allowed only to loopback addresses), got ${url.protocol}//${url.host}`);
 }

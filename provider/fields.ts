@@ -52,19 +52,26 @@ export function normalize<T extends object>(fields: Table, inputs: T): T {
   return out as T;
 }
 
-/** Where a nested object sits (a rule of a set: `rules[3]`, "a rule"): failures name it in the reason only, so that Pulumi does not print the whole list. */
+/**
+ * Where a nested object sits (a rule of a set: `rules[3]`, "a rule", named "10.1.0.0/16"): failures
+ * name it in the reason only, so that Pulumi does not print the whole list.
+ */
 export interface Within {
   path: string;
   noun: string;
+  /** What names the object (a rule's `cidr`: "rule 10.1.0.0/16"): failures of its other properties end with it. */
+  name?: { property: string; label: string };
 }
 
 /** check(): unknown property names (most likely typos), then each field's own check. Returns the inputs to use. */
 export function checkFields<T extends object>(fields: Table, news: T, failures: CheckFailure[], within?: Within): T {
   const inputs: Values = normalize(fields, news);
   const known = Object.keys(fields);
-  const fail = (property: string, words: string) => failures.push(within ? { property: "", reason: `${within.path}.${property}${words}` } : { property, reason: `${property}${words}` });
+  const named = (property: string) => (within?.name && property !== within.name.property ? ` (${within.name.label})` : "");
+  const fail = (property: string, words: string) => failures.push(within ? { property: "", reason: `${within.path}.${property}${words}${named(property)}` } : { property, reason: `${property}${words}` });
   for (const property of Object.keys(inputs)) {
-    if ((property === "__provider" && !within) || known.includes(property)) continue;
+    // Pulumi's own keys (__provider of the dynamic host, __urn) pass; inside a nested object they are typos like any other.
+    if ((property.startsWith("__") && !within) || known.includes(property)) continue;
     if (within) fail(property, ` is not a property of ${within.noun}; expected one of ${known.join(", ")}`);
     else failures.push({ property, reason: `unknown property ${property}; expected one of ${known.join(", ")}` });
   }
@@ -97,6 +104,20 @@ export function changedFields(fields: Table, olds: object, news: object): { repl
   }
   return { replaces, updates };
 }
+
+/**
+ * The per-property diff Pulumi shows (a plugin's DetailedDiff; the dynamic-provider host ignores it):
+ * each changed property, updated or replaced.
+ */
+export function propertyDiff(changes: { replaces: string[]; updates: string[] }): Record<string, DiffKind> {
+  const out: Record<string, DiffKind> = {};
+  for (const property of changes.updates) out[property] = "update";
+  for (const property of changes.replaces) out[property] = "update-replace";
+  return out;
+}
+
+/** What happens to one property path, in the terms of Pulumi's DetailedDiff. */
+export type DiffKind = "add" | "delete" | "update" | "update-replace";
 
 /** Whether an object (its outputs) already is as declared: no field to update or replace. */
 export function asDeclared(fields: Table, outputs: object, inputs: object): boolean {

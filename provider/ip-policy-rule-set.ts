@@ -1,31 +1,38 @@
 // IpPolicyRuleSet: every rule of one IP policy as one resource (authoritative). This module is the
-// dynamic provider itself (see provider/api-key.ts). The set's id is its policy's id: a policy
-// has one set (two in one stack are refused; see claim below and the SDK's registry).
+// provider itself, whichever host serves it (see provider/api-key.ts). The set's id is its policy's
+// id: a policy has one set (two in one stack are refused; see claim below).
 //
-// check canonicalizes and sorts the declared rules (no diff for order, IPv6 spelling, unset vs "");
-// diff compares them with the rules in the outputs by canonical CIDR and writes the plan to stderr
-// (Pulumi shows it under the resource); create and update list the policy, plan the fewest calls
-// (a changed description or a moved CIDR of the same action is one PATCH) and record in their
-// outputs, even when they fail halfway, exactly the rules the policy holds.
+// Programs write `rules` as a list; check hands them on keyed by canonical CIDR, and the outputs
+// hold the policy's rules keyed the same way, so that Pulumi's diff of one rule added, changed or
+// deleted shows that rule, not every rule after it in a list (a policy holds a CIDR once: the CIDR
+// is the rule's name). Order, IPv6 spelling and unset vs "" make no diff.
+//
+// A plan is a value: diff computes it from the rules the state records and the declared ones, and
+// shows it under the resource (once per operation: not for the diff a refresh makes). update makes
+// exactly that plan, after checking each rule it touches against a fresh listing: a rule changed
+// since it was recorded is never touched unseen. Creates and PATCHes go first, then deletes.
 import * as ipaddr from "ipaddr.js";
 import { ID_PREFIX } from "../contract/common";
 import { IP_POLICY_RULE_ANSWER, IP_POLICY_RULES_PATH, IpPolicyRuleBody, IpPolicyRuleCreateBody, IpPolicyRuleUpdateBody, RULE_ACTIONS, RuleAction } from "../contract/ip-policy-rule";
 import { api, apiPath } from "./http/api";
 import { ApiFailure } from "./http/failures";
 import { plainError } from "./errors";
-import { asDeclared, changedFields, checkFields, createBody, Fields, liveInputs, outputsOf, updateBody } from "./fields";
+import { report } from "./engine";
+import { asDeclared, changedFields, checkFields, createBody, DiffKind, Fields, liveInputs, outputsOf, updateBody } from "./fields";
 import { canonicalCidr, cidr, FIELDS as RULE_FIELDS } from "./ip-policy-rule";
+import { limiterState } from "./limiter";
 import { listEverything, listsChanged } from "./list-reads";
 import { adoptExistingAllowed, claim, claimed } from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
-import { profileSource } from "./config";
-import { boolean, CheckFailure, id, isUnknown } from "./validate";
+import { connection, profileSource } from "./config";
+import { processState } from "./state";
+import { boolean, CheckFailure, id, isUnknown, UNKNOWN } from "./validate";
 
 export { configure } from "./config";
 
-/** One declared rule of a set. */
+/** One rule of a set, as a program declares it (an element of the input `rules`). */
 export interface IpPolicyRuleSetRule {
-  /** An IPv4 or IPv6 range (`10.0.0.0/8`); each CIDR once per set, in any spelling. */
+  /** An IPv4 or IPv6 range (`10.0.0.0/8`), or one address (`198.51.100.7`, the same as `/32`); each range once per set, in any spelling. */
   cidr: string;
   /** `allow` or `deny`. Changing it deletes the rule, then creates it (the policy holds a CIDR once). */
   action: RuleAction;
@@ -39,71 +46,123 @@ export interface IpPolicyRuleSetRule {
 export interface IpPolicyRuleSetInputs extends ProfileInput {
   /** The IP policy (`ipp_…`) whose rules this resource owns, all of them. Changing it replaces the set. */
   ipPolicyId: string;
-  /** Every rule the policy should hold; any other rule of the policy is deleted by `up`. */
+  /**
+   * Every rule the policy should hold, in any order; any other rule of the policy is deleted by `up`.
+   * A changed description or metadata is one PATCH, a CIDR replaced by another of the same action
+   * reuses the rule (one PATCH), a changed action deletes the rule and creates it again.
+   */
   rules: IpPolicyRuleSetRule[];
   /**
    * Creating the set on a policy that already holds rules fails, naming them, unless this is true:
-   * then the rules with a declared CIDR are brought to the declaration and the others are recorded
-   * as they are (the next preview shows them as to be deleted, the next `up` deletes them).
+   * then the set takes the policy's rules over as they are and writes nothing; the next `up` (whose
+   * preview shows each change) brings them to the declaration, deleting the undeclared ones.
    */
   takeOver?: boolean;
 }
 
-/** A rule of the policy as it stands. */
+/** The inputs as check hands them on and the state keeps them: each rule (as the rule's table hands it on) under its canonical CIDR. */
+export interface CheckedRuleSetInputs extends Omit<IpPolicyRuleSetInputs, "rules"> {
+  rules: Record<string, IpPolicyRuleSetRule>;
+  /** The resource's URN, where messages about it go (the SDK or the plugin passes it). */
+  __urn?: string;
+  __provider?: unknown;
+}
+
+/** A rule of the policy as it stands (a value of the output `rules`, under its canonical CIDR). */
 export interface IpPolicyRuleSetMember {
+  /** The rule id (`ipr_…`). */
   id: string;
+  /** The range, as the service shows it. */
   cidr: string;
+  /** `allow` or `deny`. */
   action: RuleAction;
+  /** Description ("" when unset). */
   description: string;
+  /** User data ("" when unset). */
   metadata: string;
+  /** URI of the rule on the API. */
   uri: string;
+  /** Creation time, RFC 3339. */
   createdAt: string;
 }
 
 export interface IpPolicyRuleSetOutputs {
   ipPolicyId: string;
-  /** Every rule of the policy, sorted by CIDR. */
-  rules: IpPolicyRuleSetMember[];
+  /** Every rule of the policy as it stands, keyed by canonical CIDR. */
+  rules: Record<string, IpPolicyRuleSetMember>;
   takeOver?: boolean;
   profile?: string;
+  __urn?: string;
 }
 
 const KIND = "IP policy rule set";
 const CONCURRENCY = 16; // creates, patches and deletes at once; the account's limiter paces them
-const SHOWN = 5; // CIDRs named in a plan or an error
+const SHOWN = 5; // CIDRs named in an error
+const PROGRESS_MS = 2000; // how often a running operation says how far it has got
 
 /** A rule of the set is an IP policy rule: checked, compared, sent and read back by the rule's own table. */
 const MEMBER_FIELDS: Fields<IpPolicyRuleSetRule> = { cidr: RULE_FIELDS.cidr, action: RULE_FIELDS.action, description: RULE_FIELDS.description, metadata: RULE_FIELDS.metadata };
+
+// ---- the declared rules: a program's list, or the keyed form check hands on ---------------------
 
 /** A declared rule with null and "" taken as unset, as for every optional field of a rule. */
 function withoutEmpty(rule: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(rule).filter(([key, v]) => !(key in MEMBER_FIELDS) || (v !== null && v !== "")));
 }
 
-/** Every declared rule: each problem named by its place in the program's list (`rules[3].cidr …`). */
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+
+/**
+ * The declared rules with where each stands: a program's list (`rules[3]`), or the keyed form of
+ * the state (`rules["10.0.0.0/8"]`, the CIDR from the key), which check accepts too (an import's
+ * inputs, check's own output). A string: why the value is neither.
+ */
+function declaredEntries(value: unknown): { at: string; rule: unknown }[] | string {
+  if (Array.isArray(value)) return value.map((rule, i) => ({ at: `rules[${i}]`, rule }));
+  if (isObject(value)) return Object.entries(value).map(([key, rule]) => ({ at: `rules[${JSON.stringify(key)}]`, rule: isObject(rule) ? { cidr: key, ...rule } : rule }));
+  return "must be a list of rules: [{cidr, action, description?, metadata?}, …]";
+}
+
+/** Every declared rule: each problem named by its place in the program's list and its CIDR (`rules[3].action … (rule 10.1.0.0/16)`). */
 function checkRules(value: unknown): string | CheckFailure[] | undefined {
-  if (!Array.isArray(value)) return "must be a list of rules: [{cidr, action, description?, metadata?}, …]";
+  const entries = declaredEntries(value);
+  if (typeof entries === "string") return entries;
   const failures: CheckFailure[] = [];
-  const seen: Record<string, number> = {};
-  value.forEach((rule, i) => {
-    const at = `rules[${i}]`;
-    if (isUnknown(rule)) return;
-    if (rule === null || typeof rule !== "object" || Array.isArray(rule)) return void failures.push({ property: "", reason: `${at} must be an object {cidr, action, description?, metadata?}` });
-    checkFields(MEMBER_FIELDS, withoutEmpty(rule), failures, { path: at, noun: "a rule" });
-    if (typeof rule.cidr === "string" && !isUnknown(rule.cidr) && !cidr(rule.cidr)) {
-      const key = canonicalCidr(rule.cidr);
-      if (key in seen) failures.push({ property: "", reason: `${at}.cidr ${JSON.stringify(rule.cidr)} is declared twice: rules[${seen[key]}] is the same range (${key}); a policy holds a CIDR once` });
-      else seen[key] = i;
+  const seen: Record<string, string> = {};
+  for (const { at, rule } of entries) {
+    if (isUnknown(rule)) continue;
+    if (!isObject(rule)) {
+      failures.push({ property: "", reason: `${at} must be an object {cidr, action, description?, metadata?}` });
+      continue;
     }
-  });
+    const named = typeof rule.cidr === "string" && !isUnknown(rule.cidr);
+    checkFields(MEMBER_FIELDS, withoutEmpty(rule), failures, { path: at, noun: "a rule", name: named ? { property: "cidr", label: `rule ${rule.cidr}` } : undefined });
+    if (named && !cidr(rule.cidr)) {
+      const key = canonicalCidr(rule.cidr as string);
+      if (key in seen) failures.push({ property: "", reason: `${at}.cidr ${JSON.stringify(rule.cidr)} is declared twice: ${seen[key]} is the same range (${key}); a policy holds a CIDR once` });
+      else seen[key] = at;
+    }
+  }
   return failures.length ? failures : undefined;
 }
 
-/** The declared rules as check hands them on: each as the rule's table hands it on (canonical CIDR, no empty text), sorted by CIDR. */
-function canonicalRules(rules: IpPolicyRuleSetRule[]): IpPolicyRuleSetRule[] {
-  // A rule not known yet (an Output of a whole object) is handed on as it is; the order waits for it.
-  const out = rules.map((r) => (isUnknown(r) ? r : (checkFields(MEMBER_FIELDS, withoutEmpty(r as unknown as Record<string, unknown>), []) as unknown as IpPolicyRuleSetRule)));
-  return out.some((r) => isUnknown(r) || isUnknown(r.cidr)) ? out : out.sort((a, b) => compareCidrs(a.cidr, b.cidr));
+/**
+ * The declared rules as check hands them on: keyed by canonical CIDR, in CIDR order, each as the
+ * rule's table hands it on (no empty text). Unknown while any rule or CIDR is (the keys wait for it).
+ */
+function keyedRules(value: unknown): Record<string, IpPolicyRuleSetRule> | string {
+  const entries = declaredEntries(value);
+  if (typeof entries === "string" || entries.some(({ rule }) => isUnknown(rule) || !isObject(rule) || isUnknown(rule.cidr))) return UNKNOWN;
+  const rules = entries.map(({ rule }) => checkFields(MEMBER_FIELDS, withoutEmpty(rule as Record<string, unknown>), []) as unknown as IpPolicyRuleSetRule);
+  const out: Record<string, IpPolicyRuleSetRule> = {};
+  for (const rule of rules.sort((a, b) => compareCidrs(a.cidr, b.cidr))) out[rule.cidr] = rule;
+  return out;
+}
+
+/** The declared rules (keyed, or a list in a state written before they were keyed) as a list. */
+function declaredList(rules: unknown): IpPolicyRuleSetRule[] {
+  if (Array.isArray(rules)) return rules as IpPolicyRuleSetRule[];
+  return Object.entries((rules ?? {}) as Record<string, IpPolicyRuleSetRule>).map(([c, r]) => ({ ...r, cidr: c }));
 }
 
 /** A stable order: IPv4 before IPv6, then by address, then by prefix length. */
@@ -124,12 +183,20 @@ export function compareCidrs(a: string, b: string): number {
   return 0;
 }
 
-const FIELDS: Fields<IpPolicyRuleSetInputs> = {
+export const FIELDS: Fields<IpPolicyRuleSetInputs> = {
   ipPolicyId: { required: true, check: id(ID_PREFIX.ipPolicy), onChange: "replace" },
-  rules: { required: ": a list of {cidr, action, description?, metadata?} (an empty list deletes every rule of the policy)", check: checkRules, canonical: canonicalRules },
+  rules: {
+    required: ": a list of {cidr, action, description?, metadata?} (an empty list deletes every rule of the policy)",
+    check: checkRules,
+    canonical: keyedRules,
+    same: (declared, current) => describePlan(plan(members(current), declaredList(declared), () => true)) === "",
+    onChange: "update",
+  },
   takeOver: { check: boolean },
   profile: PROFILE_FIELD,
 };
+
+// ---- the rules as they stand ------------------------------------------------------------------
 
 const rulePath = (id: string) => IP_POLICY_RULES_PATH + apiPath`/${id}`;
 
@@ -137,17 +204,28 @@ function member(body: IpPolicyRuleBody): IpPolicyRuleSetMember {
   return { id: body.id, ...outputsOf<Required<IpPolicyRuleSetRule>>(MEMBER_FIELDS, body), uri: body.uri, createdAt: body.created_at };
 }
 
-function sorted(rules: IpPolicyRuleSetMember[]): IpPolicyRuleSetMember[] {
-  return [...rules].sort((a, b) => compareCidrs(canonicalCidr(a.cidr), canonicalCidr(b.cidr)) || (a.id < b.id ? -1 : 1));
+/** The rules of the outputs (keyed, or a list in a state written before they were keyed) as a list. */
+function members(rules: unknown): IpPolicyRuleSetMember[] {
+  return Array.isArray(rules) ? rules : Object.values((rules ?? {}) as Record<string, IpPolicyRuleSetMember>);
 }
 
-/** A rule as a program would declare it (canonical CIDR, description/metadata left out when empty). */
-function declaredForm(r: IpPolicyRuleSetMember): IpPolicyRuleSetRule {
-  return liveInputs<IpPolicyRuleSetRule>(MEMBER_FIELDS, r);
+/** The rules keyed by canonical CIDR, in CIDR order (a second rule on one CIDR, which the service never lists, keeps its id in its key). */
+function keyed(rules: IpPolicyRuleSetMember[]): Record<string, IpPolicyRuleSetMember> {
+  const out: Record<string, IpPolicyRuleSetMember> = {};
+  const sorted = [...rules].sort((a, b) => compareCidrs(canonicalCidr(a.cidr), canonicalCidr(b.cidr)) || (a.id < b.id ? -1 : 1));
+  for (const r of sorted) out[canonicalCidr(r.cidr) in out ? `${canonicalCidr(r.cidr)} ${r.id}` : canonicalCidr(r.cidr)] = r;
+  return out;
+}
+
+/** Each rule as a program would declare it (canonical CIDR, description/metadata left out when empty), under its CIDR. */
+function declaredForms(rules: IpPolicyRuleSetMember[]): Record<string, IpPolicyRuleSetRule> {
+  const out: Record<string, IpPolicyRuleSetRule> = {};
+  for (const [key, r] of Object.entries(keyed(rules))) out[key] = liveInputs<IpPolicyRuleSetRule>(MEMBER_FIELDS, r);
+  return out;
 }
 
 function outputs(inputs: { ipPolicyId: string }, rules: IpPolicyRuleSetMember[], kept: Record<string, any>): IpPolicyRuleSetOutputs {
-  return { ipPolicyId: inputs.ipPolicyId, rules: sorted(rules), ...keptInputs(kept) };
+  return { ipPolicyId: inputs.ipPolicyId, rules: keyed(rules), ...keptInputs(kept) };
 }
 
 /** Every rule of the policy, from the account's rule list (the shared walk of list-reads). */
@@ -174,7 +252,7 @@ interface Plan {
   /** An action changed: delete the rule, then create the CIDR with the new action. */
   flips: { rule: IpPolicyRuleSetMember; to: IpPolicyRuleSetRule }[];
   deletes: IpPolicyRuleSetMember[];
-  /** Undeclared rules left as they are (a create with takeOver: recorded, deleted by the next up). */
+  /** Undeclared rules left as they are. */
   kept: IpPolicyRuleSetMember[];
 }
 
@@ -231,121 +309,269 @@ export function plan(current: IpPolicyRuleSetMember[], declared: IpPolicyRuleSet
   return p;
 }
 
-function listed(cidrs: string[]): string {
-  return cidrs.slice(0, SHOWN).join(", ") + (cidrs.length > SHOWN ? `, … (${cidrs.length - SHOWN} more)` : "");
+const writesOf = (p: Plan) => p.creates.length + p.patches.length + 2 * p.flips.length + p.deletes.length;
+const moved = (x: { rule: IpPolicyRuleSetMember; to: IpPolicyRuleSetRule }) => canonicalCidr(x.rule.cidr) !== canonicalCidr(x.to.cidr);
+
+/** A value in a plan: quoted, and cut short (the whole value is in the diff and the state). */
+const shown = (v: unknown) => {
+  const text = JSON.stringify(v ?? "");
+  return text.length > 100 ? `${text.slice(0, 96)}…"` : text;
+};
+
+/** What a rule declares besides its CIDR and action: `description "…", metadata "…"`. */
+function texts(d: { description?: string; metadata?: string }): string {
+  return (["description", "metadata"] as const).filter((k) => d[k]).map((k) => `, ${k} ${shown(d[k])}`).join("");
 }
 
-/** The plan in words: `create 3 (a, b, c); update 1 (…); …`; "" when there is nothing to do. */
+/** The fields a PATCH changes: `description "a" → "b"`. */
+function changes(r: IpPolicyRuleSetMember, d: IpPolicyRuleSetRule): string {
+  return changedFields(MEMBER_FIELDS, r, d).updates.filter((k) => k !== "cidr").map((k) => `${k} ${shown((r as any)[k])} → ${shown((d as any)[k])}`).join(", ");
+}
+
+/**
+ * The plan in words: a first line that counts (`create 1, update 2, delete 1: 4 requests`), then one
+ * line per change, every change: `+` create, `~` update or move, `±` action changed (delete, then
+ * create), `-` delete. "" when there is nothing to do.
+ */
 export function describePlan(p: Plan): string {
-  const moved = p.patches.filter((x) => canonicalCidr(x.rule.cidr) !== canonicalCidr(x.to.cidr));
-  const edited = p.patches.filter((x) => canonicalCidr(x.rule.cidr) === canonicalCidr(x.to.cidr));
-  const parts = [
-    [`create ${p.creates.length}`, p.creates.map((d) => d.cidr)],
-    [`move ${moved.length} (one PATCH of cidr each)`, moved.map((x) => `${x.rule.cidr} → ${x.to.cidr}`)],
-    [`update ${edited.length}`, edited.map((x) => x.to.cidr)],
-    [`replace ${p.flips.length} (action changed: delete, then create)`, p.flips.map((x) => `${x.to.cidr} ${x.rule.action} → ${x.to.action}`)],
-    [`delete ${p.deletes.length}`, p.deletes.map((r) => `${r.cidr} ${r.action}`)],
+  const patched = p.patches.filter((x) => !moved(x));
+  const movedRules = p.patches.filter(moved);
+  const counts = [
+    [p.creates.length, "create"],
+    [patched.length, "update"],
+    [movedRules.length, "move"],
+    [p.flips.length, "replace"],
+    [p.deletes.length, "delete"],
   ] as const;
-  return parts.filter(([, items]) => items.length).map(([head, items]) => `${head}: ${listed([...items])}`).join("; ");
+  const head = counts.filter(([n]) => n).map(([n, word]) => `${word} ${n}`).join(", ");
+  if (!head) return "";
+  const lines = [
+    ...p.creates.map((d) => `  + ${canonicalCidr(d.cidr)} ${d.action}${texts(d)}`),
+    ...patched.map((x) => `  ~ ${canonicalCidr(x.rule.cidr)}: ${changes(x.rule, x.to)}`),
+    ...movedRules.map((x) => `  ~ ${canonicalCidr(x.rule.cidr)} → ${canonicalCidr(x.to.cidr)} (${x.rule.id}, ${x.rule.action}: one PATCH of cidr)${changes(x.rule, x.to) ? `, ${changes(x.rule, x.to)}` : ""}`),
+    ...p.flips.map((x) => `  ± ${canonicalCidr(x.rule.cidr)}: action ${x.rule.action} → ${x.to.action} (${x.rule.id} deleted, then created again)${texts(x.to)}`),
+    ...p.deletes.map((r) => `  - ${canonicalCidr(r.cidr)} ${r.action} (${r.id})${texts(r)}`),
+  ];
+  const writes = writesOf(p);
+  return [`${head}: ${writes} request${writes === 1 ? "" : "s"}`, ...lines].join("\n");
+}
+
+function listed(items: string[]): string {
+  return items.slice(0, SHOWN).join(", ") + (items.length > SHOWN ? `, … (${items.length - SHOWN} more)` : "");
+}
+
+/** Operations of this process that checked a set (by URN): their diff shows the plan; a refresh's diff, which no check precedes, does not. */
+function checkedSets(): { urns: string[] } {
+  return processState<{ urns: string[] }>("rule-set-checks", () => ({ urns: [] }));
 }
 
 // ---- the resource -----------------------------------------------------------------------------
 
-export async function check(_olds: IpPolicyRuleSetInputs, news: IpPolicyRuleSetInputs) {
+export async function check(olds: Partial<CheckedRuleSetInputs>, news: IpPolicyRuleSetInputs & { __urn?: string }) {
   const failures: CheckFailure[] = [];
   checkConnection(news, failures);
-  const inputs = checkFields(FIELDS, news, failures);
+  const inputs = checkFields(FIELDS, news, failures) as unknown as CheckedRuleSetInputs;
   if (inputs.takeOver === false) delete inputs.takeOver; // false is the default: no diff against unset
+  if (inputs.__urn && !checkedSets().urns.includes(inputs.__urn)) checkedSets().urns.push(inputs.__urn);
+  // A new set (or one moving to another policy) is created now: what will it do?
+  if (!failures.length && olds.ipPolicyId !== inputs.ipPolicyId && !isUnknown(inputs.ipPolicyId) && !isUnknown(inputs.rules)) await previewCreate(inputs);
   return { inputs, failures };
 }
 
-export async function diff(_id: string, olds: IpPolicyRuleSetOutputs, news: IpPolicyRuleSetInputs) {
-  const { replaces } = changedFields(FIELDS, olds, news);
-  if (replaces.length) return { changes: true, replaces, deleteBeforeReplace: false };
-  const rules = news.rules;
-  if (!Array.isArray(rules) || isUnknown(rules) || rules.some((r) => isUnknown(r) || isUnknown(r?.cidr) || isUnknown(r?.action) || isUnknown(r?.description) || isUnknown(r?.metadata))) {
-    process.stderr.write("rules not known yet (they depend on other resources): the plan is made at update\n");
-    return { changes: true, replaces: [] };
+/**
+ * A create's plan, shown under the resource at preview. A takeover lists the policy (once, and
+ * only then): it takes every rule over as it is and writes nothing; the next `up` does the rest.
+ */
+async function previewCreate(inputs: CheckedRuleSetInputs): Promise<void> {
+  const declared = declaredList(inputs.rules);
+  const head = `plan for ${inputs.ipPolicyId}`;
+  if (inputs.takeOver !== true) return report(inputs.__urn, `${head}: create ${declared.length} rule${declared.length === 1 ? "" : "s"}: ${declared.length} requests`);
+  let current: IpPolicyRuleSetMember[];
+  try {
+    current = await policyRules(inputs.ipPolicyId, inputs.profile, `preview the takeover of ${inputs.ipPolicyId}`);
+  } catch (e) {
+    return report(inputs.__urn, `${head}: takeOver: could not list the policy to say what the takeover will take (${(e as Error).message})`, { warning: true });
   }
-  const p = plan(olds.rules ?? [], rules, () => true);
-  const words = describePlan(p);
-  // Shown by Pulumi as a diagnostic of this resource in preview and up: every change before it happens.
-  if (words) process.stderr.write(`plan for ${olds.ipPolicyId}: ${words}\n`);
-  return { changes: words !== "", replaces: [] };
+  if (!current.length) return report(inputs.__urn, `${head}: takeOver: the policy holds no rule; create ${declared.length}: ${declared.length} requests`);
+  const next = plan(current, declared, () => true);
+  const byCidr = byDeclaredCidr(declared);
+  const asIs = current.filter((r) => exactlyAsDeclared(byCidr, r)).length;
+  const undeclared = current.filter((r) => !byCidr[canonicalCidr(r.cidr)]).length;
+  const then = describePlan(next);
+  report(inputs.__urn, `${head}: take over the ${current.length} rule${current.length === 1 ? "" : "s"} the policy holds (${asIs} as declared, ${undeclared} not declared), ` +
+    `writing nothing now; ${then ? `the next up then: ${then}` : "nothing more to do"}`);
 }
 
-export async function create(inputs: IpPolicyRuleSetInputs) {
+export async function diff(_id: string, olds: IpPolicyRuleSetOutputs, news: CheckedRuleSetInputs) {
+  const { replaces } = changedFields(FIELDS, olds, news);
+  if (replaces.length) return { changes: true, replaces, deleteBeforeReplace: false, detailedDiff: Object.fromEntries(replaces.map((k) => [k, "update-replace" as DiffKind])) };
+  const show = !!news.__urn && checkedSets().urns.includes(news.__urn);
+  // (A refresh's diff hands in the inputs of the state, which an older version kept as a list.)
+  const declared = Array.isArray(news.rules) || isObject(news.rules) ? declaredList(news.rules) : undefined;
+  if (!declared || declared.some((r) => !isObject(r) || Object.values(r).some(isUnknown))) {
+    if (show) report(news.__urn, "rules not known yet (they depend on other resources): the plan is made at update");
+    return { changes: true, replaces: [], detailedDiff: { rules: "update" as DiffKind } };
+  }
+  const p = plan(members(olds.rules), declared, () => true);
+  const words = describePlan(p);
+  if (words && show) report(news.__urn, `plan for ${olds.ipPolicyId}: ${words}`);
+  return { changes: words !== "", replaces: [], detailedDiff: planDiff(p) };
+}
+
+/** The plan as property paths (a plugin's DetailedDiff): each rule under its CIDR. */
+function planDiff(p: Plan): Record<string, DiffKind> {
+  const at = (c: string) => `rules[${JSON.stringify(canonicalCidr(c))}]`;
+  const out: Record<string, DiffKind> = {};
+  for (const d of p.creates) out[at(d.cidr)] = "add";
+  for (const r of p.deletes) out[at(r.cidr)] = "delete";
+  for (const x of p.flips) out[`${at(x.rule.cidr)}.action`] = "update";
+  for (const x of p.patches) {
+    if (moved(x)) {
+      out[at(x.rule.cidr)] = "delete";
+      out[at(x.to.cidr)] = "add";
+    } else for (const k of changedFields(MEMBER_FIELDS, x.rule, x.to).updates) out[`${at(x.rule.cidr)}.${k}`] = "update";
+  }
+  return out;
+}
+
+export async function create(inputs: CheckedRuleSetInputs) {
   const what = `create IP policy rule set of ${inputs.ipPolicyId}`;
   claim(KIND, inputs.ipPolicyId, what);
   const current = await policyRules(inputs.ipPolicyId, inputs.profile, what);
+  const declared = declaredList(inputs.rules);
+  // A takeover records what the policy holds and writes nothing (its preview said so); the next
+  // preview shows each change and the next up makes it.
+  if (inputs.takeOver === true && current.length) return { id: inputs.ipPolicyId, outs: outputs(inputs, current, inputs) };
   // ACCESSCTL_ADOPT_EXISTING=1 (after a killed first `up`) takes only what that run can have made:
   // rules exactly as declared. Anything else needs the program to say takeOver: true.
-  const declared = byDeclaredCidr(inputs.rules);
-  const refused = inputs.takeOver === true ? [] : current.filter((r) => !(adoptExistingAllowed() && exactlyAsDeclared(declared, r)));
+  const byCidr = byDeclaredCidr(declared);
+  const refused = current.filter((r) => !(adoptExistingAllowed() && exactlyAsDeclared(byCidr, r)));
   if (refused.length) {
-    const shown = sorted(refused).map((r) => `${r.cidr} ${r.action} (${r.id})`);
-    throw plainError(`${what}: the policy already holds ${refused.length} rule${refused.length === 1 ? "" : "s"}${adoptExistingAllowed() ? " not as declared" : ""}: ${listed(shown)}; nothing was changed. ` +
-      "To make them this resource's (the undeclared ones are deleted by the next `up`, after a preview shows them), declare takeOver: true. " +
+    const names = Object.values(keyed(refused)).map((r) => `${r.cidr} ${r.action} (${r.id})`);
+    throw plainError(`${what}: the policy already holds ${refused.length} rule${refused.length === 1 ? "" : "s"}${adoptExistingAllowed() ? " not as declared" : ""}: ${listed(names)}; nothing was changed. ` +
+      "To make them this resource's, declare takeOver: true: the set takes them over as they are, and the next `up`, after a preview that shows each change, brings them to the declaration. " +
       (adoptExistingAllowed() ? "ACCESSCTL_ADOPT_EXISTING=1 takes only rules exactly as declared (what an interrupted `pulumi up` of this stack can have made)." :
         "If an interrupted `pulumi up` of this stack made them, run `ACCESSCTL_ADOPT_EXISTING=1 pulumi up` once."));
   }
-  // Taken over: undeclared rules are kept and recorded; the next preview shows them as to be deleted.
-  const rules = await apply(inputs, current, plan(current, inputs.rules, () => false), inputs.ipPolicyId, what);
+  const rules = await apply(inputs, current, plan(current, declared, () => false), inputs.ipPolicyId, what);
   return { id: inputs.ipPolicyId, outs: outputs(inputs, rules, inputs) };
 }
 
 export async function read(id: string, props: Partial<IpPolicyRuleSetOutputs> = {}) {
   const ipPolicyId = props.ipPolicyId ?? id;
-  const rules = sorted(await policyRules(ipPolicyId, props.profile, `read IP policy rule set of ${ipPolicyId}`, props.rules));
+  const rules = await policyRules(ipPolicyId, props.profile, `read IP policy rule set of ${ipPolicyId}`, members(props.rules));
   // Inputs as the live policy would declare them: after a refresh, `preview --diff` shows a rule
-  // added, changed or deleted by hand as a change of `rules`.
-  const inputs = { ipPolicyId, rules: rules.map(declaredForm), ...keptInputs(props) };
+  // added, changed or deleted by hand as that rule. Read with nothing known of the set (an import),
+  // they are what a program writes: a list (Pulumi writes the program from them).
+  const declared = declaredForms(rules);
+  const inputs = { ipPolicyId, rules: props.rules === undefined ? declaredList(declared) : declared, ...keptInputs(props) };
   return { id, props: outputs({ ipPolicyId }, rules, props), inputs };
 }
 
-export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: IpPolicyRuleSetInputs) {
+/** Two versions of one rule (by id) that hold the same: nothing was changed by hand between them. */
+const unchanged = (a: IpPolicyRuleSetMember, b: IpPolicyRuleSetMember | undefined) =>
+  b !== undefined && canonicalCidr(a.cidr) === canonicalCidr(b.cidr) && asDeclared(MEMBER_FIELDS, b, a);
+
+export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: CheckedRuleSetInputs) {
   const what = `update IP policy rule set of ${news.ipPolicyId}`;
   claim(KIND, news.ipPolicyId, what);
-  // Planned against the policy as it is now (a killed or failed run may have done more than the
-  // state says). Deleted: the undeclared rules the state knows (those a preview showed); any other
-  // undeclared rule is kept and recorded, so the next preview shows it.
-  const current = await policyRules(news.ipPolicyId, news.profile, what, olds.rules);
-  const known: Record<string, true> = {};
-  for (const r of olds.rules ?? []) known[r.id] = true;
-  // A rule an IpPolicyRule of this run manages is not the set's to delete (the SDK refuses both on one
-  // known policy id; an Output id is only known here).
-  const p = plan(current, news.rules, (r) => known[r.id] === true && !claimed("IP policy rule", r.id));
-  // A rule with a declared CIDR that no preview showed (added since the last refresh, by hand or by
-  // another stack) is never changed unseen (a deny turned allow opens a door), nor taken in: its
-  // destroy would be the set's. ACCESSCTL_ADOPT_EXISTING takes one exactly as declared, as create does.
-  const declared = byDeclaredCidr(news.rules);
-  const unseen = current
-    .filter((r) => !known[r.id] && declared[canonicalCidr(r.cidr)] !== undefined && !(adoptExistingAllowed() && exactlyAsDeclared(declared, r)))
-    .map((r) => `${r.cidr} ${r.action} (${r.id})`);
-  if (unseen.length) {
-    throw plainError(`${what}: ${listed(unseen)} ${unseen.length === 1 ? "is a rule" : "are rules"} that no preview of this set showed (added since the last refresh, by hand or by another stack); nothing was changed. ` +
-      "Run `pulumi refresh` (or `up --refresh`): the preview then shows what `up` will do to them.");
+  // The plan its preview showed: from the rules the state records (diff made it from the same
+  // state). A rule an IpPolicyRule of this run manages is not the set's to delete.
+  const recorded = members(olds.rules);
+  const declared = declaredList(news.rules);
+  const p = plan(recorded, declared, (r) => !claimed("IP policy rule", r.id));
+  // Checked against the policy as it is now (a killed or failed run, or a hand, may have changed it).
+  const current = await policyRules(news.ipPolicyId, news.profile, what, recorded);
+  const live: Record<string, IpPolicyRuleSetMember> = {};
+  for (const r of current) live[r.id] = r;
+  const known: Record<string, IpPolicyRuleSetMember> = {};
+  for (const r of recorded) known[r.id] = r;
+  const held: Record<string, IpPolicyRuleSetMember> = {};
+  for (const r of current) held[canonicalCidr(r.cidr)] = r;
+  const named = (r: IpPolicyRuleSetMember) => `${r.cidr} ${r.action} (${r.id})`;
+
+  // Never touched unseen: a rule the plan changes must be as recorded, and a CIDR it adds must be free
+  // (a deny turned allow, or a rule of another stack taken in, opens a door no preview showed).
+  // ACCESSCTL_ADOPT_EXISTING takes a rule exactly as declared that holds a CIDR to add, as create does.
+  const byCidr = byDeclaredCidr(declared);
+  const adopted = (r: IpPolicyRuleSetMember | undefined) => r !== undefined && !known[r.id] && adoptExistingAllowed() && exactlyAsDeclared(byCidr, r);
+  const touched = [...p.patches.map((x) => x.rule), ...p.flips.map((x) => x.rule), ...p.deletes.filter((r) => live[r.id])]; // (one gone already needs nothing)
+  const stale = touched.filter((r) => !unchanged(r, live[r.id])).map((r) => `${named(r)} (${live[r.id] ? `now ${named(live[r.id])}${texts(live[r.id])}` : "deleted"})`);
+  const added = [...p.creates, ...p.patches.filter(moved).map((x) => x.to)];
+  const taken = added.map((d) => held[canonicalCidr(d.cidr)]).filter((r): r is IpPolicyRuleSetMember => r !== undefined && !adopted(r));
+  const unseen = [...taken.filter((r) => !known[r.id]).map((r) => `${named(r)} (not recorded: added since the last refresh, by hand or by another stack)`), ...taken.filter((r) => known[r.id]).map((r) => `${named(r)} (moved there since it was recorded)`)];
+  if (stale.length || unseen.length) {
+    throw plainError(`${what}: the policy changed since this stack last recorded it, and the plan its preview showed would touch ${listed([...unseen, ...stale])}; nothing was changed. ` +
+      "Run `pulumi refresh` (or `pulumi up --refresh`): the preview then shows what `up` will do to them.");
   }
-  const rules = await apply(news, current, p, id, what);
+  // Rules taken over by the switch need nothing more; the rest of the plan is carried out as shown.
+  const adoptedNow = added.map((d) => held[canonicalCidr(d.cidr)]).filter(adopted);
+  const todo: Plan = { ...p, creates: p.creates.filter((d) => !held[canonicalCidr(d.cidr)]), patches: p.patches.filter((x) => !moved(x) || !held[canonicalCidr(x.to.cidr)]) };
+  todo.deletes = p.deletes.filter((r) => live[r.id]); // gone already: nothing to do
+  // What changed by hand where the plan does nothing is left as it is and recorded, so that the next preview shows it.
+  const planned: Record<string, true> = {};
+  for (const r of [...touched, ...p.deletes]) planned[r.id] = true;
+  const left = [
+    ...recorded.filter((r) => !planned[r.id] && !unchanged(r, live[r.id])).map((r) => (live[r.id] ? `${named(r)}, now ${named(live[r.id])}${texts(live[r.id])}` : `${named(r)}, deleted`)),
+    ...current.filter((r) => !known[r.id] && !adoptedNow.includes(r)).map((r) => `${named(r)}, added`),
+  ];
+  const rules = await apply(news, current, todo, id, what);
+  if (left.length) {
+    report(news.__urn, `${what}: left ${left.length} rule${left.length === 1 ? "" : "s"} changed since the last refresh, which the preview of this run did not show: ${left.join("; ")}. ` +
+      "They are recorded as they are: the next preview shows what `up` will do to them.", { warning: true });
+  }
   return { outs: outputs(news, rules, news) };
 }
 
 async function remove(id: string, props: IpPolicyRuleSetOutputs): Promise<void> {
   const ipPolicyId = props.ipPolicyId ?? id;
   const what = `delete IP policy rule set of ${ipPolicyId}`;
-  const current = await policyRules(ipPolicyId, props.profile, what, props.rules);
+  const recorded = members(props.rules);
+  const current = await policyRules(ipPolicyId, props.profile, what, recorded);
   // The rules the state knows (those a preview or refresh showed); one that came since is left, and named.
   const known: Record<string, true> = {};
-  for (const r of props.rules ?? []) known[r.id] = true;
+  for (const r of recorded) known[r.id] = true;
   const p: Plan = { creates: [], patches: [], flips: [], deletes: current.filter((r) => known[r.id]), kept: current.filter((r) => !known[r.id]) };
-  await apply({ ipPolicyId, profile: props.profile }, current, p, id, what);
+  await apply({ ipPolicyId, profile: props.profile, __urn: props.__urn }, current, p, id, what);
   if (p.kept.length) {
-    process.stderr.write(`${what}: left ${p.kept.length} rule(s) that no refresh of this stack has shown: ${listed(p.kept.map((r) => `${r.cidr} ${r.action} (${r.id})`))}\n`);
+    report(props.__urn, `${what}: left ${p.kept.length} rule(s) that no refresh of this stack has shown: ${listed(p.kept.map((r) => `${r.cidr} ${r.action} (${r.id})`))}`, { warning: true });
   }
 }
 export { remove as delete };
 
 // ---- carrying out a plan ----------------------------------------------------------------------
+
+/** How far a running plan has got, shown live under the resource every PROGRESS_MS (and once at the end, if it ran that long). */
+function progress(urn: string | undefined, p: Plan, profile: unknown) {
+  const totals = { created: p.creates.length + p.flips.length, updated: p.patches.length, deleted: p.deletes.length + p.flips.length };
+  const done = { created: 0, updated: 0, deleted: 0 };
+  const started = Date.now();
+  let last = "";
+  const pace = () => {
+    try {
+      const conn = connection(profileSource(profile));
+      const limit = limiterState(conn);
+      if (!limit?.waiting) return "";
+      return `; waiting for the service's rate limit (${limit.blocked ? "it answered 429 Too Many Requests" : `${conn.maxRequestsPerMinute} requests a minute`})`;
+    } catch {
+      return ""; // the requests themselves say what is wrong with the connection
+    }
+  };
+  const say = () => {
+    const counts = (Object.keys(totals) as (keyof typeof totals)[]).filter((k) => totals[k]).map((k) => `${k} ${done[k]} of ${totals[k]}`).join(", ") + pace();
+    if (counts !== last) report(urn, counts, { ephemeral: true });
+    last = counts;
+  };
+  const timer = setInterval(say, PROGRESS_MS);
+  timer.unref();
+  return {
+    count: (what: keyof typeof done) => void done[what]++,
+    end: () => {
+      clearInterval(timer);
+      if (Date.now() - started >= PROGRESS_MS) say();
+    },
+  };
+}
 
 /**
  * Runs a plan, CONCURRENCY calls at once: creates, patches and flips (each a delete, then a create
@@ -354,32 +580,35 @@ export { remove as delete };
  * and throws an error carrying the set's id and outputs that describe the rules that exist now
  * (a partial create or update: the engine records them, and the next `up` finishes the job).
  */
-async function apply(inputs: { ipPolicyId: string; profile?: string; takeOver?: boolean; __provider?: unknown }, current: IpPolicyRuleSetMember[], p: Plan, id: string, what: string): Promise<IpPolicyRuleSetMember[]> {
+async function apply(inputs: { ipPolicyId: string; profile?: string; takeOver?: boolean; __provider?: unknown; __urn?: string }, current: IpPolicyRuleSetMember[], p: Plan, id: string, what: string): Promise<IpPolicyRuleSetMember[]> {
   const source = profileSource(inputs.profile);
   const live: Record<string, IpPolicyRuleSetMember> = {};
   for (const r of current) live[r.id] = r;
   const failed: ApiFailure[] = [];
   let lostCreate = false;
+  const shown = progress(inputs.__urn, p, inputs.profile);
 
   const post = async (d: IpPolicyRuleSetRule) => {
     const body = createBody<IpPolicyRuleCreateBody>(RULE_FIELDS, { ...d, ipPolicyId: inputs.ipPolicyId });
     try {
       const made = (await api<IpPolicyRuleBody>("POST", IP_POLICY_RULES_PATH, { what: `create IP policy rule ${d.cidr}`, body, expect: IP_POLICY_RULE_ANSWER, source }).finally(listsChanged)).body;
       live[made.id] = member(made);
+      shown.count("created");
     } catch (e) {
       if ((e as ApiFailure).ambiguous) lostCreate = true;
       throw e;
     }
   };
   const patch = async (r: IpPolicyRuleSetMember, d: IpPolicyRuleSetRule) => {
-    const moved = canonicalCidr(r.cidr) !== canonicalCidr(d.cidr);
     const body = updateBody<IpPolicyRuleUpdateBody>(RULE_FIELDS, d); // cidr too: the same range is no change
-    const done = (await api<IpPolicyRuleBody>("PATCH", rulePath(r.id), { what: `update IP policy rule ${r.id} (${r.cidr}${moved ? ` → ${d.cidr}` : ""})`, body, expect: IP_POLICY_RULE_ANSWER, source }).finally(listsChanged)).body;
+    const done = (await api<IpPolicyRuleBody>("PATCH", rulePath(r.id), { what: `update IP policy rule ${r.id} (${r.cidr}${moved({ rule: r, to: d }) ? ` → ${d.cidr}` : ""})`, body, expect: IP_POLICY_RULE_ANSWER, source }).finally(listsChanged)).body;
     live[r.id] = member(done);
+    shown.count("updated");
   };
   const del = async (r: IpPolicyRuleSetMember) => {
     await api("DELETE", rulePath(r.id), { what: `delete IP policy rule ${r.id} (${r.cidr})`, allow404: true, source }).finally(listsChanged);
     delete live[r.id];
+    shown.count("deleted");
   };
 
   const first: (() => Promise<void>)[] = [
@@ -391,9 +620,13 @@ async function apply(inputs: { ipPolicyId: string; profile?: string; takeOver?: 
     }),
   ];
   const then = p.deletes.map((r) => () => del(r));
-  for (const phase of [first, then]) {
-    await pool(phase, CONCURRENCY, (e) => failed.push(e as ApiFailure));
-    if (failed.length) break;
+  try {
+    for (const phase of [first, then]) {
+      await pool(phase, CONCURRENCY, (e) => failed.push(e as ApiFailure));
+      if (failed.length) break;
+    }
+  } finally {
+    shown.end();
   }
   if (!failed.length) return Object.values(live);
 

@@ -25,8 +25,9 @@ export interface IpPolicyRuleInputs extends ProfileInput {
   /** The IP policy (`ipp_…`) the rule belongs to. Changing it replaces the rule. */
   ipPolicyId: string;
   /**
-   * An IPv4 or IPv6 range in CIDR notation with a prefix length, written as its network address
-   * (`10.0.0.0/8`, not `10.0.0.5/8`). IPv6 is compared in canonical form, so case does not matter.
+   * An IPv4 or IPv6 range in CIDR notation, written as its network address (`10.0.0.0/8`, not
+   * `10.0.0.5/8`), or one address (`198.51.100.7`: the same as `198.51.100.7/32`; an IPv6 address
+   * is a /128). Compared in canonical form, so IPv6 case and spelling do not matter.
    */
   cidr: string;
   /** `allow` or `deny`. Changing it replaces the rule. */
@@ -223,17 +224,22 @@ export function canonicalCidr(value: string): string {
 }
 
 /**
- * A CIDR as the service reads it: IPv4 dotted decimal or IPv6, a prefix length, no host bits.
+ * A CIDR as the service reads it: IPv4 dotted decimal or IPv6, a prefix length, no host bits; an
+ * address alone is one host (/32, /128).
  * Returns the canonical form (IPv6 compressed and lower case; an IPv4-mapped IPv6 range, such as
  * ::ffff:10.0.0.0/104, as the IPv4 range it is, 10.0.0.0/8) or the reason it is not valid.
  * See also parseCidr in emulator/ip-policy-rule.ts: the service's reading, written independently
  * so that test/provider/agreement.test.ts compares two programs, not one with itself.
  */
 export function parseCidr(text: string): { cidr: string } | { reason: string } {
-  const match = /^([^/]+)\/(\d{1,3})$/.exec(text);
-  if (!match) {
-    return { reason: text.includes("/") ? `${JSON.stringify(text)} is not in address/prefix form` : `${JSON.stringify(text)} has no prefix length (write e.g. ${text}/32 for one IPv4 address)` };
+  if (!text.includes("/")) {
+    // One address is the range of one host: /32 for IPv4, /128 for IPv6.
+    const whole = `${text}/${text.includes(":") ? 128 : 32}`;
+    const host = parseCidr(whole);
+    return "cidr" in host ? host : { reason: host.reason.replace(JSON.stringify(whole), JSON.stringify(text)) };
   }
+  const match = /^([^/]+)\/(\d{1,3})$/.exec(text);
+  if (!match) return { reason: `${JSON.stringify(text)} is not in address/prefix form` };
   const [, written, prefixText] = match;
   const prefix = Number(prefixText);
   if (String(prefix) !== prefixText) return { reason: `${JSON.stringify(text)} has a prefix length with a leading zero` };

@@ -145,9 +145,9 @@ export async function takeRateSlot(conn: { apiUrl: string; apiKey: string; maxRe
 }
 
 /** The limiter's view of an account, for tests and benchmarks. */
-export function limiterState(conn: { apiUrl: string; apiKey: string }): { inWindow: number; waiting: number; share?: number; rateLimited: number } | undefined {
+export function limiterState(conn: { apiUrl: string; apiKey: string }): { inWindow: number; waiting: number; share?: number; rateLimited: number; blocked: boolean } | undefined {
   const limit = limiters().accounts[accountOf(conn)];
-  return limit && { inWindow: limit.log.length, waiting: limit.waiters.length, share: limit.share, rateLimited: limit.rateLimited };
+  return limit && { inWindow: limit.log.length, waiting: limit.waiters.length, share: limit.share, rateLimited: limit.rateLimited, blocked: limit.blockedUntil > Date.now() };
 }
 
 /** The window the limiter counts in (60 s, as the service does); tests run the same limits faster. */

@@ -34,7 +34,16 @@ export const PROFILE_FIELD = {
   onChange: "replace",
 } as const;
 
-/** Inputs echoed into the outputs, because read and delete get only the outputs: adoptId, takeOver, profile. */
-export function keptInputs(inputs: Record<string, any>): { adoptId?: string; takeOver?: boolean; profile?: string } {
-  return { ...(inputs.adoptId ? { adoptId: inputs.adoptId } : {}), ...(inputs.takeOver === true ? { takeOver: true } : {}), ...(inputs.profile ? { profile: inputs.profile } : {}) };
+/**
+ * Inputs echoed into the outputs, because diff, read and delete get only the outputs: adoptId,
+ * takeOver, profile, triggers, and the URN messages about the resource go to (__urn).
+ */
+export function keptInputs(inputs: Record<string, any>): { adoptId?: string; takeOver?: boolean; profile?: string; triggers?: unknown[]; __urn?: string } {
+  return {
+    ...(inputs.adoptId ? { adoptId: inputs.adoptId } : {}),
+    ...(inputs.takeOver === true ? { takeOver: true } : {}),
+    ...(inputs.profile ? { profile: inputs.profile } : {}),
+    ...(inputs.triggers !== undefined ? { triggers: inputs.triggers } : {}),
+    ...(typeof inputs.__urn === "string" ? { __urn: inputs.__urn } : {}),
+  };
 }

@@ -45,6 +45,16 @@ export function oneOf(values: readonly string[]): (value: unknown) => string | u
   return (value) => (values.includes(value as string) ? undefined : `must be ${values.map((v) => JSON.stringify(v)).join(" or ")}, got ${JSON.stringify(value)}`);
 }
 
+/** A list of any values (an ApiKey's triggers). */
+export function listOfValues(value: unknown): string | undefined {
+  return Array.isArray(value) ? undefined : "must be a list of values, e.g. [\"2026-11\"]";
+}
+
+/** Two lists of values the same, element by element (unset and [] alike). */
+export function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a ?? []) === JSON.stringify(b ?? []);
+}
+
 export function boolean(value: unknown): string | undefined {
   return typeof value === "boolean" ? undefined : "must be true or false";
 }

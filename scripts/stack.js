@@ -8,7 +8,8 @@
 //
 //   node scripts/stack.js '<job as JSON>'     or     node scripts/stack.js - < job.json
 // job: { dir, stack, op, binDir, backend, passphrase?, config?: {key: {value, secret}},
-//        refresh?, clearPendingCreates?, runProgram? (refresh), expectNoChanges?, env?, parallel?, verbose?, node? }
+//        refresh?, clearPendingCreates?, runProgram? (refresh), expectNoChanges?, diff? (preview: false
+//        leaves out --diff), env?, parallel?, verbose?, node? }
 // `node`: a directory holding the `node` to run the program with (else the one on PATH).
 // Pulumi's own output goes to stderr; the last line on stdout is `RESULT {json}`: ok, exitCode,
 // summary {result, resourceChanges} (from the engine's event log, as the Automation API reads it),
@@ -97,7 +98,7 @@ async function run(job) {
       args = ["up", "--yes", "--skip-preview", ...(job.refresh ? ["--refresh"] : [])];
       break;
     case "preview":
-      args = ["preview", "--diff", ...(job.refresh ? ["--refresh"] : []), ...(job.expectNoChanges ? ["--expect-no-changes"] : [])];
+      args = ["preview", ...(job.diff === false ? [] : ["--diff"]), ...(job.refresh ? ["--refresh"] : []), ...(job.expectNoChanges ? ["--expect-no-changes"] : [])];
       break;
     case "refresh":
       args = ["refresh", "--yes", "--skip-preview", ...(job.clearPendingCreates ? ["--clear-pending-creates"] : []), ...(job.runProgram ? ["--run-program"] : [])];

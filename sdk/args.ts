@@ -12,9 +12,16 @@ export type ResourceArgs<Inputs> = { [K in keyof Inputs]: InputOf<NonNullable<In
 
 /**
  * Pulumi's ResourceProvider<Inputs, Outputs>, which each provider module satisfies (checked where the
- * SDK hands the module to Pulumi; erased at run time). One correction: what read returns as
- * `inputs` are inputs, which @pulumi/pulumi types as outputs.
+ * SDK hands the module to Pulumi; erased at run time). Two corrections: what check hands on may be
+ * another form of the inputs (`Checked`: an IpPolicyRuleSet's rules keyed by CIDR), which is what
+ * diff, create and update then get; and what read returns as `inputs` are inputs, which
+ * @pulumi/pulumi types as outputs.
  */
-export type ProviderOf<Inputs, Outputs> = Omit<pulumi.dynamic.ResourceProvider<Inputs, Outputs>, "read"> & {
-  read?: (id: string, props?: Outputs) => Promise<Omit<pulumi.dynamic.ReadResult<Outputs>, "inputs"> & { inputs?: Inputs }>;
+export type ProviderOf<Inputs, Outputs, Checked = Inputs> = {
+  check?: (olds: Checked, news: Inputs) => Promise<pulumi.dynamic.CheckResult<Checked>>;
+  diff?: (id: string, olds: Outputs, news: Checked) => Promise<pulumi.dynamic.DiffResult>;
+  create: (inputs: Checked) => Promise<pulumi.dynamic.CreateResult<Outputs>>;
+  read?: (id: string, props?: Outputs) => Promise<Omit<pulumi.dynamic.ReadResult<Outputs>, "inputs"> & { inputs?: unknown }>;
+  update?: (id: string, olds: Outputs, news: Checked) => Promise<pulumi.dynamic.UpdateResult<Outputs>>;
+  delete?: (id: string, props: Outputs) => Promise<void>;
 };

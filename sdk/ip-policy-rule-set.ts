@@ -4,6 +4,8 @@ import { ProviderOf, ResourceArgs } from "./args";
 import { checkResource } from "./connection";
 import { claimPolicy } from "./policy-owners";
 
+const TYPE = "IpPolicyRuleSet";
+
 /** The arguments of an IpPolicyRuleSet (see IpPolicyRuleSetInputs in provider/ip-policy-rule-set.ts). */
 export type IpPolicyRuleSetArgs = ResourceArgs<provider.IpPolicyRuleSetInputs>;
 
@@ -20,8 +22,8 @@ export type IpPolicyRuleSetArgs = ResourceArgs<provider.IpPolicyRuleSetInputs>;
 export class IpPolicyRuleSet extends pulumi.dynamic.Resource {
   /** The IP policy id. */
   declare public readonly ipPolicyId: pulumi.Output<string>;
-  /** Every rule of the policy as it stands ({id, cidr, action, description, metadata, uri, createdAt}), sorted by CIDR. */
-  declare public readonly rules: pulumi.Output<provider.IpPolicyRuleSetMember[]>;
+  /** Every rule of the policy as it stands, keyed by canonical CIDR (`"10.0.0.0/8"`, `"2001:db8::/32"`, `"198.51.100.7/32"`). */
+  declare public readonly rules: pulumi.Output<Record<string, provider.IpPolicyRuleSetMember>>;
   /** Whether the set was declared with takeOver. */
   declare public readonly takeOver: pulumi.Output<boolean | undefined>;
   /** The account profile, if any. */
@@ -41,6 +43,11 @@ export class IpPolicyRuleSet extends pulumi.dynamic.Resource {
     if (!opts?.id) claimPolicy("IpPolicyRuleSet", name, args.ipPolicyId);
     // Every output named, so that a lookup by id (get) resolves them all.
     const outputs = { ipPolicyId: undefined, rules: undefined, takeOver: undefined, profile: undefined };
-    super(provider satisfies ProviderOf<provider.IpPolicyRuleSetInputs, provider.IpPolicyRuleSetOutputs>, name, { ...outputs, ...args }, opts, "accessctl", "IpPolicyRuleSet");
+    // The provider shows its plan and progress under this resource: it needs the URN, which a dynamic provider is not told.
+    const __urn = pulumi.createUrn(name, `pulumi-nodejs:dynamic/accessctl:${TYPE}`, opts?.parent);
+    // Pulumi's diff of a map prints every entry, changed or not (300 lines for one rule added by hand):
+    // the provider's plan, shown under the resource, names each changed rule instead.
+    const hidden = pulumi.mergeOptions(opts, { hideDiffs: ["rules"] });
+    super(provider satisfies ProviderOf<provider.IpPolicyRuleSetInputs, provider.IpPolicyRuleSetOutputs, provider.CheckedRuleSetInputs>, name, { ...outputs, ...args, __urn }, hidden, "accessctl", TYPE);
   }
 }

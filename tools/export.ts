@@ -8,7 +8,7 @@ import { ApiKeyBody, API_KEYS_PATH } from "../contract/api-key";
 import { ID_PREFIX } from "../contract/common";
 import { IP_POLICY_RULES_PATH, IpPolicyRuleBody } from "../contract/ip-policy-rule";
 import { listAll } from "../provider/http/pages";
-import { checkApiUrl, ConfigSource } from "../provider/config";
+import { checkApiUrl, ConfigSource, envVar } from "../provider/config";
 import { liveInputs } from "../provider/fields";
 import { FIELDS as RULE_FIELDS, IpPolicyRuleInputs, toOutputs } from "../provider/ip-policy-rule";
 import { idProblem } from "../provider/validate";
@@ -103,18 +103,14 @@ export function programText(options: ExportOptions, rulesByPolicy: Record<string
   return out.join("\n");
 }
 
-/** The connection from the environment, checked as the provider checks accessctl:apiUrl. */
+/** The connection from the environment, checked as the provider checks a URL. */
 function source(): ConfigSource {
-  const apiUrl = process.env.ACCESSCTL_API_URL;
-  const apiKey = process.env.ACCESSCTL_API_KEY;
-  if (!apiUrl) throw new Error("set ACCESSCTL_API_URL to the API's base URL (https://…, or http:// to loopback)");
-  if (!apiKey) throw new Error("set ACCESSCTL_API_KEY to an API key of the account");
-  try {
-    checkApiUrl(apiUrl);
-  } catch (err) {
-    throw new Error((err as Error).message.replace("accessctl:apiUrl", "ACCESSCTL_API_URL").replace("; use accessctl:apiKey", "; use ACCESSCTL_API_KEY"));
-  }
-  return { apiUrl, apiKey };
+  const apiUrl = process.env[envVar("API_URL")];
+  const apiKey = process.env[envVar("API_KEY")];
+  if (!apiUrl) throw new Error(`set ${envVar("API_URL")} to the API's base URL (https://…, or http:// to loopback)`);
+  if (!apiKey) throw new Error(`set ${envVar("API_KEY")} to an API key of the account`);
+  checkApiUrl(apiUrl, envVar("API_URL"));
+  return { apiUrl, apiKey, fromEnv: ["apiUrl", "apiKey"] };
 }
 
 export async function exportProgram(options: ExportOptions): Promise<string> {

@@ -2,12 +2,14 @@
 // server may have acted on, the time budget, the rate limiter (../limiter), and the one switch to
 // ACCESSCTL_API_KEY after the config key is refused (../config says where keys come from).
 import { SERVICE_VERSION } from "../../contract/common";
-import { authHint, connection, refuseConfigKey, unprovenFallback } from "../config";
+import { authHint, Connection, connection, refuseConfigKey, unprovenFallback, urlHint } from "../config";
+import { setMessage } from "../errors";
+import { stopped } from "../engine";
 import { takeRateSlot } from "../limiter";
 import { processState } from "../state";
 import { ApiFailure, failure, finish } from "./failures";
 import { backoff, LOST, NOT_CONNECTED_RETRIES, outcomeOf, RETRY_BUDGET_MS, sleep } from "./outcomes";
-import { believe404, keyDigest, keyProven, proveBase, proveKey, underWay } from "./trust";
+import { baseProblem, believe404, keyDigest, keyProven, proveBase, proveKey, underWay } from "./trust";
 import { ApiResponse, attempt, ATTEMPT_DEADLINE_MS, RequestOptions, silence, userAgent } from "./transport";
 
 interface Counters {
@@ -54,7 +56,8 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
   let blockFor = 0;
   let lastError: ApiFailure | undefined;
   for (let n = 0; ; n++) {
-    checkNotSilent(url, options, n);
+    checkNotStopped(options, n);
+    checkNotSilent(url, options, n, conn);
     // A create names nothing of the stack's account (a key names nothing at all): through a fallback
     // key not proven to be of that account, it could make the object in another account.
     if (method === "POST" && conn.rejected && !(await keyProven(keyDigest(conn.apiKey)))) {
@@ -65,7 +68,9 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
     }
     const sent = await takeRateSlot(conn, blockFor);
     try {
-      checkNotSilent(url, options, n); // it may have fallen silent during the wait
+      // The service may have fallen silent during the wait, or the engine gone, or the run been cancelled.
+      checkNotStopped(options, n);
+      checkNotSilent(url, options, n, conn);
     } catch (e) {
       sent();
       throw e;
@@ -79,7 +84,7 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
     if (n === 0) started = Date.now();
     count.requests++;
     const sentAt = Date.now();
-    const run = () => attempt<T>(method, url, headers, payload, options, deadlineMs, [conn.apiKey, conn.fallbackApiKey]);
+    const run = () => attempt<T>(method, url, headers, payload, { ...options, urlHint: urlHint(conn) }, deadlineMs, [conn.apiKey, conn.fallbackApiKey]);
     // a read or delete under way: see trust.ts believe404
     const result = await (options.allow404 ? underWay(run) : run()).catch((e) => {
       sent();
@@ -101,6 +106,7 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
     }
     lastError = result.error;
     if (result.status === 401) lastError.hint = authHint(conn);
+    if (result.status === 404) await explainNotFound(lastError, method, url, conn, options);
     const outcome = result.status !== undefined ? outcomeOf(String(result.status)) : (outcomeOf(result.code!) ?? LOST);
     if (!outcome?.retry) throw finish(lastError, 1, url.origin, options.unseen);
     // No retry to a service that let an attempt time out with no answer (this one, or another one's).
@@ -119,11 +125,30 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
   }
 }
 
+/** The engine is gone or the run was cancelled (../engine): nothing more is sent. */
+function checkNotStopped(options: RequestOptions, n: number): void {
+  const why = stopped();
+  if (why) throw failure(`${options.what}: not sent${n ? ` (after ${n} attempts)` : ""}: ${why}`, {});
+}
+
 /** An earlier attempt to this origin timed out with no answer: fail now rather than wait again. */
-function checkNotSilent(url: URL, options: RequestOptions, n: number): void {
+function checkNotSilent(url: URL, options: RequestOptions, n: number, conn: Connection): void {
   const earlier = silence(url.origin);
   if (earlier === undefined) return;
   const err = failure(`${options.what}: not sent: ${url.origin} did not answer an earlier request of this run (${earlier})`, {});
-  err.hint = "is the service up, and is accessctl:apiUrl right?";
+  err.hint = urlHint(conn);
   throw finish(err, n + 1, url.origin, options.unseen);
+}
+
+/**
+ * A 404 to a create, an update or a list: about a named object (an IP policy that does not exist),
+ * or the API URL has a wrong path. Unless the URL has served the contract in this run, one proving
+ * request tells; then the error names the full path sent and says where the URL was set.
+ */
+async function explainNotFound(err: ApiFailure, method: string, url: URL, conn: Connection, options: RequestOptions): Promise<void> {
+  if (options.proof) return;
+  const wrong = await baseProblem(conn, options.source, api);
+  if (!wrong) return;
+  setMessage(err, `${err.message}; ${method} ${url.pathname} was not found, and neither was the list of rules (${wrong})`);
+  err.hint = `the API URL looks wrong: is ${conn.apiUrlSetting} (${conn.apiUrl}) the API's base URL?`;
 }

@@ -39,6 +39,10 @@ export interface RequestOptions {
   /** Overrides of ATTEMPT_DEADLINE_MS and RETRY_BUDGET_MS (tests, and a walk's remaining budget). */
   deadlineMs?: number;
   budgetMs?: number;
+  /** What to check when nothing answers (set by api(): the URL, named where the user set it). */
+  urlHint?: string;
+  /** The request that proves the API URL (trust.ts): a 404 to it is the answer, not a question for another proof. */
+  proof?: boolean;
 }
 
 interface TransportState {
@@ -151,7 +155,7 @@ export async function attempt<T>(method: string, url: URL, headers: Record<strin
     const code = deadline.aborted || timeout ? "TIMEOUT" : String(err.code);
     const detail = deadline.aborted ? `no complete answer within ${deadlineMs / 1000} s` : timeout ? `${timeout} ${AGENT_TIMEOUT_MS / 1000} s` : outcomeOf(code)?.down ? "cannot connect" : err.message;
     const error = failure(quote(`${options.what}: ${code}: ${detail} (${url.origin})`, secrets, 1000), {});
-    if (outcomeOf(code)?.down || code === "TIMEOUT") error.hint = "is the service up, and is accessctl:apiUrl right?";
+    if (outcomeOf(code)?.down || code === "TIMEOUT") error.hint = options.urlHint;
     // The service accepts and does not answer: the rest of this process fails at once instead of waiting again.
     if (code === "TIMEOUT") shared().silent[url.origin] = `${code}: ${detail}`;
     return { error, code };

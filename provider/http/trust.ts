@@ -71,21 +71,32 @@ export async function believe404(conn: Connection, response: ApiResponse, option
     err.hint = hint;
     return finish(setMessage(err, `${err.message}; not taken as deleted: ${why}`), 1, new URL(conn.apiUrl).origin);
   };
+  const urlRight = `is ${conn.apiUrlSetting} (${conn.apiUrl}) right?`;
   if (!b || typeof b !== "object" || typeof b.error_code !== "string") {
-    throw notBelieved("this is not an answer of the API", "is accessctl:apiUrl right?");
+    throw notBelieved("this is not an answer of the API", urlRight);
   }
-  const state = shared();
   if (response.fallbackKey && !(await keyProven(response.fallbackKey))) {
     const unproven = unprovenFallback("read");
     throw notBelieved(unproven.why, unproven.hint);
   }
-  if (state.provenBases.includes(conn.apiUrl)) return;
-  // One proving request per API URL at a time: the reads of a refresh share it.
-  const proof = (state.proofs[conn.apiUrl] ??= proveBaseNow(conn, options.source, get).finally(() => delete state.proofs[conn.apiUrl]));
+  const wrong = await baseProblem(conn, options.source, get);
+  if (wrong) throw notBelieved(`${conn.apiUrl} does not answer as the API does (${wrong})`, urlRight);
+}
+
+/**
+ * Whether the API URL serves the contract: undefined once it gave a contract-shaped answer in this
+ * process, else what the proving request got (the full path it sent, and the answer). One proving
+ * request per API URL at a time: the reads of a refresh share it.
+ */
+export async function baseProblem(conn: Connection, source: ConfigSource | undefined, get: Get): Promise<string | undefined> {
+  const state = shared();
+  if (state.provenBases.includes(conn.apiUrl)) return undefined;
+  const proof = (state.proofs[conn.apiUrl] ??= proveBaseNow(conn, source, get).finally(() => delete state.proofs[conn.apiUrl]));
   try {
     await proof;
+    return undefined;
   } catch (e) {
-    throw notBelieved(`${conn.apiUrl} does not answer as the API does (${(e as Error).message})`, "is accessctl:apiUrl right?");
+    return (e as Error).message;
   }
 }
 
@@ -102,8 +113,9 @@ export async function keyProven(digest: string): Promise<boolean> {
 }
 
 async function proveBaseNow(conn: Connection, source: ConfigSource | undefined, get: Get): Promise<void> {
-  const what = `GET ${PROOF_PATH}`;
-  const res = await get("GET", PROOF_PATH, { what, source, unseen: true });
+  const sent = new URL(conn.apiUrl + PROOF_PATH);
+  const what = `GET ${sent.pathname}${sent.search}`; // the full path sent: a wrong one shows here
+  const res = await get("GET", PROOF_PATH, { what, source, unseen: true, proof: true });
   if (!Array.isArray(res.body?.ip_policy_rules)) throw failure(`${what}: HTTP ${res.status} but no list of rules`, {});
   proveBase(conn.apiUrl);
 }

@@ -2,7 +2,7 @@
 // What it declares comes from the stack config `spec`:
 //   { keys: {name: ApiKeyArgs}, rules: {name: IpPolicyRuleArgs}, modules: {name: TlsEdgeMutualTlsArgs},
 //     sets: {name: IpPolicyRuleSetArgs},
-//     listPolicy?: "ipp_…" (export what the list helpers see, before this run's changes),
+//     listPolicy?: "ipp_…" (export what the list helpers see, before this run's changes), idsOnly?: sets export their id only,
 //     opts?: {name: resource options}, gets?: {name: {type: "ApiKey"|"IpPolicyRule"|"TlsEdgeMutualTls", id}} }
 "use strict";
 const pulumi = require("@pulumi/pulumi");
@@ -21,7 +21,8 @@ for (const [name, args] of Object.entries(spec.rules || {})) {
 }
 for (const [name, args] of Object.entries(spec.sets || {})) {
   const set = new accessctl.IpPolicyRuleSet(name, args, (spec.opts || {})[name]);
-  out[`set_${name}`] = { id: set.id, ipPolicyId: set.ipPolicyId, rules: set.rules };
+  // idsOnly: a stack output of every rule would make each preview print every rule (new values are the inputs then).
+  out[`set_${name}`] = spec.idsOnly ? { id: set.id } : { id: set.id, ipPolicyId: set.ipPolicyId, rules: set.rules };
 }
 for (const [name, args] of Object.entries(spec.modules || {})) {
   const module = new accessctl.TlsEdgeMutualTls(name, args);

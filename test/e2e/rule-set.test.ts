@@ -69,19 +69,19 @@ describe("IpPolicyRuleSet: the policy as one resource", () => {
     const up = await stack.ok("up", setSpec(p, rules));
     const out = up.outputs!.set_s.value;
     expect(out.id).toBe(p);
-    expect(out.rules.map((r: Rule) => r.cidr)).toEqual(["192.0.2.0/24", "198.51.100.0/24", "2001:db8:ab::/48"]);
-    expect(Object.keys(out.rules[0]).sort()).toEqual(["action", "cidr", "createdAt", "description", "id", "metadata", "uri"]);
+    expect(Object.keys(out.rules)).toEqual(["192.0.2.0/24", "198.51.100.0/24", "2001:db8:ab::/48"]); // keyed by canonical CIDR
+    expect(Object.keys(out.rules["192.0.2.0/24"]).sort()).toEqual(["action", "cidr", "createdAt", "description", "id", "metadata", "uri"]);
     expect((await stack.ok("preview", setSpec(p, [...rules].reverse()), { refresh: true, expectNoChanges: true })).changeSummary).toEqual({ same: 2 });
 
     const api = client(emu.url, emu.adminToken);
     expect((await api.post("/ip_policy_rules", { ip_policy_id: p, cidr: "0.0.0.0/0", action: "allow", description: "in a hurry" })).status).toBe(201);
     const gate = await stack.run("preview", setSpec(p, rules), { refresh: true, expectNoChanges: true });
     expect(gate.ok).toBe(false);
-    // The engine's diff of the refreshed inputs names the CIDR, and the provider's plan says what up will do.
-    expect(gate.output).toMatch(/cidr\s*: "0\.0\.0\.0\/0"/);
-    expect(gate.output).toMatch(/plan for ipp_\w+: delete 1: 0\.0\.0\.0\/0 allow/);
+    // Pulumi's diff of the rules (every rule, changed or not) is hidden; the provider's plan names the rule and says what up will do.
+    expect(gate.output).toMatch(/rules \(hidden\)/);
+    expect(gate.output).toMatch(/plan for ipp_\w+: delete 1: 1 request\n\s+- 0\.0\.0\.0\/0 allow \(ipr_\w+\), description "in a hurry"/);
 
-    const byCidr = (cidr: string) => out.rules.find((r: { cidr: string }) => r.cidr === cidr).id;
+    const byCidr = (cidr: string) => out.rules[cidr].id;
     expect((await api.patch(`/ip_policy_rules/${byCidr("192.0.2.0/24")}`, { description: "edited by hand" })).status).toBe(200);
     expect((await api.delete(`/ip_policy_rules/${byCidr("198.51.100.0/24")}`)).status).toBe(204);
     const before = (await emu.stats()).byMethod;
@@ -111,14 +111,14 @@ describe("IpPolicyRuleSet: the policy as one resource", () => {
     const theirs = (await api.post("/ip_policy_rules", { ip_policy_id: p, cidr: "192.0.2.0/24", action: "deny", description: "team B block" })).body;
     const flip = await a.run("up", setSpec(p, [...base, { cidr: "192.0.2.0/24", action: "allow" }]));
     expect(flip.ok).toBe(false);
-    expect(flip.output).toContain(`192.0.2.0/24 deny (${theirs.id}) is a rule that no preview of this set showed`);
+    expect(flip.output).toContain(`the plan its preview showed would touch 192.0.2.0/24 deny (${theirs.id}) (not recorded: added since the last refresh, by hand or by another stack); nothing was changed`);
     expect((await api.get(`/ip_policy_rules/${theirs.id}`)).body).toMatchObject({ action: "deny", description: "team B block" });
     await api.delete(`/ip_policy_rules/${theirs.id}`);
     // Nor is an identical one taken in unseen (the set's destroy would then delete another stack's rule).
     const twin = (await api.post("/ip_policy_rules", { ip_policy_id: p, cidr: "192.0.2.0/24", action: "allow" })).body;
     const takeIn = await a.run("up", setSpec(p, [...base, { cidr: "192.0.2.0/24", action: "allow" }]));
     expect(takeIn.ok).toBe(false);
-    expect(takeIn.output).toContain(`192.0.2.0/24 allow (${twin.id}) is a rule that no preview of this set showed`);
+    expect(takeIn.output).toContain(`the plan its preview showed would touch 192.0.2.0/24 allow (${twin.id}) (not recorded`);
     await a.ok("destroy", setSpec(p, base));
     expect((await policyRules(emu, p)).map((r) => r.id)).toEqual([twin.id]);
     await api.delete(`/ip_policy_rules/${twin.id}`);
@@ -135,39 +135,49 @@ describe("IpPolicyRuleSet: the policy as one resource", () => {
     expect((await policyRules(emu, q)).map((r) => `${r.id} ${r.action}`).sort()).toEqual([`${deny.id} deny`, `${same.id} allow`].sort());
     await api.delete(`/ip_policy_rules/${deny.id}`);
     const taken = await c.ok("up", declared, { env: { ACCESSCTL_ADOPT_EXISTING: "1" } });
-    expect(taken.outputs!.set_s.value.rules.map((r: { id: string; cidr: string }) => r.cidr)).toEqual(["10.1.0.0/16", "192.0.2.0/24"]);
-    expect(taken.outputs!.set_s.value.rules[0].id).toBe(same.id);
+    expect(Object.keys(taken.outputs!.set_s.value.rules)).toEqual(["10.1.0.0/16", "192.0.2.0/24"]);
+    expect(taken.outputs!.set_s.value.rules["10.1.0.0/16"].id).toBe(same.id);
     await c.ok("destroy", declared);
   });
 
-  it("takeOver: refused without it, naming the rules; with it converges, the next preview shows the deletions and up makes them; PATCH reuse; action flip", async () => {
+  it("takeOver: refused without it, naming the rules; with it the set takes them as they are and writes nothing, its preview says so; the next preview shows each change and up makes it; PATCH reuse; action flip", async () => {
     const emu = await startEmulator(["--rate-limit", "off"]);
     cleanups.push(() => emu.stop());
     const stack = testStack({ project: inject("e2e"), emulator: emu, name: "set-takeover", extraConfig: fast });
     cleanups.push(() => stack.cleanup());
     const p = emu.fixtures.ipPolicies[1];
     const api = client(emu.url, emu.adminToken);
-    for (const [cidr, action, description] of [["10.9.0.0/16", "allow", "old"], ["10.8.0.0/16", "allow", "stray"], ["10.7.0.0/16", "allow", "flips"]]) {
+    for (const [cidr, action, description] of [["10.9.0.0/16", "allow", "old"], ["10.8.0.0/16", "allow", "stray"], ["10.7.0.0/16", "allow", "flips"], ["10.5.0.0/16", "deny", "as declared"]]) {
       expect((await api.post("/ip_policy_rules", { ip_policy_id: p, cidr, action, description })).status).toBe(201);
     }
     const rules: Rule[] = [
       { cidr: "10.9.0.0/16", action: "allow", description: "declared" },
       { cidr: "10.7.0.0/16", action: "deny", description: "flipped" },
       { cidr: "10.6.0.0/16", action: "allow" },
+      { cidr: "10.5.0.0/16", action: "deny", description: "as declared" },
     ];
     const before = (await emu.stats()).byMethod;
     const refused = await stack.run("up", setSpec(p, rules));
     expect(refused.ok).toBe(false);
-    expect(refused.output).toMatch(/the policy already holds 3 rules: 10\.7\.0\.0\/16 allow \(ipr_\w+\), 10\.8\.0\.0\/16 allow \(ipr_\w+\), 10\.9\.0\.0\/16 allow \(ipr_\w+\); nothing was changed\. .*declare takeOver: true/);
+    expect(refused.output).toMatch(/the policy already holds 4 rules: 10\.5\.0\.0\/16 deny \(ipr_\w+\), 10\.7\.0\.0\/16 allow \(ipr_\w+\), 10\.8\.0\.0\/16 allow \(ipr_\w+\), 10\.9\.0\.0\/16 allow \(ipr_\w+\); nothing was changed\. .*declare takeOver: true/);
     expect(await writes(emu, before)).toEqual({ POST: 0, PATCH: 0, DELETE: 0 });
 
+    // The takeover's preview says what it takes and that it writes nothing; its up writes nothing.
+    const previewed = await stack.ok("preview", setSpec(p, rules, { takeOver: true }));
+    expect(previewed.output).toMatch(/plan for ipp_\w+: take over the 4 rules the policy holds \(1 as declared, 1 not declared\), writing nothing now; the next up then: update 1, move 1, replace 1: 4 requests/);
     const taken = await stack.ok("up", setSpec(p, rules, { takeOver: true }));
-    expect(taken.outputs!.set_s.value.rules.map((r: Rule) => r.cidr)).toEqual(["10.6.0.0/16", "10.7.0.0/16", "10.8.0.0/16", "10.9.0.0/16"]);
-    await expectExactly(emu, p, [...rules, { cidr: "10.8.0.0/16", action: "allow", description: "stray" }]);
+    expect(await writes(emu, before)).toEqual({ POST: 0, PATCH: 0, DELETE: 0 });
+    expect(Object.keys(taken.outputs!.set_s.value.rules)).toEqual(["10.5.0.0/16", "10.7.0.0/16", "10.8.0.0/16", "10.9.0.0/16"]);
+    // The next preview shows every change, and up makes exactly those.
     const preview = await stack.ok("preview", setSpec(p, rules, { takeOver: true }));
     expect(preview.changeSummary).toEqual({ same: 1, update: 1 });
-    expect(preview.output).toMatch(/plan for ipp_\w+: delete 1: 10\.8\.0\.0\/16 allow/);
+    expect(preview.output).toMatch(/plan for ipp_\w+: update 1, move 1, replace 1: 4 requests/);
+    expect(preview.output).toContain('~ 10.9.0.0/16: description "old" → "declared"');
+    expect(preview.output).toMatch(/~ 10\.8\.0\.0\/16 → 10\.6\.0\.0\/16 \(ipr_\w+, allow: one PATCH of cidr\), description "stray" → ""/);
+    expect(preview.output).toMatch(/± 10\.7\.0\.0\/16: action allow → deny \(ipr_\w+ deleted, then created again\), description "flipped"/);
+    const beforeUp = (await emu.stats()).byMethod;
     await stack.ok("up", setSpec(p, rules, { takeOver: true }));
+    expect(await writes(emu, beforeUp)).toEqual({ POST: 1, PATCH: 2, DELETE: 1 });
     await expectExactly(emu, p, rules);
 
     // One CIDR moved to another of the same action, one description changed: two PATCHes, nothing else.
@@ -175,14 +185,16 @@ describe("IpPolicyRuleSet: the policy as one resource", () => {
       { cidr: "10.9.0.0/16", action: "allow", description: "declared, edited" },
       { cidr: "10.7.0.0/16", action: "deny", description: "flipped" },
       { cidr: "172.16.0.0/16", action: "allow" },
+      { cidr: "10.5.0.0/16", action: "deny", description: "as declared" },
     ];
+    const ids = (await policyRules(emu, p)).map((r) => r.id).sort();
     const beforeMove = (await emu.stats()).byMethod;
     const movedUp = await stack.ok("up", setSpec(p, moved, { takeOver: true }));
-    expect(movedUp.output).toMatch(/move 1 \(one PATCH of cidr each\): 10\.6\.0\.0\/16 → 172\.16\.0\.0\/16; update 1: 10\.9\.0\.0\/16/);
+    expect(movedUp.output).toMatch(/update 1, move 1: 2 requests/);
+    expect(movedUp.output).toMatch(/~ 10\.6\.0\.0\/16 → 172\.16\.0\.0\/16 \(ipr_\w+, allow: one PATCH of cidr\)/);
     expect(await writes(emu, beforeMove)).toEqual({ POST: 0, PATCH: 2, DELETE: 0 });
     await expectExactly(emu, p, moved);
-    const ids = (await policyRules(emu, p)).map((r) => r.id).sort();
-    expect(ids).toEqual(taken.outputs!.set_s.value.rules.filter((r: Rule) => r.cidr !== "10.8.0.0/16").map((r: { id: string }) => r.id).sort()); // the same rules, reused
+    expect((await policyRules(emu, p)).map((r) => r.id).sort()).toEqual(ids); // the same rules, reused
 
     // An action flip: the policy holds a CIDR once, so delete, then create.
     const flipped = moved.map((r) => (r.cidr === "172.16.0.0/16" ? { ...r, action: "deny" } : r));
@@ -210,7 +222,7 @@ describe("IpPolicyRuleSet: the policy as one resource", () => {
     expect(bad.ok).toBe(false);
     expect(bad.output).toContain('rules[2].cidr "10.1.0.5/16" has host bits set; did you mean 10.1.0.0/16?');
     expect(bad.output).toContain('rules[3].cidr "2001:DB8::/32" is declared twice: rules[1] is the same range (2001:db8::/32)');
-    expect(bad.output).toContain('rules[4].action must be "allow" or "deny", got "permit"');
+    expect(bad.output).toContain('rules[4].action must be "allow" or "deny", got "permit" (rule 10.2.0.0/16)');
     const both = await stack.run("preview", { ...setSpec(p, [{ cidr: "10.0.0.0/8", action: "allow" }]), rules: { extra: { ipPolicyId: p, cidr: "10.3.0.0/16", action: "allow" } } });
     expect(both.ok).toBe(false);
     // The program declares the rule first: the set's constructor names both.
@@ -241,7 +253,7 @@ describe("IpPolicyRuleSet: the policy as one resource", () => {
     expect(live.length).toBeGreaterThan(10);
     expect(live.length).toBeLessThan(100);
     const set = stack.state().resources.find((r) => r.type.endsWith(":IpPolicyRuleSet"));
-    expect(set.outputs.rules.map((r: { id: string }) => r.id).sort()).toEqual(live.map((r) => r.id).sort()); // a partial update: exactly what exists
+    expect(Object.values(set.outputs.rules).map((r: any) => r.id).sort()).toEqual(live.map((r) => r.id).sort()); // a partial update: exactly what exists
     expect(typeof set.outputs.__provider).toBe("string");
     await stack.ok("refresh", setSpec(p, many(100, 50)));
     await stack.ok("up", setSpec(p, many(100, 50)));

@@ -198,9 +198,21 @@ describe("IP policy rules", () => {
   it("validates CIDRs and suggests the network address", async () => {
     expectError(await admin.post("/ip_policy_rules", rule("10.0.0.5/8")), 400, /did you mean 10\.0\.0\.0\/8\?/);
     expectError(await admin.post("/ip_policy_rules", rule("2001:db8::1/32")), 400, /did you mean 2001:db8::\/32\?/);
-    for (const bad of ["10.0.0.0", "10.0.0.0/33", "10.0.0/8", "300.0.0.0/8", "::/129", "fe80::%eth0/64", "hello/8", "010.0.0.0/8", "10.0.0.0/-1", "10.0.0.0/08"]) {
+    for (const bad of ["10.0.0.0.0", "10.0.0.0/33", "10.0.0/8", "300.0.0.0/8", "::/129", "fe80::%eth0/64", "hello/8", "010.0.0.0/8", "10.0.0.0/-1", "10.0.0.0/08"]) {
       expectError(await admin.post("/ip_policy_rules", rule(bad)), 400, /cidr/);
     }
+  });
+
+  it("takes one address as the range of that host (/32, /128), one rule whatever its spelling (409)", async () => {
+    const v4 = await admin.post("/ip_policy_rules", rule("198.51.100.7", { ip_policy_id: emu.fixtures.ipPolicies[1] }));
+    expect(v4.status).toBe(201);
+    expect(v4.body.cidr).toBe("198.51.100.7/32");
+    expectError(await admin.post("/ip_policy_rules", rule("198.51.100.7/32", { ip_policy_id: emu.fixtures.ipPolicies[1] })), 409, /198\.51\.100\.7\/32/);
+    const v6 = await admin.post("/ip_policy_rules", rule("2001:DB8::7", { ip_policy_id: emu.fixtures.ipPolicies[1] }));
+    expect(v6.status).toBe(201);
+    expect(v6.body.cidr).toBe("2001:db8::7/128");
+    expectError(await admin.post("/ip_policy_rules", rule("::ffff:198.51.100.7", { ip_policy_id: emu.fixtures.ipPolicies[1] })), 409, /198\.51\.100\.7\/32/);
+    for (const made of [v4, v6]) expect((await admin.delete(`/ip_policy_rules/${made.body.id}`)).status).toBe(204);
   });
 
   it("stores IPv6 in canonical lower-case compressed form and refuses the same CIDR twice (409)", async () => {

@@ -16,6 +16,7 @@ export interface Spec {
   sets?: Record<string, Record<string, unknown>>;
   opts?: Record<string, Record<string, unknown>>;
   listPolicy?: string;
+  idsOnly?: boolean;
 }
 
 export interface RunResult {

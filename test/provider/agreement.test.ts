@@ -55,6 +55,11 @@ const cidr = fc.oneof(
   fc.tuple(mappedPrefix, ipv4, fc.integer({ min: 0, max: 32 }), fc.boolean()).map(([m, a, p, hex]) => `${m}${hex ? asHex(networkOf(a, p)) : networkOf(a, p)}/${p + 96}`),
   fc.tuple(fc.constantFrom("::", "64:ff9b::", "::ffff:0:", "1::ffff:"), ipv4, fc.integer({ min: 96, max: 128 })).map(([m, a, p]) => `${m}${a}/${p}`),
   fc.tuple(octet, fc.integer({ min: 0, max: 9 })).map(([a, b]) => `::ffff:${a}.0${b}.0.0/112`),
+  // One address alone: one host (/32, /128), in any of the spellings above.
+  ipv4,
+  ipv6,
+  fc.tuple(mappedPrefix, ipv4).map(([m, a]) => `${m}${a}`),
+  fc.tuple(octet, octet).map(([a, b]) => `0${a}.${b}.0.1`),
 );
 
 function networkOf(address: string, prefix: number): string {

@@ -72,8 +72,19 @@ describe("IpPolicyRule check", () => {
     expect((await failures(rule, { ...base, cidr: "2001:db8::1/32" }))[0].reason).toContain("did you mean 2001:db8::/32?");
   });
 
+  it("takes one address as the range of that host, /32 or /128, with no diff between the two spellings", async () => {
+    for (const [written, canonical] of [["198.51.100.7", "198.51.100.7/32"], ["2001:DB8::1", "2001:db8::1/128"], ["::ffff:198.51.100.7", "198.51.100.7/32"]]) {
+      const checked = await rule.check({}, { ...base, cidr: written });
+      expect(checked.failures).toEqual([]);
+      expect(checked.inputs.cidr).toBe(canonical);
+      expect((await rule.diff("ipr_1", { ...checked.inputs, cidr: canonical }, checked.inputs)).changes).toBe(false);
+      expect((await rule.diff("ipr_1", { ...checked.inputs, cidr: canonical }, { ...base, cidr: written })).changes).toBe(false);
+    }
+    expect((await failures(rule, { ...base, cidr: "198.51.100.256" }))[0].reason).toBe('cidr "198.51.100.256" is not an IPv4 or IPv6 address range');
+  });
+
   it("rejects CIDRs the service rejects", async () => {
-    for (const cidr of ["10.0.0.0", "10.0.0.0/33", "10.0.0/8", "300.1.1.0/24", "::/129", "fe80::%eth0/64", "010.0.0.0/8", "10.0.0.0/08", "x/8", ""]) {
+    for (const cidr of ["10.0.0.0.1", "10.0.0.0/33", "10.0.0/8", "300.1.1.0/24", "::/129", "fe80::%eth0/64", "010.0.0.0/8", "10.0.0.0/08", "x/8", ""]) {
       expect((await failures(rule, { ...base, cidr }))[0], cidr).toMatchObject({ property: "cidr" });
     }
   });

@@ -230,7 +230,7 @@ describe("a rotated key", () => {
     process.env.ACCESSCTL_READ_MODE = "get";
     const { provider } = await serializedProvider("api-key");
     const err = await provider.read("ak_1", { profile: "staging" }).catch((e: Error) => e);
-    expect(err.message).toMatch(/HTTP 401 .*; the API key of profile "staging" \(accessctl:profiles\.staging\.apiKey, else ACCESSCTL_STAGING_API_KEY\) was refused/);
+    expect(err.message).toMatch(/HTTP 401 .*; the API key of profile "staging" \(ACCESSCTL_STAGING_API_KEY\) was refused/);
     expect(err.message).not.toContain("ACCESSCTL_API_KEY to");
     expect(server.hits.length).toBe(1); // no retry with the default account's key
   });

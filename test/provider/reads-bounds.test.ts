@@ -319,7 +319,7 @@ describe("a 404 is believed only when proven (defect 3)", () => {
     });
     await useApi(`${server.url}/v2`, "k".repeat(20), "0");
     const err = await read("ipr_a").catch((e: Error) => e);
-    expect(err.message).toMatch(/^read IP policy rule ipr_a: HTTP 404 ERR_NOT_FOUND: no such path: \/v2\/ip_policy_rules\/ipr_a; not taken as deleted: http:\/\/127\.0\.0\.1:\d+\/v2 does not answer as the API does \(GET \/ip_policy_rules\?limit=1: HTTP 404 ERR_NOT_FOUND: no such path: \/v2\/ip_policy_rules\); is accessctl:apiUrl right\?$/);
+    expect(err.message).toMatch(/^read IP policy rule ipr_a: HTTP 404 ERR_NOT_FOUND: no such path: \/v2\/ip_policy_rules\/ipr_a; not taken as deleted: http:\/\/127\.0\.0\.1:\d+\/v2 does not answer as the API does \(GET \/v2\/ip_policy_rules\?limit=1: HTTP 404 ERR_NOT_FOUND: no such path: \/v2\/ip_policy_rules\); is accessctl:apiUrl \(http:\/\/127\.0\.0\.1:\d+\/v2\) right\?$/);
     expect(server.hits).toContain("GET /v2/ip_policy_rules"); // the walk's 404 is an error, not an empty list
     await useApi(`${server.url}/html`, "k".repeat(20), "0");
     const html = await client.api("GET", "/edges/tls/edgtls_1/mutual_tls", { what: "read mutual TLS of TLS edge edgtls_1", allow404: true }).catch((e: Error) => e);

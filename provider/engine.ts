@@ -1,0 +1,151 @@
+// The Pulumi engine that started this provider process, whichever host serves it (the dynamic-provider
+// host or our plugin): both are started by the `pulumi` process, with the engine's gRPC address as
+// an argument.
+// - Messages go to its Log service with the resource's URN, so that Pulumi shows them under that
+//   resource: live in its row when ephemeral (progress), in Diagnostics otherwise (a plan). What a
+//   provider writes to stderr, Pulumi shows under the stack instead.
+// - Whether it is still there: a killed `pulumi` leaves its plugins running (they have process
+//   groups of their own), and nothing should reach the service on behalf of a run nobody records.
+//   The `pulumi` process is this process's parent (or the parent of the shell script that started
+//   it): once it is gone, no request starts, and the process exits.
+// - Whether the run was cancelled (the plugin's Cancel): no request is started after that.
+import * as fs from "node:fs";
+import { processState } from "./state";
+
+interface EngineState {
+  /** The engine's address, once looked up (null: none, e.g. in tests). */
+  address?: string | null;
+  client?: { makeUnaryRequest: (...args: any[]) => unknown };
+  /** The engine's process (pulumi), once watched. */
+  process?: { pid: number; started?: string };
+  /** The engine is gone: nothing is sent, not even a message. */
+  gone?: boolean;
+  /** Why no request may start any more, once that is so. */
+  stopped?: string;
+}
+
+function engine(): EngineState {
+  return processState<EngineState>("engine", () => ({}));
+}
+
+/** host:port of the engine: the first argument of this process that looks like one (flags such as -v=9 may come first). */
+export function engineAddress(): string | undefined {
+  const state = engine();
+  if (state.address === undefined) state.address = process.argv.slice(2).find((a) => /^(127\.0\.0\.1|localhost|\[::1\]):\d+$/.test(a)) ?? null;
+  return state.address ?? undefined;
+}
+
+export interface Report {
+  /** Shown live in the resource's row and then replaced (progress); not kept in Diagnostics. */
+  ephemeral?: boolean;
+  warning?: boolean;
+}
+
+/**
+ * Shows `message` under the resource `urn` (without a URN or an engine: on stderr, which Pulumi
+ * shows under the stack). Never fails and never waits: a message is not worth an error.
+ */
+export function report(urn: string | undefined, message: string, how: Report = {}): void {
+  const client = urn ? logClient() : undefined;
+  if (!client) {
+    if (!how.ephemeral) process.stderr.write(`${message}\n`);
+    return;
+  }
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { LogRequest, LogSeverity } = require("@pulumi/pulumi/proto/engine_pb");
+  const req = new LogRequest();
+  req.setSeverity(how.warning ? LogSeverity.WARNING : LogSeverity.INFO);
+  req.setMessage(message);
+  req.setUrn(urn);
+  req.setEphemeral(!!how.ephemeral);
+  const serialize = (m: { serializeBinary(): Uint8Array }) => Buffer.from(m.serializeBinary());
+  client.makeUnaryRequest("/pulumirpc.Engine/Log", serialize, (b: Buffer) => b, req, () => {});
+}
+
+function logClient(): EngineState["client"] {
+  const state = engine();
+  const address = engineAddress();
+  if (!address || state.gone) return undefined;
+  if (!state.client) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const grpc = require("@grpc/grpc-js");
+    state.client = new grpc.Client(address, grpc.credentials.createInsecure());
+  }
+  return state.client;
+}
+
+/** Why requests may not start any more ("the Pulumi engine is gone", "cancelled"), or undefined. Looks at the engine now. */
+export function stopped(): string | undefined {
+  const state = engine();
+  if (!state.stopped && !engineAlive(state)) gone(state);
+  return state.stopped;
+}
+
+/** The run was cancelled (Ctrl-C, the plugin's Cancel): start no more requests. */
+export function stopRequests(reason: string): void {
+  engine().stopped ??= reason;
+}
+
+/** A process's state, parent and start time (Linux /proc), or undefined when it is gone or cannot be read. */
+function processInfo(pid: number): { state: string; parent: number; started: string } | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" "); // after "pid (comm) "
+    return { state: fields[0], parent: Number(fields[1]), started: fields[19] };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The program a process runs (its argv[0]), or "" when that cannot be read. */
+function commandOf(pid: number): string {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[0];
+  } catch {
+    return "";
+  }
+}
+
+/** Whether the engine's process still runs: not a zombie, and not another process that took its PID (its start time). */
+function engineAlive(state: EngineState): boolean {
+  const engine = state.process;
+  if (!engine) return true; // not watched: no engine (tests)
+  try {
+    process.kill(engine.pid, 0);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ESRCH") return false;
+  }
+  if (engine.started === undefined) return true; // no /proc: the PID is all there is to go by
+  const now = processInfo(engine.pid);
+  return now !== undefined && now.state !== "Z" && now.started === engine.started;
+}
+
+/** The engine is gone: say so once, stop, and exit (nobody will ask this process for anything again). */
+function gone(state: EngineState): void {
+  if (state.gone) return;
+  state.gone = true;
+  state.stopped = "the Pulumi engine that started this provider is gone (pulumi was killed)";
+  process.stderr.write(`accessctl: ${state.stopped}; no more requests are sent, and this provider process exits\n`);
+  process.exit(1);
+}
+
+/**
+ * Starts watching the engine (once per process; only in a provider process, which has an engine
+ * address): its process is looked at before every request (stopped()) and every half second.
+ */
+export function watchEngine(): void {
+  const state = engine();
+  if (!engineAddress() || state.process) return;
+  let pid = process.ppid;
+  let info = processInfo(pid);
+  // The dynamic-provider host is started through a shell script (`#!/bin/sh`), which waits for it:
+  // pulumi is that shell's parent.
+  if (info && /(^|\/)(sh|bash|dash)$/.test(commandOf(pid))) {
+    pid = info.parent;
+    info = processInfo(pid);
+  }
+  state.process = { pid, started: info?.started };
+  setInterval(() => {
+    if (!engineAlive(state)) gone(state);
+  }, 500).unref();
+}

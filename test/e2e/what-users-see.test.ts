@@ -1,0 +1,248 @@
+// What a user reads, through the real CLI on a project directory: a 300-rule set's drift as the
+// rules that changed, the plan under the set's own resource (once, every change with its old and
+// new values), a takeover's preview, progress of a long operation at the service's pace, an API
+// key rotated by its triggers, errors that name the setting the user set, one address as a rule,
+// and a provider that sends nothing once its engine is gone.
+import * as fs from "node:fs";
+import { afterEach, describe, expect, inject, it } from "vitest";
+import { client, listAll, RunningEmulator, startEmulator } from "../helpers/emulator";
+import { alive, descendants, Spec, testStack } from "../helpers/stack";
+
+const cleanups: (() => Promise<unknown> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+const fast = { "accessctl:maxRequestsPerMinute": { value: "100000" } };
+type Rule = { cidr: string; action: string; description?: string };
+
+/** `count` rules 10.{second+⌊i/250⌋}.{i%250}.0/24, allow, described "rule i". */
+function many(count: number, second: number): Rule[] {
+  return Array.from({ length: count }, (_, i) => ({ cidr: `10.${second + Math.floor(i / 250)}.${i % 250}.0/24`, action: "allow", description: `rule ${i}` }));
+}
+
+const setSpec = (ipPolicyId: string, rules: Rule[], more: Record<string, unknown> = {}): Spec => ({ sets: { s: { ipPolicyId, rules, ...more } }, idsOnly: true });
+
+async function policyRules(emu: RunningEmulator, ipPolicyId: string) {
+  return (await listAll(emu.url, emu.adminToken, "/ip_policy_rules", "ip_policy_rules")).filter((r) => r.ip_policy.id === ipPolicyId);
+}
+
+async function writes(emu: RunningEmulator) {
+  const m = (await emu.stats()).byMethod;
+  return (m["POST 2xx"] ?? 0) + (m["PATCH 2xx"] ?? 0) + (m["DELETE 2xx"] ?? 0);
+}
+
+async function until(condition: () => Promise<boolean> | boolean, what: string, seconds = 120) {
+  const deadline = Date.now() + seconds * 1000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The lines of a Diagnostics section under one resource's header (`…IpPolicyRuleSet (s):`). */
+function diagnosticsOf(output: string, header: RegExp): string[] {
+  const lines = output.split("\n");
+  const start = lines.findIndex((l) => header.test(l));
+  if (start < 0) return [];
+  const out: string[] = [];
+  for (const line of lines.slice(start + 1)) {
+    if (!line.startsWith("    ")) break;
+    out.push(line.trim());
+  }
+  return out;
+}
+
+describe("a set's drift and plans read as the rules that changed", () => {
+  it("300 rules, one added and one description changed by hand: a handful of lines in preview --refresh --diff, the plan once under the set; reordering and respelling make no diff", async () => {
+    const emu = await startEmulator(["--rate-limit", "off"]);
+    cleanups.push(() => emu.stop());
+    const stack = testStack({ project: inject("e2e"), emulator: emu, name: "see-drift", extraConfig: fast });
+    cleanups.push(() => stack.cleanup());
+    const p = emu.fixtures.ipPolicies[0];
+    const rules: Rule[] = [...many(297, 20), { cidr: "2001:DB8:AB::/48", action: "deny" }, { cidr: "198.51.100.7", action: "deny", description: "one host" }, { cidr: "::ffff:192.0.2.0/120", action: "allow" }];
+    await stack.ok("up", setSpec(p, rules));
+    const respelled = [...rules].reverse().map((r) => ({ ...r, cidr: r.cidr === "2001:DB8:AB::/48" ? "2001:db8:ab:0::/48" : r.cidr === "198.51.100.7" ? "198.51.100.7/32" : r.cidr === "::ffff:192.0.2.0/120" ? "192.0.2.0/24" : r.cidr }));
+    expect((await stack.ok("preview", setSpec(p, respelled), { refresh: true, expectNoChanges: true })).changeSummary).toEqual({ same: 2 });
+
+    const api = client(emu.url, emu.adminToken);
+    expect((await api.post("/ip_policy_rules", { ip_policy_id: p, cidr: "0.0.0.0/0", action: "allow", description: "in a hurry" })).status).toBe(201);
+    const edited = (await policyRules(emu, p)).find((r) => r.cidr === "10.20.5.0/24");
+    expect((await api.patch(`/ip_policy_rules/${edited.id}`, { description: "by hand" })).status).toBe(200);
+
+    const gate = await stack.run("preview", setSpec(p, rules), { refresh: true, expectNoChanges: true });
+    expect(gate.ok).toBe(false);
+    const shown = gate.output.trim().split("\n");
+    expect(shown.length, gate.output).toBeLessThan(45); // 3,953 lines when the rules were a sorted list
+    expect(gate.output).toMatch(/plan for ipp_\w+: update 1, delete 1: 2 requests/);
+    expect(gate.output).toContain('~ 10.20.5.0/24: description "by hand" → "rule 5"');
+    expect(gate.output).toMatch(/- 0\.0\.0\.0\/0 allow \(ipr_\w+\), description "in a hurry"/);
+    expect(gate.output.match(/plan for /g)).toHaveLength(1); // not again for the refresh's own diff
+
+    // Without --diff: the plan in Diagnostics under the set's own resource, once.
+    const summary = await stack.run("preview", setSpec(p, rules), { refresh: true, diff: false });
+    const underSet = diagnosticsOf(summary.output, /^ {2}pulumi-nodejs:dynamic\/accessctl:IpPolicyRuleSet \(s\):$/);
+    expect(underSet[0], summary.output).toMatch(/^plan for ipp_\w+: update 1, delete 1: 2 requests$/);
+    expect(underSet.filter((l) => l.startsWith("plan for"))).toHaveLength(1);
+    expect(summary.output).toMatch(/IpPolicyRuleSet s update \[diff: ~rules\]; plan for ipp_\w+: update 1, delete 1: 2 requests/); // its row says it too
+    expect(underSet).toContain('~ 10.20.5.0/24: description "by hand" → "rule 5"');
+    expect(diagnosticsOf(summary.output, /^ {2}pulumi:pulumi:Stack/).join("\n")).not.toContain("plan for");
+
+    await stack.ok("up", setSpec(p, rules), { refresh: true });
+    expect((await policyRules(emu, p)).length).toBe(300);
+    await stack.ok("destroy", setSpec(p, rules));
+  });
+
+  it("a takeover previews as one: what it takes, how many as declared, what the next up does, and that it writes nothing now", async () => {
+    const emu = await startEmulator(["--rate-limit", "off"]);
+    cleanups.push(() => emu.stop());
+    const stack = testStack({ project: inject("e2e"), emulator: emu, name: "see-takeover", extraConfig: fast });
+    cleanups.push(() => stack.cleanup());
+    const p = emu.fixtures.ipPolicies[1];
+    const api = client(emu.url, emu.adminToken);
+    const existing = many(30, 40);
+    for (const r of existing) expect((await api.post("/ip_policy_rules", { ip_policy_id: p, cidr: r.cidr, action: r.action, description: r.description })).status).toBe(201);
+    const declared = existing.slice(0, 10);
+    const before = await writes(emu);
+    const preview = await stack.ok("preview", setSpec(p, declared, { takeOver: true }));
+    expect(preview.output).toMatch(/plan for ipp_\w+: take over the 30 rules the policy holds \(10 as declared, 20 not declared\), writing nothing now; the next up then: delete 20: 20 requests/);
+    const up = await stack.ok("up", setSpec(p, declared, { takeOver: true }));
+    expect(up.output).toMatch(/take over the 30 rules/);
+    expect(await writes(emu)).toBe(before);
+    const next = await stack.run("preview", setSpec(p, declared, { takeOver: true }), { expectNoChanges: true });
+    expect(next.ok).toBe(false);
+    expect(next.output).toMatch(/plan for ipp_\w+: delete 20: 20 requests/);
+    expect(next.output).toMatch(/- 10\.40\.29\.0\/24 allow \(ipr_\w+\), description "rule 29"/);
+    await stack.ok("up", setSpec(p, declared, { takeOver: true }));
+    expect((await policyRules(emu, p)).length).toBe(10);
+    await stack.ok("destroy", setSpec(p, declared));
+  });
+
+  it("a long set operation at the service's pace says how far it has got while it runs", async () => {
+    // The service allows 20 requests in any 4 s: 60 creates take about 12 s.
+    const emu = await startEmulator(["--rate-limit", "20/4"]);
+    cleanups.push(() => emu.stop());
+    const stack = testStack({ project: inject("e2e"), emulator: emu, name: "see-progress", extraConfig: fast });
+    cleanups.push(() => stack.cleanup());
+    const p = emu.fixtures.ipPolicies[0];
+    const up = await stack.ok("up", setSpec(p, many(60, 60)));
+    const progress = up.output.split("\n").filter((l) => /IpPolicyRuleSet s creating \(\d+s\) created \d+ of 60/.test(l));
+    expect(progress.length, up.output).toBeGreaterThan(1);
+    expect(up.output).toMatch(/created \d+ of 60; waiting for the service's rate limit/);
+    expect(up.output).toMatch(/IpPolicyRuleSet s created \(\d+s\) created 60 of 60/);
+    await stack.ok("destroy", setSpec(p, many(60, 60)));
+  });
+});
+
+describe("an API key rotated by its triggers", () => {
+  it("a new key (and token) before the old one is deleted; the old key and token are gone; the new token is a secret", async () => {
+    const emu = await startEmulator(["--rate-limit", "off"]);
+    cleanups.push(() => emu.stop());
+    const stack = testStack({ project: inject("e2e"), emulator: emu, name: "see-rotation" });
+    cleanups.push(() => stack.cleanup());
+    const first = await stack.ok("up", { keys: { ci: { description: "deploys", triggers: ["2026-10"] } } });
+    const old = { id: first.outputs!.key_ci.value.id, token: first.outputs!.token_ci.value };
+    expect((await stack.ok("preview", { keys: { ci: { description: "deploys", triggers: ["2026-10"] } } }, { expectNoChanges: true })).changeSummary).toEqual({ same: 2 });
+    const rotated = await stack.ok("up", { keys: { ci: { description: "deploys", triggers: ["2026-11"] } } });
+    expect(rotated.summary!.resourceChanges).toMatchObject({ replace: 1 });
+    const lines = rotated.output.split("\n");
+    const created = lines.findIndex((l) => /ApiKey ci created replacement/.test(l));
+    const deleted = lines.findIndex((l) => /ApiKey ci deleting original/.test(l));
+    expect(created, rotated.output).toBeGreaterThan(-1);
+    expect(deleted).toBeGreaterThan(created); // create before delete: no moment without a key
+    const now = { id: rotated.outputs!.key_ci.value.id, token: rotated.outputs!.token_ci };
+    expect(now.id).not.toBe(old.id);
+    expect(now.token.secret).toBe(true);
+    expect(now.token.value).not.toBe(old.token);
+    expect((await client(emu.url, emu.adminToken).get(`/api_keys/${old.id}`)).status).toBe(404);
+    expect((await client(emu.url, old.token).get("/api_keys")).status).toBe(401);
+    expect((await client(emu.url, now.token.value).get("/api_keys")).status).toBe(200);
+    expect(stack.backendText()).not.toContain(now.token.value);
+    await stack.ok("destroy", { keys: {} });
+  });
+});
+
+describe("errors name what the user set", () => {
+  it("ACCESSCTL_API_URL when the URL came from the environment, accessctl:apiUrl from config; a wrong path names the full path sent", async () => {
+    const emu = await startEmulator(["--rate-limit", "off"]);
+    cleanups.push(() => emu.stop());
+    const p = emu.fixtures.ipPolicies[0];
+    const spec: Spec = { rules: { r: { ipPolicyId: p, cidr: "10.1.0.0/16", action: "allow" } } };
+    const env = testStack({ project: inject("e2e"), emulator: emu, name: "see-env-url", credentials: "env" });
+    cleanups.push(() => env.cleanup());
+    const plain = await env.run("preview", spec, { env: { ACCESSCTL_API_URL: "http://192.0.2.10:8787" } });
+    expect(plain.ok).toBe(false);
+    expect(plain.output).toContain("ACCESSCTL_API_URL must use https:// (plain http:// is allowed only to loopback addresses), got http://192.0.2.10:8787");
+    expect(plain.output).not.toContain("accessctl:apiUrl");
+    const refused = await env.run("up", spec, { env: { ACCESSCTL_API_URL: "http://127.0.0.1:9" } });
+    expect(refused.ok).toBe(false);
+    expect(refused.output).toMatch(/ECONNREFUSED: cannot connect \(http:\/\/127\.0\.0\.1:9\).*; is the service up, and is ACCESSCTL_API_URL right\?/);
+    const wrongPath = await env.run("up", spec, { env: { ACCESSCTL_API_URL: `${emu.url}/v2` } });
+    expect(wrongPath.ok).toBe(false);
+    expect(wrongPath.output).toContain("POST /v2/ip_policy_rules was not found");
+    expect(wrongPath.output).toContain(`the API URL looks wrong: is ACCESSCTL_API_URL (${emu.url}/v2) the API's base URL?`);
+
+    const config = testStack({ project: inject("e2e"), emulator: emu, name: "see-config-url", extraConfig: { "accessctl:apiUrl": { value: "http://192.0.2.10:8787" } } });
+    cleanups.push(() => config.cleanup());
+    const fromConfig = await config.run("preview", spec);
+    expect(fromConfig.output).toContain("accessctl:apiUrl must use https://");
+    expect(fromConfig.output).not.toContain("ACCESSCTL_API_URL must");
+  });
+});
+
+describe("one address is a rule of one host", () => {
+  it("198.51.100.7 is 198.51.100.7/32, for a rule and in a set; created, then clean", async () => {
+    const emu = await startEmulator(["--rate-limit", "off"]);
+    cleanups.push(() => emu.stop());
+    const stack = testStack({ project: inject("e2e"), emulator: emu, name: "see-host", extraConfig: fast });
+    cleanups.push(() => stack.cleanup());
+    const [p, q] = emu.fixtures.ipPolicies;
+    const spec: Spec = {
+      rules: { host: { ipPolicyId: p, cidr: "198.51.100.7", action: "deny" }, v6: { ipPolicyId: p, cidr: "2001:db8::7", action: "deny" } },
+      sets: { s: { ipPolicyId: q, rules: [{ cidr: "203.0.113.9", action: "allow" }, { cidr: "10.0.0.0/8", action: "allow" }] } },
+    };
+    const up = await stack.ok("up", spec);
+    expect(up.outputs!.rule_host.value.cidr).toBe("198.51.100.7/32");
+    expect(up.outputs!.rule_v6.value.cidr).toBe("2001:db8::7/128");
+    expect(Object.keys(up.outputs!.set_s.value.rules)).toEqual(["10.0.0.0/8", "203.0.113.9/32"]);
+    expect((await policyRules(emu, p)).map((r) => r.cidr).sort()).toEqual(["198.51.100.7/32", "2001:db8::7/128"]);
+    expect((await stack.ok("preview", spec, { refresh: true, expectNoChanges: true })).changeSummary).toEqual({ same: 4 });
+    await stack.ok("destroy", spec);
+  });
+});
+
+describe("no write reaches the service once the engine is gone", () => {
+  it("pulumi killed alone (its plugins left running) in the middle of a 300-rule create: the provider sends nothing more and exits", async () => {
+    const emu = await startEmulator(["--rate-limit", "off", "--latency", "200"]);
+    cleanups.push(() => emu.stop());
+    const stack = testStack({ project: inject("e2e"), emulator: emu, name: "see-engine-gone", extraConfig: fast });
+    cleanups.push(() => stack.cleanup());
+    const p = emu.fixtures.ipPolicies[0];
+    const running = stack.start("up", setSpec(p, many(300, 80)));
+    await until(async () => (await writes(emu)) > 40, "40 writes");
+    const below = descendants(running.child.pid!);
+    const cmdline = (pid: number) => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ");
+      } catch {
+        return "";
+      }
+    };
+    const pulumi = below[0]; // the runner's one child
+    const provider = below.find((pid) => cmdline(pid).includes("dynamic-provider"))!;
+    expect(cmdline(pulumi).split(" ")[0], below.map((pid) => `${pid} ${cmdline(pid)}`).join("\n")).toMatch(/\/pulumi$/);
+    expect(provider).toBeDefined();
+    cleanups.push(() => {
+      for (const pid of below) if (alive(pid)) process.kill(pid, "SIGKILL"); // whatever is left of the run (the language host, the program)
+    });
+    const atKill = await writes(emu);
+    process.kill(pulumi, "SIGKILL");
+    await until(() => !alive(provider), "the provider process to notice and exit", 15);
+    await new Promise((r) => setTimeout(r, 1000));
+    const after = await writes(emu);
+    // Requests already sent (16 at a time) may land; none is started after.
+    expect(after - atKill).toBeLessThanOrEqual(16);
+    expect(after).toBeLessThan(300);
+    await running.done;
+  });
+});
