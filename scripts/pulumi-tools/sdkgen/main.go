@@ -34,17 +34,19 @@ import (
 )
 
 func main() {
-	flag.Usage = func() {
+	// A flag set of its own: the global one holds the flags Pulumi's packages register (glog's).
+	flags := flag.NewFlagSet("pulumi-sdkgen", flag.ExitOnError)
+	flags.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: pulumi-sdkgen [--version X.Y.Z] <schema.json> <out-dir> <nodejs|python|go>...")
-		flag.PrintDefaults()
+		flags.PrintDefaults()
 	}
-	version := flag.String("version", "", "the package version to generate for (default: the schema's)")
-	flag.Parse()
-	if flag.NArg() < 3 {
-		flag.Usage()
+	version := flags.String("version", "", "the package version to generate for (default: the schema's)")
+	_ = flags.Parse(os.Args[1:])
+	if flags.NArg() < 3 {
+		flags.Usage()
 		os.Exit(2)
 	}
-	if err := run(flag.Arg(0), flag.Arg(1), flag.Args()[2:], *version); err != nil {
+	if err := run(flags.Arg(0), flags.Arg(1), flags.Args()[2:], *version); err != nil {
 		fmt.Fprintf(os.Stderr, "pulumi-sdkgen: %v\n", err)
 		os.Exit(1)
 	}
