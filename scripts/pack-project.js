@@ -52,9 +52,13 @@ function packProject(name, files, options = {}) {
   return { root, dir, tarball };
 }
 
-/** The directory holding pulumi, the Node.js language host and the dynamic-provider plugin (scripts/pulumi-cli). */
-function pulumiBinDir() {
-  return execFileSync(path.join(REPO, "scripts/pulumi-cli"), ["--bin-dir"], { stdio: ["ignore", "pipe", "inherit"] }).toString().trim();
+/**
+ * The directory holding pulumi, the dynamic-provider plugin and `parts` (scripts/pulumi-cli --bin-dir):
+ * any of "nodejs", "yaml", "python", "go" (language hosts) and "sdkgen" (pulumi-sdkgen). Each is built
+ * on first use; the Node.js host alone keeps `npm start`'s first run from building the others.
+ */
+function pulumiBinDir(parts = ["nodejs"]) {
+  return execFileSync(path.join(REPO, "scripts/pulumi-cli"), ["--bin-dir", ...parts], { stdio: ["ignore", "pipe", "inherit"] }).toString().trim();
 }
 
 module.exports = { packTarball, makeProject, packProject, pulumiBinDir, REPO, DEV_PULUMI_VERSION };
