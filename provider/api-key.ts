@@ -13,7 +13,7 @@ import { changedFields, checkFields, createBody, Fields, liveInputs, outputsOf, 
 import { listsChanged, readObject } from "./list-reads";
 import { adoptGone, callerPrincipal, Candidate, claim, CreateAttempt, learnPrincipal, noteReplacing, objectExists, replacing, whyNotMadeBy } from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
-import { profileSource } from "./config";
+import { ConfigSource, profileSource } from "./config";
 import { CheckFailure, id, limitedText, listOfValues, sameJson, sameText, text } from "./validate";
 import { processState } from "./state";
 
@@ -50,7 +50,11 @@ export interface ApiKeyOutputs {
   ownerId: string;
   uri: string;
   createdAt: string;
-  /** Known only to the run that created the key; kept from state afterwards. */
+  /**
+   * The bearer token: known only to the run that created the key (the service shows it once), kept
+   * in the state afterwards; unknown for a key adopted or imported.
+   * @secret
+   */
   token?: string;
   adoptId?: string;
   profile?: string;
@@ -209,3 +213,29 @@ async function remove(id: string, props: { profile?: string }): Promise<void> {
   await api("DELETE", keyPath(id), { what: `delete API key ${id}`, allow404: true, source: profileSource(props.profile) }).finally(listsChanged);
 }
 export { remove as delete };
+
+/** An API key as listed by the API (tokens are never listed). */
+export interface ApiKeyInfo {
+  /** The key id (`ak_…`). */
+  id: string;
+  /** URI of the key on the API. */
+  uri: string;
+  /** What uses the key ("" when unset). */
+  description: string;
+  /** User data ("" when unset). */
+  metadata: string;
+  /** The owning User (`usr_…`) or Bot (`bot_…`). */
+  ownerId: string;
+  /** Creation time, RFC 3339. */
+  createdAt: string;
+}
+
+/** Every API key of the account, all pages: the list helper of every host (`source`: the program's config, else the provider's). */
+export async function listApiKeys(source?: ConfigSource): Promise<ApiKeyInfo[]> {
+  const keys: ApiKeyInfo[] = [];
+  for await (const key of listAll<ApiKeyBody>(API_KEYS_PATH, "keys", "list API keys", source)) {
+    const { token: _token, ...info } = toOutputs(key, undefined);
+    keys.push({ id: key.id, ...info });
+  }
+  return keys;
+}

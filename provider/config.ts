@@ -31,6 +31,31 @@ export interface Connection {
   maxRetries: number;
 }
 
+/**
+ * The provider's configuration, as the stack config `accessctl:<name>` sets it (the schema's
+ * `config`, and what the plugin's Configure gets); each falls back to an environment variable.
+ */
+export interface ProviderConfig {
+  /** The API's base URL: `https://…`, or `http://` to a loopback address only. Else the environment variable ACCESSCTL_API_URL. */
+  apiUrl?: string;
+  /**
+   * The API key Pulumi calls the API with (a bearer token). Set it as a secret (`pulumi config set
+   * --secret accessctl:apiKey`): one in plain text is refused. Else the environment variable ACCESSCTL_API_KEY.
+   * @secret
+   */
+  apiKey?: string;
+  /** At most this many requests in any rolling 60 s, per account (the service's limit). Default 120. Else ACCESSCTL_MAX_REQUESTS_PER_MINUTE. */
+  maxRequestsPerMinute?: number;
+  /** Retries of one request after 429, 502, 503, 504 or a lost connection. Default 8. Else ACCESSCTL_MAX_RETRIES. */
+  maxRetries?: number;
+  /**
+   * Named accounts, for resources with `profile`: `{"staging": {"apiUrl": "…", "apiKey": "…"}}`
+   * (`pulumi config set --secret --path accessctl:profiles.staging.apiKey …`). Else ACCESSCTL_<PROFILE>_API_URL / _API_KEY.
+   * @secret
+   */
+  profiles?: Record<string, { apiUrl?: string; apiKey?: string; maxRequestsPerMinute?: number }>;
+}
+
 export interface ConfigSource {
   /** Set for a named account profile: its URL and key never fall back to the default account's. */
   profile?: string;

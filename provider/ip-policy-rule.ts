@@ -13,7 +13,7 @@ import { asDeclared, changedFields, checkFields, createBody, Fields, liveInputs,
 import { listsChanged, readObject } from "./list-reads";
 import { adoptExistingAllowed, adoptGone, Candidate, claim, claimed, CreateAttempt, mayHaveCreated, noteLostCreate, noteReplacing, objectExists, replacing, whyNotMadeBy } from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
-import { profileSource } from "./config";
+import { ConfigSource, profileSource } from "./config";
 import { CheckFailure, id, limitedText, oneOf, sameText, text } from "./validate";
 
 export { configure } from "./config";
@@ -207,6 +207,27 @@ async function remove(id: string, props: IpPolicyRuleOutputs): Promise<void> {
   await api("DELETE", rulePath(id), { what: `delete IP policy rule ${id}`, allow404: true, source: profileSource(props.profile) }).finally(listsChanged);
 }
 export { remove as delete };
+
+/** A rule as listed by the API. */
+export interface IpPolicyRuleInfo extends Omit<IpPolicyRuleOutputs, "adoptId" | "profile"> {
+  /** The rule id (`ipr_…`). */
+  id: string;
+}
+
+/** Which rules to list: every rule of the account, or of one policy. */
+export interface IpPolicyRuleFilter {
+  /** Only the rules of this IP policy (`ipp_…`). */
+  ipPolicyId?: string;
+}
+
+/** Every rule of the account, or of one policy, all pages: the list helper of every host (`source`: the program's config, else the provider's). */
+export async function listIpPolicyRules(filter: IpPolicyRuleFilter = {}, source?: ConfigSource): Promise<IpPolicyRuleInfo[]> {
+  const rules: IpPolicyRuleInfo[] = [];
+  for await (const rule of listAll<IpPolicyRuleBody>(IP_POLICY_RULES_PATH, "ip_policy_rules", "list IP policy rules", source)) {
+    if (!filter.ipPolicyId || rule.ip_policy.id === filter.ipPolicyId) rules.push({ id: rule.id, ...toOutputs(rule) });
+  }
+  return rules;
+}
 
 // ---- CIDRs ------------------------------------------------------------------------------------
 

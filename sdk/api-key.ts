@@ -1,7 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as provider from "../provider/api-key";
-import { API_KEYS_PATH, ApiKeyBody } from "../contract/api-key";
-import { listAll } from "../provider/http/pages";
 import { ProviderOf, ResourceArgs } from "./args";
 import { checkResource, programConfig } from "./connection";
 
@@ -48,21 +46,8 @@ export class ApiKey extends pulumi.dynamic.Resource {
   }
 }
 
-/** An API key as listed by the API (tokens are never listed). */
-export interface ApiKeyInfo {
-  /** The key id (`ak_…`). */
-  id: string;
-  /** URI of the key on the API. */
-  uri: string;
-  /** What uses the key ("" when unset). */
-  description: string;
-  /** User data ("" when unset). */
-  metadata: string;
-  /** The owning User (`usr_…`) or Bot (`bot_…`). */
-  ownerId: string;
-  /** Creation time, RFC 3339. */
-  createdAt: string;
-}
+export type { ApiKeyInfo } from "../provider/api-key";
+type ApiKeyInfo = provider.ApiKeyInfo;
 
 /** listApiKeys as an Output, for programs that do not await (Pulumi's getXOutput convention). */
 export function listApiKeysOutput(): pulumi.Output<ApiKeyInfo[]> {
@@ -75,10 +60,5 @@ export function listApiKeysOutput(): pulumi.Output<ApiKeyInfo[]> {
  * export const keyCount = accessctl.listApiKeysOutput().apply((keys) => keys.length);
  */
 export async function listApiKeys(): Promise<ApiKeyInfo[]> {
-  const keys: ApiKeyInfo[] = [];
-  for await (const key of listAll<ApiKeyBody>(API_KEYS_PATH, "keys", "list API keys", programConfig())) {
-    const { token: _token, ...info } = provider.toOutputs(key, undefined);
-    keys.push({ id: key.id, ...info });
-  }
-  return keys;
+  return provider.listApiKeys(programConfig());
 }

@@ -1,7 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as provider from "../provider/ip-policy-rule";
-import { IP_POLICY_RULES_PATH, IpPolicyRuleBody, RuleAction } from "../contract/ip-policy-rule";
-import { listAll } from "../provider/http/pages";
+import { RuleAction } from "../contract/ip-policy-rule";
 import { ProviderOf, ResourceArgs } from "./args";
 import { checkResource, programConfig } from "./connection";
 import { claimPolicy } from "./policy-owners";
@@ -52,11 +51,8 @@ export class IpPolicyRule extends pulumi.dynamic.Resource {
   }
 }
 
-/** A rule as listed by the API. */
-export interface IpPolicyRuleInfo extends Omit<provider.IpPolicyRuleOutputs, "adoptId" | "profile"> {
-  /** The rule id (`ipr_…`). */
-  id: string;
-}
+export type { IpPolicyRuleInfo } from "../provider/ip-policy-rule";
+type IpPolicyRuleInfo = provider.IpPolicyRuleInfo;
 
 /** listIpPolicyRules as an Output, for programs that do not await (Pulumi's getXOutput convention). */
 export function listIpPolicyRulesOutput(filter: { ipPolicyId?: pulumi.Input<string> } = {}): pulumi.Output<IpPolicyRuleInfo[]> {
@@ -68,10 +64,6 @@ export function listIpPolicyRulesOutput(filter: { ipPolicyId?: pulumi.Input<stri
  * @example
  * export const ruleCount = accessctl.listIpPolicyRulesOutput({ ipPolicyId: "ipp_…" }).apply((rules) => rules.length);
  */
-export async function listIpPolicyRules(filter: { ipPolicyId?: string } = {}): Promise<IpPolicyRuleInfo[]> {
-  const rules: IpPolicyRuleInfo[] = [];
-  for await (const rule of listAll<IpPolicyRuleBody>(IP_POLICY_RULES_PATH, "ip_policy_rules", "list IP policy rules", programConfig())) {
-    if (!filter.ipPolicyId || rule.ip_policy.id === filter.ipPolicyId) rules.push({ id: rule.id, ...provider.toOutputs(rule) });
-  }
-  return rules;
+export async function listIpPolicyRules(filter: provider.IpPolicyRuleFilter = {}): Promise<IpPolicyRuleInfo[]> {
+  return provider.listIpPolicyRules(filter, programConfig());
 }
