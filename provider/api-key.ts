@@ -9,7 +9,7 @@ import { serverClock } from "./http/clock";
 import { ApiFailure } from "./http/failures";
 import { sleep } from "./http/outcomes";
 import { listAll } from "./http/pages";
-import { changedFields, checkFields, createBody, Fields, liveInputs, outputsOf, updateBody } from "./fields";
+import { changedFields, propertyDiff, checkFields, createBody, Fields, liveInputs, outputsOf, updateBody } from "./fields";
 import { listsChanged, readObject } from "./list-reads";
 import { adoptGone, callerPrincipal, Candidate, claim, CreateAttempt, learnPrincipal, noteReplacing, objectExists, replacing, whyNotMadeBy } from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
@@ -101,7 +101,7 @@ export async function check(_olds: ApiKeyInputs, news: ApiKeyInputs) {
 export async function diff(id: string, olds: ApiKeyOutputs, news: ApiKeyInputs) {
   const { replaces, updates } = changedFields(FIELDS, olds, news);
   if (replaces.length > 0) noteReplacing(KIND, id); // the replacement is a new key, whatever adoptId says
-  return { changes: replaces.length + updates.length > 0, replaces, deleteBeforeReplace: false };
+  return { changes: replaces.length + updates.length > 0, replaces, deleteBeforeReplace: false, detailedDiff: propertyDiff({ replaces, updates }) };
 }
 
 export async function create(inputs: ApiKeyInputs) {

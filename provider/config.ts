@@ -219,6 +219,33 @@ export function unprovenFallback(doing: "read" | "create"): { why: string; hint:
   };
 }
 
+/** Why a stack refuses to run when its API key is kept in plain text (the program's check for the dynamic classes, Configure for the plugin). */
+export function plainTextKey(setting = "accessctl:apiKey"): string {
+  return `${setting} is stored in plain text in Pulumi.<stack>.yaml and in the state. Rotate that key, then store the new one encrypted: ` +
+    `\`pulumi config set --secret ${setting} <new key>\` (or pass it as ${envVar("API_KEY")} and \`pulumi config rm ${setting}\`)`;
+}
+
+/**
+ * What the plugin's CheckConfig refuses before any request, by setting: a URL that is not https
+ * (or http to loopback), with credentials, or not a URL; limits that are not whole numbers. A value
+ * left out may come from the environment when a request is made: that is checked then.
+ */
+export function configProblems(values: Record<string, unknown>): { property: string; reason: string }[] {
+  const problems: { property: string; reason: string }[] = [];
+  const check = (property: string, run: () => void) => {
+    try {
+      run();
+    } catch (e) {
+      problems.push({ property, reason: (e as Error).message });
+    }
+  };
+  if (typeof values.apiUrl === "string" && values.apiUrl) check("apiUrl", () => checkApiUrl(values.apiUrl as string));
+  for (const [key, min] of [["maxRequestsPerMinute", 1], ["maxRetries", 0]] as const) {
+    if (values[key] !== undefined && values[key] !== "") check(key, () => wholeNumber(`accessctl:${key}`, String(values[key]), 0, min));
+  }
+  return problems;
+}
+
 /** What to check when the service does not answer: whether it runs, and the URL, named where the user set it. */
 export function urlHint(conn: Pick<Connection, "apiUrlSetting">): string {
   return `is the service up, and is ${conn.apiUrlSetting} right?`;

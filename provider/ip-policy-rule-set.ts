@@ -22,7 +22,7 @@ import { asDeclared, changedFields, checkFields, createBody, DiffKind, Fields, l
 import { canonicalCidr, cidr, FIELDS as RULE_FIELDS } from "./ip-policy-rule";
 import { limiterState } from "./limiter";
 import { listEverything, listsChanged } from "./list-reads";
-import { adoptExistingAllowed, claim, claimed } from "./ownership";
+import { adoptExistingAllowed, claim, claimed, claimPolicy, resourceLabel } from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
 import { connection, profileSource } from "./config";
 import { processState } from "./state";
@@ -373,6 +373,10 @@ export async function check(olds: Partial<CheckedRuleSetInputs>, news: IpPolicyR
   const inputs = checkFields(FIELDS, news, failures) as unknown as CheckedRuleSetInputs;
   if (inputs.takeOver === false) delete inputs.takeOver; // false is the default: no diff against unset
   if (inputs.__urn && !checkedSets().urns.includes(inputs.__urn)) checkedSets().urns.push(inputs.__urn);
+  if (!failures.length && !isUnknown(inputs.ipPolicyId)) {
+    const clash = claimPolicy("set", resourceLabel(inputs.__urn, "IpPolicyRuleSet", `IpPolicyRuleSet of ${inputs.ipPolicyId}`), inputs.ipPolicyId);
+    if (clash) failures.push({ property: "ipPolicyId", reason: clash });
+  }
   // A new set (or one moving to another policy) is created now: what will it do?
   if (!failures.length && olds.ipPolicyId !== inputs.ipPolicyId && !isUnknown(inputs.ipPolicyId) && !isUnknown(inputs.rules)) await previewCreate(inputs);
   return { inputs, failures };

@@ -9,12 +9,12 @@ import { api, apiPath } from "./http/api";
 import { serverClock } from "./http/clock";
 import { ApiFailure } from "./http/failures";
 import { listAll } from "./http/pages";
-import { asDeclared, changedFields, checkFields, createBody, Fields, liveInputs, outputsOf, updateBody } from "./fields";
+import { asDeclared, changedFields, propertyDiff, checkFields, createBody, Fields, liveInputs, outputsOf, updateBody } from "./fields";
 import { listsChanged, readObject } from "./list-reads";
-import { adoptExistingAllowed, adoptGone, Candidate, claim, claimed, CreateAttempt, mayHaveCreated, noteLostCreate, noteReplacing, objectExists, replacing, whyNotMadeBy } from "./ownership";
+import { adoptExistingAllowed, adoptGone, Candidate, claim, claimed, claimPolicy, CreateAttempt, mayHaveCreated, noteLostCreate, noteReplacing, objectExists, replacing, resourceLabel, whyNotMadeBy } from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
 import { ConfigSource, profileSource } from "./config";
-import { CheckFailure, id, limitedText, oneOf, sameText, text } from "./validate";
+import { CheckFailure, id, isUnknown, limitedText, oneOf, sameText, text } from "./validate";
 
 export { configure } from "./config";
 
@@ -85,10 +85,14 @@ export function toOutputs(body: IpPolicyRuleBody): IpPolicyRuleOutputs {
   return { ...fields, ipPolicy: { id: body.ip_policy.id, uri: body.ip_policy.uri }, uri: body.uri, createdAt: body.created_at };
 }
 
-export async function check(_olds: IpPolicyRuleInputs, news: IpPolicyRuleInputs) {
+export async function check(_olds: IpPolicyRuleInputs, news: IpPolicyRuleInputs & { __urn?: string }) {
   const failures: CheckFailure[] = [];
   checkConnection(news, failures);
   const inputs = checkFields(FIELDS, news, failures);
+  if (!failures.length && !isUnknown(inputs.ipPolicyId) && !isUnknown(inputs.cidr)) {
+    const clash = claimPolicy("rule", resourceLabel(news.__urn, "IpPolicyRule", `IpPolicyRule for ${inputs.cidr}`), inputs.ipPolicyId);
+    if (clash) failures.push({ property: "ipPolicyId", reason: clash });
+  }
   return { inputs, failures };
 }
 
@@ -99,6 +103,7 @@ export async function diff(id: string, olds: IpPolicyRuleOutputs, news: IpPolicy
   return {
     changes: replaces.length + updates.length > 0,
     replaces,
+    detailedDiff: propertyDiff({ replaces, updates }),
     // A policy holds a CIDR once: a replacement with the same CIDR in the same policy must delete first.
     deleteBeforeReplace: replaces.length > 0 && !cidrChanged && !replaces.includes("ipPolicyId") && !replaces.includes("profile"),
   };

@@ -145,3 +145,33 @@ export function adoptGone(id: string, noun: string): (e: Error & { status?: numb
 export function adoptExistingAllowed(): boolean {
   return process.env.ACCESSCTL_ADOPT_EXISTING === "1";
 }
+
+/**
+ * A set owns every rule of its policy, so a rule resource on that policy (or a second set) would be
+ * deleted by the set, or fight it, at every `up`. check() of each records what it manages, and the
+ * second of two that clash fails, naming the other (by its name where the URN is known, else by the
+ * rule's CIDR). One provider process checks every resource of a run, in any language.
+ * Returns the failure's reason, or undefined.
+ */
+export function claimPolicy(kind: "set" | "rule", label: string, ipPolicyId: string): string | undefined {
+  const owners = processState<Record<string, { sets: string[]; rules: string[] }>>("policy-owners", () => ({}));
+  const entry = (owners[ipPolicyId] ??= { sets: [], rules: [] });
+  const set = entry.sets.find((s) => s !== label);
+  if (kind === "set" && set !== undefined) {
+    return `the ${set} also manages the rules of IP policy ${ipPolicyId}; a set owns every rule of its policy, so the two sets would delete each other's rules. Declare the rules in one set, or use another policy`;
+  }
+  if (kind === "set" && entry.rules.length) {
+    return `the ${entry.rules[0]} also manages a rule of IP policy ${ipPolicyId}; a set owns every rule of its policy, so the set would delete that rule at every up. Declare the rule in the set's rules instead, or use another policy`;
+  }
+  if (kind === "rule" && set !== undefined) {
+    return `IP policy ${ipPolicyId} is owned by the ${set}, which would delete this rule at every up; declare it in the set's rules instead, or use another policy`;
+  }
+  const mine = kind === "set" ? entry.sets : entry.rules;
+  if (!mine.includes(label)) mine.push(label); // only what passed: the resource that failed is not in the run
+  return undefined;
+}
+
+/** How a resource is named in messages: `IpPolicyRuleSet office` from its URN, else `what`. */
+export function resourceLabel(urn: unknown, type: string, what: string): string {
+  return typeof urn === "string" && urn.includes("::") ? `${type} ${urn.slice(urn.lastIndexOf("::") + 2)}` : what;
+}

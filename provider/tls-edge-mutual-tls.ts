@@ -4,7 +4,7 @@
 import { ID_PREFIX } from "../contract/common";
 import { MUTUAL_TLS_ANSWER, MUTUAL_TLS_ENABLED_DEFAULT, MUTUAL_TLS_PATH_SUFFIX, MutualTlsBody, MutualTlsReplaceBody, TLS_EDGES_PATH } from "../contract/tls-edge-mutual-tls";
 import { api, apiPath } from "./http/api";
-import { changedFields, checkFields, Fields, liveInputs, outputsOf, updateBody } from "./fields";
+import { changedFields, propertyDiff, checkFields, Fields, liveInputs, outputsOf, updateBody } from "./fields";
 import { claim } from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
 import { profileSource } from "./config";
@@ -78,7 +78,7 @@ export async function check(_olds: TlsEdgeMutualTlsInputs, news: TlsEdgeMutualTl
 
 export async function diff(_id: string, olds: TlsEdgeMutualTlsOutputs, news: TlsEdgeMutualTlsInputs) {
   const { replaces, updates } = changedFields(FIELDS, olds, news);
-  return { changes: replaces.length + updates.length > 0, replaces, deleteBeforeReplace: false };
+  return { changes: replaces.length + updates.length > 0, replaces, deleteBeforeReplace: false, detailedDiff: propertyDiff({ replaces, updates }) };
 }
 
 /** Create and update alike: the contract's PUT sets the module as a whole. */

@@ -2,7 +2,7 @@
 // read when called and handed to each request rather than kept in a module variable), and the
 // checks our resource classes make before registering anything.
 import * as pulumi from "@pulumi/pulumi";
-import { ConfigSource, configFrom } from "../provider/config";
+import { ConfigSource, configFrom, plainTextKey } from "../provider/config";
 
 export function programConfig(): ConfigSource {
   return configFrom((key) => pulumi.runtime.getConfig(key));
@@ -20,9 +20,6 @@ export function checkResource(type: string, name: string, opts: pulumi.CustomRes
   // Pulumi marks the program's secret config keys for the SDK; the function is internal, so look before using it.
   const isSecret = (pulumi.runtime as unknown as { isConfigSecret?: (key: string) => boolean }).isConfigSecret;
   if (pulumi.runtime.getConfig("accessctl:apiKey") !== undefined && isSecret && !isSecret("accessctl:apiKey")) {
-    throw new pulumi.RunError(
-      "accessctl:apiKey is stored in plain text in Pulumi.<stack>.yaml and in the state. Rotate that key, then store the new one encrypted: " +
-        "`pulumi config set --secret accessctl:apiKey <new key>` (or pass it as ACCESSCTL_API_KEY and `pulumi config rm accessctl:apiKey`)",
-    );
+    throw new pulumi.RunError(plainTextKey());
   }
 }

@@ -2,7 +2,6 @@ import * as pulumi from "@pulumi/pulumi";
 import * as provider from "../provider/ip-policy-rule-set";
 import { ProviderOf, ResourceArgs } from "./args";
 import { checkResource } from "./connection";
-import { claimPolicy } from "./policy-owners";
 
 const TYPE = "IpPolicyRuleSet";
 
@@ -40,7 +39,6 @@ export class IpPolicyRuleSet extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: IpPolicyRuleSetArgs, opts?: pulumi.CustomResourceOptions) {
     checkResource("IpPolicyRuleSet", name, opts, "declare takeOver: true to make the policy's existing rules this resource's");
-    if (!opts?.id) claimPolicy("IpPolicyRuleSet", name, args.ipPolicyId);
     // Every output named, so that a lookup by id (get) resolves them all.
     const outputs = { ipPolicyId: undefined, rules: undefined, takeOver: undefined, profile: undefined };
     // The provider shows its plan and progress under this resource: it needs the URN, which a dynamic provider is not told.

@@ -3,7 +3,6 @@ import * as provider from "../provider/ip-policy-rule";
 import { RuleAction } from "../contract/ip-policy-rule";
 import { ProviderOf, ResourceArgs } from "./args";
 import { checkResource, programConfig } from "./connection";
-import { claimPolicy } from "./policy-owners";
 
 /** The arguments of an IpPolicyRule (see IpPolicyRuleInputs in provider/ip-policy-rule.ts). */
 export type IpPolicyRuleArgs = ResourceArgs<provider.IpPolicyRuleInputs>;
@@ -44,7 +43,6 @@ export class IpPolicyRule extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: IpPolicyRuleArgs, opts?: pulumi.CustomResourceOptions) {
     checkResource("IpPolicyRule", name, opts, `declare adoptId: ${JSON.stringify(opts?.import)} (with the rule's policy and action) to take the rule over`);
-    if (!opts?.id) claimPolicy("IpPolicyRule", name, args.ipPolicyId);
     // Every output named, so that a lookup by id (get) resolves them all.
     const outputs = { ipPolicyId: undefined, cidr: undefined, action: undefined, ipPolicy: undefined, uri: undefined, createdAt: undefined, description: undefined, metadata: undefined, adoptId: undefined };
     super(provider satisfies ProviderOf<provider.IpPolicyRuleInputs, provider.IpPolicyRuleOutputs>, name, { ...outputs, ...args }, opts, "accessctl", "IpPolicyRule");

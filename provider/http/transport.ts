@@ -73,10 +73,18 @@ function agent(): Agent {
 // whereas `__dirname` inside a function would name the loader's directory there.
 const PACKAGE_JSON = path.join(__dirname, "..", "..", "..", "package.json");
 
-/** The User-Agent, with this package's version read from its package.json when a request is made (a small file; not hard-coded). */
+/**
+ * The User-Agent, with this package's version: the plugin's bundle says it (setVersion), else it is
+ * read from package.json when a request is made (a small file; not hard-coded).
+ */
 export function userAgent(): string {
-  const { version } = JSON.parse(fs.readFileSync(PACKAGE_JSON, "utf8")) as { version: string };
+  const version = processState<{ version?: string }>("package", () => ({})).version ?? (JSON.parse(fs.readFileSync(PACKAGE_JSON, "utf8")) as { version: string }).version;
   return `accessctl-pulumi/${version} node/${process.versions.node}`;
+}
+
+/** The version a bundle was built from (a bundle has no package.json three directories up). */
+export function setVersion(version: string): void {
+  processState<{ version?: string }>("package", () => ({})).version = version;
 }
 
 async function readBody(body: Dispatcher.ResponseData["body"], what: string): Promise<string> {

@@ -3,12 +3,14 @@
 //   { keys: {name: ApiKeyArgs}, rules: {name: IpPolicyRuleArgs}, modules: {name: TlsEdgeMutualTlsArgs},
 //     sets: {name: IpPolicyRuleSetArgs},
 //     listPolicy?: "ipp_…" (export what the list helpers see, before this run's changes), idsOnly?: sets export their id only,
+//     plugin?: the classes of @accessctl/pulumi/plugin,
 //     opts?: {name: resource options}, gets?: {name: {type: "ApiKey"|"IpPolicyRule"|"TlsEdgeMutualTls", id}} }
 "use strict";
 const pulumi = require("@pulumi/pulumi");
-const accessctl = require("@accessctl/pulumi");
 
 const spec = new pulumi.Config().requireObject("spec");
+// plugin: the same classes backed by the plugin pulumi-resource-accessctl (it must be installed).
+const accessctl = spec.plugin ? require("@accessctl/pulumi/plugin") : require("@accessctl/pulumi");
 const out = {};
 for (const [name, args] of Object.entries(spec.keys || {})) {
   const key = new accessctl.ApiKey(name, args, (spec.opts || {})[name]);

@@ -1,7 +1,7 @@
 // Runs Pulumi operations on a stack of the e2e project through scripts/stack.js, in a child
 // process: the real `pulumi` CLI on the project directory, whose language host runs the program
 // with @pulumi/pulumi and our package from the project's node_modules, as for a user.
-import { ChildProcess } from "node:child_process";
+import { ChildProcess, execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -17,6 +17,7 @@ export interface Spec {
   opts?: Record<string, Record<string, unknown>>;
   listPolicy?: string;
   idsOnly?: boolean;
+  plugin?: boolean;
 }
 
 export interface RunResult {
@@ -42,6 +43,21 @@ export interface StackOptions {
   extraConfig?: Record<string, { value: string; secret?: boolean }>;
   /** A shared backend (e.g. postgres://…) instead of a file backend of this stack's own; state() and backendText() need a file backend. */
   backendUrl?: string;
+  /** Environment for every operation of the stack (PULUMI_HOME with the plugin installed, say). */
+  env?: Record<string, string>;
+}
+
+/**
+ * A PULUMI_HOME of its own with the plugin installed from its tarball, as users install it
+ * (`pulumi plugin install resource accessctl <version> --file …`), and only what is installed there
+ * or beside `pulumi` used (PULUMI_IGNORE_AMBIENT_PLUGINS). The environment for stacks that use it.
+ */
+export function pluginHome(binDir: string, tarball: string): { env: Record<string, string>; cleanup(): void } {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-pulumi-home-"));
+  const version = /-v([^-]+)-linux-amd64\.tar\.gz$/.exec(tarball)![1];
+  const env = { PULUMI_HOME: home, PULUMI_IGNORE_AMBIENT_PLUGINS: "true" };
+  execFileSync(path.join(binDir, "pulumi"), ["plugin", "install", "resource", "accessctl", version, "--file", tarball], { env: { ...process.env, ...env, PATH: `${binDir}${path.delimiter}${process.env.PATH}` }, stdio: "pipe" });
+  return { env, cleanup: () => fs.rmSync(home, { recursive: true, force: true }) };
 }
 
 /** Every process below `pid` now (children, their children, …), from the ppid links in /proc/<pid>/stat. */
@@ -111,7 +127,7 @@ export function testStack(options: StackOptions) {
   const baseConfig = viaEnv
     ? {}
     : { "accessctl:apiUrl": { value: options.emulator.url }, "accessctl:apiKey": { value: apiKey, secret: true } };
-  const env = viaEnv ? { ACCESSCTL_API_URL: options.emulator.url, ACCESSCTL_API_KEY: apiKey } : {};
+  const env = { ...(viaEnv ? { ACCESSCTL_API_URL: options.emulator.url, ACCESSCTL_API_KEY: apiKey } : {}), ...options.env };
 
   /** Starts an operation in its own process group (so that a test can kill Pulumi and all its children). */
   function start(op: string, spec?: Spec, extra: Record<string, unknown> = {}): { child: ChildProcess; done: Promise<RunResult> } {
@@ -139,7 +155,7 @@ export function testStack(options: StackOptions) {
 
   /** The checkpoint file of this stack in its file backend. */
   function stateFile(): string {
-    const projectName = JSON.parse(fs.readFileSync(path.join(options.project.dir, "package.json"), "utf8")).name;
+    const projectName = /^name:\s*(\S+)/m.exec(fs.readFileSync(path.join(options.project.dir, "Pulumi.yaml"), "utf8"))![1];
     return path.join(backend, ".pulumi", "stacks", projectName, `${name}.json`);
   }
 

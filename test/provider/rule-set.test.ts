@@ -156,3 +156,22 @@ describe("IpPolicyRuleSet plan", () => {
     expect(p.deletes).toEqual([]);
   });
 });
+
+describe("a policy has one owner: a set, or rule resources (check, every host)", () => {
+  it("a rule on a set's policy, a set on a policy with a rule, and a second set fail, naming the other; rules alone may share a policy", async () => {
+    const rule = (await serializedProvider("ip-policy-rule")).provider;
+    const urn = (type: string, name: string) => `urn:pulumi:dev::proj::accessctl:index:${type}::${name}`;
+    const reasons = (r: { failures: { property: string; reason: string }[] }) => r.failures.map((f) => `${f.property}: ${f.reason}`);
+    expect((await set.check({}, { ipPolicyId: "ipp_owners1", rules: [], __urn: urn("IpPolicyRuleSet", "office") })).failures).toEqual([]);
+    expect(reasons(await rule.check({}, { ipPolicyId: "ipp_owners1", cidr: "10.1.0.0/16", action: "allow", __urn: urn("IpPolicyRule", "stray") }))).toEqual([
+      "ipPolicyId: IP policy ipp_owners1 is owned by the IpPolicyRuleSet office, which would delete this rule at every up; declare it in the set's rules instead, or use another policy",
+    ]);
+    expect(reasons(await set.check({}, { ipPolicyId: "ipp_owners1", rules: [], __urn: urn("IpPolicyRuleSet", "second") }))[0]).toMatch(/^ipPolicyId: the IpPolicyRuleSet office also manages the rules of IP policy ipp_owners1; .* the two sets would delete each other's rules/);
+    // The set checked again in the same run is no clash with itself.
+    expect((await set.check({}, { ipPolicyId: "ipp_owners1", rules: [], __urn: urn("IpPolicyRuleSet", "office") })).failures.filter((f: { property: string }) => f.property === "ipPolicyId")).toEqual([]);
+    // Without a URN (a dynamic IpPolicyRule is not told its own), a rule is named by its CIDR.
+    expect((await rule.check({}, { ipPolicyId: "ipp_owners2", cidr: "10.2.0.0/16", action: "allow" })).failures).toEqual([]);
+    expect((await rule.check({}, { ipPolicyId: "ipp_owners2", cidr: "10.3.0.0/16", action: "allow", __urn: urn("IpPolicyRule", "b") })).failures).toEqual([]);
+    expect(reasons(await set.check({}, { ipPolicyId: "ipp_owners2", rules: [], __urn: urn("IpPolicyRuleSet", "late") }))[0]).toMatch(/^ipPolicyId: the IpPolicyRule for 10\.2\.0\.0\/16 also manages a rule of IP policy ipp_owners2/);
+  });
+});

@@ -1,0 +1,221 @@
+// Host 2: the provider modules served over Pulumi's provider protocol, as the plugin
+// `pulumi-resource-accessctl` (host 1 is Pulumi's dynamic-provider host, sdk/). Nothing here knows
+// a resource: each request goes to the module of its type token, with the same check / diff /
+// create / read / update / delete the dynamic host calls, and comes back in the protocol's terms.
+// What the protocol adds, and this file does:
+// - Configure hands the stack config (`accessctl:*`) to config.ts, as the dynamic host's configure
+//   does; a plain-text apiKey is refused there (only Configure sees which values are secrets).
+//   CheckConfig refuses a bad URL or limit at preview; DiffConfig never replaces (a stack moving
+//   from the dynamic classes changes provider, and that must not replace anything).
+// - The resource's URN goes to the modules as `__urn` (messages under it, and which resource of a
+//   run manages a policy), and is taken out of whatever goes back.
+// - Outputs the schema calls secret (an API key's token) go back as secrets: the engine marks only
+//   those whose input was secret.
+// - A per-property diff (DetailedDiff), so that Pulumi shows each changed rule of a set.
+// - Read without properties (`pulumi import`); Invoke for the list functions; Cancel.
+import * as grpc from "@grpc/grpc-js";
+import * as anyproto from "google-protobuf/google/protobuf/any_pb";
+import * as emptyproto from "google-protobuf/google/protobuf/empty_pb";
+import * as structproto from "google-protobuf/google/protobuf/struct_pb";
+import * as plugproto from "@pulumi/pulumi/proto/plugin_pb";
+import * as provproto from "@pulumi/pulumi/proto/provider_pb";
+import * as statusproto from "@pulumi/pulumi/proto/status_pb";
+import * as apiKey from "../provider/api-key";
+import { configProblems, configure as configureProvider, plainTextKey } from "../provider/config";
+import { stopRequests, watchEngine } from "../provider/engine";
+import * as ipPolicyRule from "../provider/ip-policy-rule";
+import * as ipPolicyRuleSet from "../provider/ip-policy-rule-set";
+import * as tlsEdgeMutualTls from "../provider/tls-edge-mutual-tls";
+
+type Props = Record<string, any>;
+
+/** What every provider module offers (the dynamic host calls the same functions). */
+interface ProviderModule {
+  check(olds: Props, news: Props): Promise<{ inputs: Props; failures: { property: string; reason: string }[] }>;
+  diff(id: string, olds: Props, news: Props): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace?: boolean; detailedDiff?: Record<string, string> }>;
+  create(inputs: Props): Promise<{ id: string; outs: Props }>;
+  read(id: string, props?: Props): Promise<{ id?: string; props?: Props; inputs?: Props }>;
+  update(id: string, olds: Props, news: Props): Promise<{ outs: Props }>;
+  delete(id: string, props: Props): Promise<void>;
+}
+
+export const RESOURCES: Record<string, ProviderModule> = {
+  "accessctl:index:ApiKey": apiKey as unknown as ProviderModule,
+  "accessctl:index:IpPolicyRule": ipPolicyRule as unknown as ProviderModule,
+  "accessctl:index:IpPolicyRuleSet": ipPolicyRuleSet as unknown as ProviderModule,
+  "accessctl:index:TlsEdgeMutualTls": tlsEdgeMutualTls as unknown as ProviderModule,
+};
+
+/** The functions: each returns an object of one property, which the SDKs hand to the program. */
+export const FUNCTIONS: Record<string, (args: Props) => Promise<Props>> = {
+  "accessctl:index:listIpPolicyRules": async (args) => ({ rules: await ipPolicyRule.listIpPolicyRules(args) }),
+  "accessctl:index:listApiKeys": async () => ({ keys: await apiKey.listApiKeys() }),
+};
+
+// How the protocol marks a secret inside a Struct (the same signature the engine and SDKs use).
+const SIG = "4dabf18193072939515e22adb298388d";
+const SECRET = "1b47061264138c4ac30d75fd1eb44270";
+const isSecret = (v: unknown) => v !== null && typeof v === "object" && (v as Props)[SIG] === SECRET;
+
+/** A Struct's values, secrets unwrapped. */
+function unwrap(value: unknown): any {
+  if (isSecret(value)) return unwrap((value as Props).value);
+  if (Array.isArray(value)) return value.map(unwrap);
+  if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, unwrap(v)]));
+  return value;
+}
+
+const fromStruct = (s: structproto.Struct | undefined): Props => unwrap(s?.toJavaScript() ?? {});
+/** Values for the wire: no undefined (a Struct has no such value) and no keys of one host's own (__urn, __provider). */
+const toStruct = (value: Props) => structproto.Struct.fromJavaScript(JSON.parse(JSON.stringify(value, (k, v) => (k === "__urn" || k === "__provider" ? undefined : v))));
+
+export interface ServerOptions {
+  version: string;
+  schema: string;
+}
+
+/** The outputs of a type that the schema calls secret. */
+function secretOutputs(schema: string): Record<string, string[]> {
+  const resources = (JSON.parse(schema).resources ?? {}) as Record<string, { properties?: Record<string, { secret?: boolean }> }>;
+  return Object.fromEntries(Object.entries(resources).map(([token, r]) => [token, Object.entries(r.properties ?? {}).filter(([, p]) => p.secret).map(([name]) => name)]));
+}
+
+/** The ResourceProvider service over the modules. */
+export function providerService(options: ServerOptions): grpc.UntypedServiceImplementation {
+  const secrets = secretOutputs(options.schema);
+  const moduleOf = (urn: string): [string, ProviderModule] => {
+    const token = urn.split("::")[2]?.split("$").pop() ?? "";
+    const found = RESOURCES[token];
+    if (!found) throw new Error(`unknown resource type ${token}`);
+    return [token, found];
+  };
+  /** Outputs for the engine: the schema's secrets wrapped. */
+  const outputs = (token: string, outs: Props) => {
+    const wrapped: Props = { ...outs };
+    for (const name of secrets[token] ?? []) if (wrapped[name] !== undefined) wrapped[name] = { [SIG]: SECRET, value: wrapped[name] };
+    return toStruct(wrapped);
+  };
+
+  return {
+    // The engine falls back to the older handshake when this is not implemented.
+    handshake: unimplemented("Handshake"),
+    parameterize: unimplemented("Parameterize"),
+    construct: unimplemented("Construct"),
+    call: unimplemented("Call"),
+    attach: unimplemented("Attach"),
+    list: (stream: grpc.ServerWritableStream<unknown, unknown>) => stream.emit("error", { code: grpc.status.UNIMPLEMENTED, details: "List is not implemented" }),
+    getMapping: unary(async () => new provproto.GetMappingResponse()),
+    getMappings: unary(async () => new provproto.GetMappingsResponse()),
+    getPluginInfo: unary(async () => new plugproto.PluginInfo().setVersion(options.version)),
+    getSchema: unary(async () => new provproto.GetSchemaResponse().setSchema(options.schema)),
+    cancel: unary(async () => {
+      stopRequests("the operation was cancelled");
+      return new emptyproto.Empty();
+    }),
+
+    checkConfig: unary(async (req: provproto.CheckRequest) => {
+      const news = fromStruct(req.getNews());
+      const resp = new provproto.CheckResponse().setInputs(req.getNews());
+      return resp.setFailuresList(configProblems(news).map((f) => new provproto.CheckFailure().setProperty(f.property).setReason(f.reason)));
+    }),
+    diffConfig: unary(async (req: provproto.DiffRequest) => {
+      const changed = JSON.stringify(fromStruct(req.getOlds())) !== JSON.stringify(fromStruct(req.getNews()));
+      return new provproto.DiffResponse().setChanges(changed ? provproto.DiffResponse.DiffChanges.DIFF_SOME : provproto.DiffResponse.DiffChanges.DIFF_NONE);
+    }),
+    configure: unary(async (req: provproto.ConfigureRequest) => {
+      const raw = (req.getArgs()?.toJavaScript() ?? {}) as Props;
+      // Only here does the engine say which config values are secrets.
+      if (typeof raw.apiKey === "string") throw new Error(plainTextKey());
+      if (raw.profiles !== undefined && !isSecret(raw.profiles) && JSON.stringify(raw.profiles).includes('"apiKey"')) throw new Error(plainTextKey("accessctl:profiles"));
+      const values = unwrap(raw);
+      await configureProvider({ config: { get: (key: string) => values[key.replace(/^accessctl:/, "")] } });
+      watchEngine();
+      // No secrets in requests from now on: the engine marks as secret each output whose input was.
+      return new provproto.ConfigureResponse().setAcceptsecrets(false).setSupportspreview(false).setAcceptresources(false).setAcceptoutputs(false);
+    }),
+
+    check: unary(async (req: provproto.CheckRequest) => {
+      const [, module] = moduleOf(req.getUrn());
+      const result = await module.check(fromStruct(req.getOlds()), { ...fromStruct(req.getNews()), __urn: req.getUrn() });
+      const resp = new provproto.CheckResponse().setInputs(toStruct(result.inputs));
+      return resp.setFailuresList(result.failures.map((f) => new provproto.CheckFailure().setProperty(f.property).setReason(f.reason)));
+    }),
+    diff: unary(async (req: provproto.DiffRequest) => {
+      const [, module] = moduleOf(req.getUrn());
+      const urn = req.getUrn();
+      const result = await module.diff(req.getId(), { ...fromStruct(req.getOlds()), __urn: urn }, { ...fromStruct(req.getNews()), __urn: urn });
+      const resp = new provproto.DiffResponse()
+        .setChanges(result.changes ? provproto.DiffResponse.DiffChanges.DIFF_SOME : provproto.DiffResponse.DiffChanges.DIFF_NONE)
+        .setReplacesList(result.replaces)
+        .setDeletebeforereplace(!!result.deleteBeforeReplace);
+      const detailed = result.detailedDiff ?? {};
+      const kinds: Record<string, provproto.PropertyDiff.Kind> = { add: 0, "add-replace": 1, delete: 2, "delete-replace": 3, update: 4, "update-replace": 5 };
+      for (const [path, kind] of Object.entries(detailed)) resp.getDetaileddiffMap().set(path, new provproto.PropertyDiff().setKind(kinds[kind]));
+      resp.setDiffsList([...new Set([...result.replaces, ...Object.keys(detailed).map((p) => p.split(/[.[]/)[0])])]);
+      return resp.setHasdetaileddiff(result.detailedDiff !== undefined);
+    }),
+    create: unary(async (req: provproto.CreateRequest) => {
+      const [token, module] = moduleOf(req.getUrn());
+      const result = await module.create({ ...fromStruct(req.getProperties()), __urn: req.getUrn() }).catch(partial(token, outputs));
+      return new provproto.CreateResponse().setId(result.id).setProperties(outputs(token, result.outs));
+    }),
+    read: unary(async (req: provproto.ReadRequest) => {
+      const [token, module] = moduleOf(req.getUrn());
+      const props = fromStruct(req.getProperties());
+      const result = await module.read(req.getId(), Object.keys(props).length ? { ...props, __urn: req.getUrn() } : undefined);
+      const resp = new provproto.ReadResponse();
+      if (!result.id) return resp; // gone: the engine drops it
+      resp.setId(result.id).setProperties(outputs(token, result.props ?? {}));
+      return result.inputs ? resp.setInputs(toStruct(result.inputs)) : resp;
+    }),
+    update: unary(async (req: provproto.UpdateRequest) => {
+      const [token, module] = moduleOf(req.getUrn());
+      const urn = req.getUrn();
+      const result = await module.update(req.getId(), { ...fromStruct(req.getOlds()), __urn: urn }, { ...fromStruct(req.getNews()), __urn: urn }).catch(partial(token, outputs));
+      return new provproto.UpdateResponse().setProperties(outputs(token, result.outs));
+    }),
+    delete: unary(async (req: provproto.DeleteRequest) => {
+      const [, module] = moduleOf(req.getUrn());
+      await module.delete(req.getId(), { ...fromStruct(req.getProperties()), __urn: req.getUrn() });
+      return new emptyproto.Empty();
+    }),
+    invoke: unary(async (req: provproto.InvokeRequest) => {
+      const run = FUNCTIONS[req.getTok()];
+      if (!run) throw new Error(`unknown function ${req.getTok()}`);
+      return new provproto.InvokeResponse().setReturn(toStruct(await run(fromStruct(req.getArgs()))));
+    }),
+  };
+}
+
+/** A unary handler: the answer, or the error as Pulumi shows it (one line; a partial create or update keeps its object). */
+function unary<Req, Res>(handle: (req: Req) => Promise<Res>) {
+  return (call: grpc.ServerUnaryCall<Req, Res>, callback: grpc.sendUnaryData<Res>) => {
+    handle(call.request).then(
+      (res) => callback(null, res),
+      (e: Error & { grpc?: Partial<grpc.StatusObject> }) => callback(e.grpc ?? { code: grpc.status.UNKNOWN, details: e.message }),
+    );
+  };
+}
+
+function unimplemented(what: string) {
+  return (_call: unknown, callback: grpc.sendUnaryData<unknown>) => callback({ code: grpc.status.UNIMPLEMENTED, details: `${what} is not implemented by pulumi-resource-accessctl` });
+}
+
+/**
+ * A create or update that failed after its object came to exist (the error carries `id` and the
+ * outputs as `properties`, as provider/ownership.ts objectExists and the set's apply make it): sent
+ * as ErrorResourceInitFailed, which the engine records as a partial create or update.
+ */
+function partial(token: string, outputs: (token: string, outs: Props) => structproto.Struct) {
+  return (e: Error & { id?: string; properties?: Props; reasons?: string[] }): never => {
+    if (!e.id) throw e;
+    const detail = new provproto.ErrorResourceInitFailed().setId(e.id).setProperties(outputs(token, e.properties ?? {})).setReasonsList(e.reasons ?? [e.message]);
+    const any = new anyproto.Any();
+    any.pack(detail.serializeBinary(), "pulumirpc.ErrorResourceInitFailed");
+    const status = new statusproto.Status().setCode(grpc.status.UNKNOWN).setMessage(e.message);
+    status.addDetails(any);
+    const metadata = new grpc.Metadata();
+    metadata.add("grpc-status-details-bin", Buffer.from(status.serializeBinary()));
+    throw Object.assign(new Error(e.message), { grpc: { code: grpc.status.UNKNOWN, details: e.message, metadata } });
+  };
+}

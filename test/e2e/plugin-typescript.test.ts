@@ -1,0 +1,75 @@
+// @accessctl/pulumi/plugin: the same classes backed by the plugin pulumi-resource-accessctl, installed
+// from the tarball the npm package carries, as users install plugins. A stack deployed with the
+// dynamic classes moves to the plugin by its import line: nothing replaced, nothing written, every
+// key's token kept, and the next preview --refresh clean.
+import * as path from "node:path";
+import { afterEach, describe, expect, inject, it } from "vitest";
+import { client, listAll, RunningEmulator, startEmulator } from "../helpers/emulator";
+import { pluginHome, Spec, testStack } from "../helpers/stack";
+
+const cleanups: (() => Promise<unknown> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function writes(emu: RunningEmulator) {
+  const m = (await emu.stats()).byMethod;
+  return (m["POST 2xx"] ?? 0) + (m["PATCH 2xx"] ?? 0) + (m["PUT 2xx"] ?? 0) + (m["DELETE 2xx"] ?? 0);
+}
+
+describe("@accessctl/pulumi/plugin", () => {
+  it("a dynamic stack moves to the plugin by its import line: nothing replaced or written, tokens kept, preview --refresh clean; then drift, up --refresh, the list functions, destroy", async () => {
+    const project = inject("e2e");
+    const tarball = path.join(project.dir, "node_modules/@accessctl/pulumi/dist/pulumi-resource-accessctl-v0.1.0-linux-amd64.tar.gz");
+    const home = pluginHome(project.binDir, tarball);
+    cleanups.push(() => home.cleanup());
+    const emu = await startEmulator(["--rate-limit", "off"]);
+    cleanups.push(() => emu.stop());
+    const stack = testStack({ project, emulator: emu, name: "plugin-ts", env: home.env });
+    cleanups.push(() => stack.cleanup());
+    const [p, q] = emu.fixtures.ipPolicies;
+    const spec: Spec = {
+      keys: { ci: { description: "deploys", triggers: ["2026-11"] } },
+      rules: { office: { ipPolicyId: p, cidr: "203.0.113.0/24", action: "allow", description: "HQ" } },
+      sets: { allow: { ipPolicyId: q, rules: [{ cidr: "10.0.0.0/8", action: "allow" }, { cidr: "198.51.100.7", action: "deny", description: "one host" }] } },
+      modules: { edge: { edgeId: emu.fixtures.tlsEdges[0], certificateAuthorityIds: [emu.fixtures.certificateAuthorities[0]] } },
+    };
+    const dynamic = await stack.ok("up", spec);
+    const token = dynamic.outputs!.token_ci;
+    expect(token.secret).toBe(true);
+    expect(stack.state().resources.map((r) => r.type)).toContain("pulumi-nodejs:dynamic/accessctl:IpPolicyRuleSet");
+
+    // The import line changes: @accessctl/pulumi → @accessctl/pulumi/plugin.
+    const before = await writes(emu);
+    const moved = await stack.ok("up", { ...spec, plugin: true, listPolicy: p });
+    expect(moved.summary!.resourceChanges).not.toHaveProperty("create");
+    expect(moved.summary!.resourceChanges).not.toHaveProperty("delete");
+    expect(moved.summary!.resourceChanges).not.toHaveProperty("replace");
+    expect(await writes(emu)).toBe(before);
+    expect(moved.outputs!.token_ci).toEqual(token);
+    expect(moved.outputs!.listedRuleCidrs.value).toEqual(["203.0.113.0/24"]); // the plugin's function
+    expect(moved.outputs!.listedKeyDescriptions.value).toContain("deploys");
+    const types = stack.state().resources.map((r) => r.type);
+    expect(types).toEqual(expect.arrayContaining(["accessctl:index:ApiKey", "accessctl:index:IpPolicyRule", "accessctl:index:IpPolicyRuleSet", "accessctl:index:TlsEdgeMutualTls"]));
+    expect(types.filter((t) => t.startsWith("pulumi-nodejs:dynamic"))).toEqual([]);
+    expect(stack.backendText()).not.toContain(token.value);
+    expect((await stack.ok("preview", { ...spec, plugin: true }, { refresh: true, expectNoChanges: true })).exitCode).toBe(0);
+
+    // Drift by hand fails the gate; up --refresh puts it back.
+    const api = client(emu.url, emu.adminToken);
+    const office = moved.outputs!.rule_office.value.id;
+    expect((await api.patch(`/ip_policy_rules/${office}`, { description: "by hand" })).status).toBe(200);
+    expect((await api.post("/ip_policy_rules", { ip_policy_id: q, cidr: "0.0.0.0/0", action: "allow" })).status).toBe(201);
+    const gate = await stack.run("preview", { ...spec, plugin: true }, { refresh: true, expectNoChanges: true });
+    expect(gate.ok).toBe(false);
+    expect(gate.output).toMatch(/~ description: "by hand" => "HQ"/);
+    expect(gate.output).toMatch(/plan for ipp_\w+: delete 1: 1 request\n\s+- 0\.0\.0\.0\/0 allow/);
+    await stack.ok("up", { ...spec, plugin: true }, { refresh: true });
+    expect((await api.get(`/ip_policy_rules/${office}`)).body.description).toBe("HQ");
+    const live = (await listAll(emu.url, emu.adminToken, "/ip_policy_rules", "ip_policy_rules")).filter((r) => r.ip_policy.id === q);
+    expect(live.map((r) => r.cidr).sort()).toEqual(["10.0.0.0/8", "198.51.100.7/32"]);
+
+    await stack.ok("destroy", { ...spec, plugin: true });
+    expect(await listAll(emu.url, emu.adminToken, "/ip_policy_rules", "ip_policy_rules")).toEqual([]);
+  });
+});
