@@ -6,7 +6,9 @@
 //   pulumi config set --path 'allow[0].cidr' 203.0.113.0/24
 //   pulumi config set --path 'allow[0].description' 'Berlin office'
 //   pulumi config set --path 'deny[0]' 198.51.100.0/24          # optional: ranges to deny
-//   pulumi config set takeOver true                              # only if the policy holds rules already
+//   pulumi config set takeOver true                              # only if the policy holds rules already:
+//                                                                # the first up takes them as they are, the next
+//                                                                # brings them to the declaration
 import * as pulumi from "@pulumi/pulumi";
 import * as accessctl from "@accessctl/pulumi";
 
@@ -23,4 +25,5 @@ const allowlist = new accessctl.IpPolicyRuleSet("office-allowlist", {
 });
 
 export const ipPolicyId = allowlist.ipPolicyId;
-export const cidrs = allowlist.rules.apply((rules) => rules.map((r) => `${r.action} ${r.cidr}`));
+// `rules` holds every rule of the policy under its canonical CIDR ("198.51.100.7" is "198.51.100.7/32").
+export const cidrs = allowlist.rules.apply((rules) => Object.entries(rules).map(([cidr, r]) => `${r.action} ${cidr}`).sort());

@@ -71,13 +71,13 @@ describe("examples", () => {
     try {
       const up = await stack.ok("up", {});
       expect(up.summary!.resourceChanges).toEqual({ create: 2 });
-      expect(up.outputs!.cidrs.value).toEqual(["deny 198.51.100.0/24", "allow 203.0.113.0/24", "allow 2001:db8:1234::/48"]);
+      expect(up.outputs!.cidrs.value).toEqual(["allow 2001:db8:1234::/48", "allow 203.0.113.0/24", "deny 198.51.100.0/24"]);
       expect((await stack.run("preview", {}, { refresh: true, expectNoChanges: true })).exitCode).toBe(0);
 
       expect((await api.post("/ip_policy_rules", { ip_policy_id: policy, cidr: "0.0.0.0/0", action: "allow" })).status).toBe(201);
       const gate = await stack.run("preview", {}, { refresh: true, expectNoChanges: true });
       expect(gate.exitCode).not.toBe(0);
-      expect(gate.output).toMatch(/delete 1: 0\.0\.0\.0\/0 allow/);
+      expect(gate.output).toMatch(/delete 1: 1 request\n\s+- 0\.0\.0\.0\/0 allow \(ipr_\w+\)/);
       await stack.ok("up", {}, { refresh: true });
       expect((await mine()).map((r: any) => `${r.action} ${r.cidr}`).sort()).toEqual(["allow 2001:db8:1234::/48", "allow 203.0.113.0/24", "deny 198.51.100.0/24"]);
       expect((await stack.run("preview", {}, { refresh: true, expectNoChanges: true })).exitCode).toBe(0);
