@@ -2,10 +2,11 @@
 // from the tarball the npm package carries, as users install plugins. A stack deployed with the
 // dynamic classes moves to the plugin by its import line: nothing replaced, nothing written, every
 // key's token kept, and the next preview --refresh clean.
+import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { client, listAll, RunningEmulator, startEmulator } from "../helpers/emulator";
-import { pluginHome, Spec, testStack } from "../helpers/stack";
+import { alive, descendants, pluginHome, Spec, testStack } from "../helpers/stack";
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {
@@ -73,3 +74,72 @@ describe("@accessctl/pulumi/plugin", () => {
     expect(await listAll(emu.url, emu.adminToken, "/ip_policy_rules", "ip_policy_rules")).toEqual([]);
   });
 });
+
+describe("the plugin, cancelled or left without its engine", () => {
+  it("Ctrl-C (SIGINT to pulumi) in the middle of a 300-rule set create: the plugin starts no more requests and the state records the rules that exist; the next up finishes", async () => {
+    const project = inject("e2e");
+    const tarball = path.join(project.dir, "node_modules/@accessctl/pulumi/dist/pulumi-resource-accessctl-v0.1.0-linux-amd64.tar.gz");
+    const home = pluginHome(project.binDir, tarball);
+    cleanups.push(() => home.cleanup());
+    const emu = await startEmulator(["--rate-limit", "off", "--latency", "200"]);
+    cleanups.push(() => emu.stop());
+    const stack = testStack({ project, emulator: emu, name: "plugin-cancel", env: home.env, extraConfig: { "accessctl:maxRequestsPerMinute": { value: "100000" } } });
+    cleanups.push(() => stack.cleanup());
+    const p = emu.fixtures.ipPolicies[0];
+    const rules = Array.from({ length: 300 }, (_, i) => ({ cidr: `10.${90 + Math.floor(i / 250)}.${i % 250}.0/24`, action: "allow" }));
+    const spec: Spec = { sets: { s: { ipPolicyId: p, rules } }, plugin: true, idsOnly: true };
+    const running = stack.start("up", spec);
+    while ((await writes(emu)) < 40) await new Promise((r) => setTimeout(r, 50));
+    const pulumiPid = descendants(running.child.pid!)[0];
+    process.kill(pulumiPid, "SIGINT");
+    const cancelled = await running.done;
+    expect(cancelled.ok).toBe(false);
+    const made = await writes(emu);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await writes(emu)).toBe(made); // nothing after the run ended
+    expect(made).toBeLessThan(300);
+    const recorded = stack.state().resources.find((r) => r.type === "accessctl:index:IpPolicyRuleSet");
+    const live = (await listAll(emu.url, emu.adminToken, "/ip_policy_rules", "ip_policy_rules")).filter((r) => r.ip_policy.id === p);
+    expect(Object.values(recorded.outputs.rules).map((r: any) => r.id).sort()).toEqual(live.map((r) => r.id).sort());
+    await stack.ok("up", spec);
+    expect((await listAll(emu.url, emu.adminToken, "/ip_policy_rules", "ip_policy_rules")).filter((r) => r.ip_policy.id === p).length).toBe(300);
+    await stack.ok("destroy", spec);
+  });
+
+  it("pulumi killed alone (the plugin left running, in a process group of its own): the plugin sends nothing more and exits", async () => {
+    const project = inject("e2e");
+    const tarball = path.join(project.dir, "node_modules/@accessctl/pulumi/dist/pulumi-resource-accessctl-v0.1.0-linux-amd64.tar.gz");
+    const home = pluginHome(project.binDir, tarball);
+    cleanups.push(() => home.cleanup());
+    const emu = await startEmulator(["--rate-limit", "off", "--latency", "200"]);
+    cleanups.push(() => emu.stop());
+    const stack = testStack({ project, emulator: emu, name: "plugin-orphan", env: home.env, extraConfig: { "accessctl:maxRequestsPerMinute": { value: "100000" } } });
+    cleanups.push(() => stack.cleanup());
+    const p = emu.fixtures.ipPolicies[1];
+    const rules = Array.from({ length: 300 }, (_, i) => ({ cidr: `10.${100 + Math.floor(i / 250)}.${i % 250}.0/24`, action: "allow" }));
+    const running = stack.start("up", { sets: { s: { ipPolicyId: p, rules } }, plugin: true, idsOnly: true });
+    while ((await writes(emu)) < 40) await new Promise((r) => setTimeout(r, 50));
+    const below = descendants(running.child.pid!);
+    const cmdline = (pid: number) => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      } catch {
+        return "";
+      }
+    };
+    const plugin = below.find((pid) => cmdline(pid).includes("pulumi-resource-accessctl.js"))!;
+    expect(plugin, below.map((pid) => cmdline(pid)).join("\n")).toBeDefined();
+    cleanups.push(() => {
+      for (const pid of below) if (alive(pid)) process.kill(pid, "SIGKILL");
+    });
+    const atKill = await writes(emu);
+    process.kill(below[0], "SIGKILL"); // pulumi, the runner's one child
+    const deadline = Date.now() + 15_000;
+    while (alive(plugin) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(alive(plugin)).toBe(false);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect((await writes(emu)) - atKill).toBeLessThanOrEqual(16); // requests already sent may land; none started after
+    await running.done;
+  });
+});
+
