@@ -30,8 +30,9 @@ function pulumi(job, args, { input, quiet = false } = {}) {
     PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
     PULUMI_DEBUG_COMMANDS: "true", // enables --event-log, the engine's JSON events (as the Automation API sets it)
     PULUMI_HOME: process.env.PULUMI_HOME ?? path.join(os.homedir(), ".pulumi"),
-    PATH: [job.node, job.binDir, process.env.PATH].filter(Boolean).join(path.delimiter),
     ...(job.env ?? {}),
+    // A Python venv is used as `source <venv>/bin/activate` would: its bin first.
+    PATH: [job.env?.VIRTUAL_ENV && path.join(job.env.VIRTUAL_ENV, "bin"), job.node, job.binDir, job.env?.PATH ?? process.env.PATH].filter(Boolean).join(path.delimiter),
   };
   return new Promise((resolve, reject) => {
     const child = spawn(path.join(job.binDir, "pulumi"), args, { cwd: job.dir, env, stdio: ["pipe", "pipe", "pipe"] });

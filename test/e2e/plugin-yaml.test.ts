@@ -1,12 +1,13 @@
 // A Pulumi YAML program of its own using the plugin pulumi-resource-accessctl, installed from the
-// tarball the npm package carries: a set, a rule, a key and a mutual TLS module through up, a clean
-// preview, drift by hand that fails the gate, up --refresh and destroy; the token a secret; and
-// `pulumi import` of each resource into another stack, whose generated program then previews clean.
+// tarball the npm package carries: the scenario of test/helpers/plugin-scenario.ts (a set, a rule, a
+// key and a mutual TLS module; drift by hand; the token a secret), and `pulumi import` of each
+// resource into another stack, whose generated program then previews clean.
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, inject, it } from "vitest";
-import { client, listAll, startEmulator } from "../helpers/emulator";
+import { startEmulator } from "../helpers/emulator";
+import { destroyScenario, runScenario, scenarioConfig } from "../helpers/plugin-scenario";
 import { pluginHome, testStack } from "../helpers/stack";
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { pulumi } = require("../../scripts/stack.js");
@@ -75,29 +76,13 @@ describe("the plugin from a YAML program", () => {
     cleanups.push(() => home.cleanup());
     const emu = await startEmulator(["--rate-limit", "off"]);
     cleanups.push(() => emu.stop());
-    const [p, q] = emu.fixtures.ipPolicies;
+    const q = emu.fixtures.ipPolicies[1];
     const dir = yamlProject("accessctl-yaml", PROGRAM);
     cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
-    const config = { rulePolicy: { value: p }, setPolicy: { value: q }, edgeId: { value: emu.fixtures.tlsEdges[0] }, caId: { value: emu.fixtures.certificateAuthorities[0] } };
-    const stack = testStack({ project: { dir, binDir: e2e.binDir }, emulator: emu, name: "yaml", env: home.env, extraConfig: config });
+    const stack = testStack({ project: { dir, binDir: e2e.binDir }, emulator: emu, name: "yaml", env: home.env, extraConfig: scenarioConfig(emu) });
     cleanups.push(() => stack.cleanup());
 
-    const up = await stack.ok("up", {});
-    expect(up.summary!.resourceChanges).toEqual({ create: 5 });
-    expect(up.outputs!.token.secret).toBe(true);
-    expect(up.outputs!.denied.value).toMatch(/^ipr_/); // rules keyed by canonical CIDR
-    expect(stack.backendText()).not.toContain(up.outputs!.token.value);
-    expect((await stack.run("preview", {}, { expectNoChanges: true })).exitCode).toBe(0);
-
-    const api = client(emu.url, emu.adminToken);
-    expect((await api.patch(`/ip_policy_rules/${up.outputs!.officeId.value}`, { description: "by hand" })).status).toBe(200);
-    expect((await api.post("/ip_policy_rules", { ip_policy_id: q, cidr: "0.0.0.0/0", action: "allow" })).status).toBe(201);
-    const gate = await stack.run("preview", {}, { refresh: true, expectNoChanges: true });
-    expect(gate.ok).toBe(false);
-    expect(gate.output).toMatch(/~ description: "by hand" => "HQ"/);
-    expect(gate.output).toMatch(/plan for ipp_\w+: delete 1: 1 request\n\s+- 0\.0\.0\.0\/0 allow/);
-    await stack.ok("up", {}, { refresh: true });
-    expect((await stack.run("preview", {}, { refresh: true, expectNoChanges: true })).exitCode).toBe(0);
+    const up = { outputs: await runScenario(stack, emu) };
 
     // Another stack, empty, imports each object; the program Pulumi writes for them previews clean there.
     const other = yamlProject("accessctl-imported", "name: accessctl-imported\nruntime: yaml\n");
@@ -127,10 +112,7 @@ describe("the plugin from a YAML program", () => {
     expect((await imports.run("preview", {}, { expectNoChanges: true })).exitCode).toBe(0);
     expect(await pulumi(job, ["stack", "rm", "imports", "--force", "--yes", "--non-interactive"])).toMatchObject({ code: 0 }); // imported objects are protected: leave them
 
-    const before = (await listAll(emu.url, emu.adminToken, "/ip_policy_rules", "ip_policy_rules")).length;
-    expect(before).toBe(3);
-    await stack.ok("destroy", {});
-    expect(await listAll(emu.url, emu.adminToken, "/ip_policy_rules", "ip_policy_rules")).toEqual([]);
+    await destroyScenario(stack, emu);
   });
 
   it("refuses at preview, before any request: an API key kept in plain text (Configure), a URL that is not https (CheckConfig)", async () => {

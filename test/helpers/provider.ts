@@ -31,3 +31,13 @@ export function configureRequest(values: Record<string, string>) {
 export function compiled<T = any>(file: string): T {
   return nodeRequire(path.join(REPO, "dist", file));
 }
+
+/**
+ * A provider process serves one Pulumi run; tests run many in one process. Forget what a run
+ * remembers of the resources it checked (which resources manage which policy's rules), so that the
+ * next test starts as a new run does.
+ */
+export function newRun(): void {
+  const all = (globalThis as unknown as Record<symbol, Record<string, unknown> | undefined>)[Symbol.for("@accessctl/pulumi/state/v1")];
+  if (all) delete all["policy-owners"];
+}

@@ -145,15 +145,15 @@ describe("an empty ownerId is unset, in check and in diff alike", () => {
     expect(checked.failures).toEqual([]);
     expect(checked.inputs.ownerId).toBeUndefined();
     const outs = { description: "d", metadata: "", ownerId: "usr_a", token: "t" };
-    expect(await apiKey.diff("ak_1", outs, checked.inputs)).toEqual({ changes: false, replaces: [], deleteBeforeReplace: false });
-    expect(await apiKey.diff("ak_1", outs, { description: "d", ownerId: "" })).toEqual({ changes: false, replaces: [], deleteBeforeReplace: false });
+    expect(await apiKey.diff("ak_1", outs, checked.inputs)).toMatchObject({ changes: false, replaces: [], deleteBeforeReplace: false });
+    expect(await apiKey.diff("ak_1", outs, { description: "d", ownerId: "" })).toMatchObject({ changes: false, replaces: [], deleteBeforeReplace: false });
   });
 });
 
 describe("diff", () => {
   const keyOuts = { description: "d", metadata: "", ownerId: "usr_a", token: "t" };
   it("ApiKey: description/metadata update in place, ownerId replaces, an omitted ownerId is no change", async () => {
-    expect(await apiKey.diff("ak_1", keyOuts, { description: "d" })).toEqual({ changes: false, replaces: [], deleteBeforeReplace: false });
+    expect(await apiKey.diff("ak_1", keyOuts, { description: "d" })).toMatchObject({ changes: false, replaces: [], deleteBeforeReplace: false });
     expect(await apiKey.diff("ak_1", keyOuts, { description: "d", ownerId: "usr_a" })).toMatchObject({ changes: false });
     expect(await apiKey.diff("ak_1", keyOuts, { description: "e" })).toMatchObject({ changes: true, replaces: [] });
     expect(await apiKey.diff("ak_1", keyOuts, {})).toMatchObject({ changes: true, replaces: [] }); // removing clears
@@ -164,12 +164,12 @@ describe("diff", () => {
   const ruleOuts = { ipPolicyId: "ipp_a", cidr: "2001:db8::/32", action: "allow", description: "", metadata: "m" };
   it("IpPolicyRule: equivalent CIDRs are no change; action and policy replace", async () => {
     const same = { ipPolicyId: "ipp_a", cidr: "2001:DB8:0::/32", action: "allow", metadata: "m" };
-    expect(await rule.diff("ipr_1", ruleOuts, same)).toEqual({ changes: false, replaces: [], deleteBeforeReplace: false });
+    expect(await rule.diff("ipr_1", ruleOuts, same)).toMatchObject({ changes: false, replaces: [], deleteBeforeReplace: false });
     expect(await rule.diff("ipr_1", ruleOuts, { ...same, cidr: "2001:db9::/32" })).toMatchObject({ changes: true, replaces: [] });
     expect(await rule.diff("ipr_1", ruleOuts, { ...same, description: "new" })).toMatchObject({ changes: true, replaces: [] });
     // Same CIDR, same policy, other action: the new rule would clash with the old one, so delete first.
-    expect(await rule.diff("ipr_1", ruleOuts, { ...same, action: "deny" })).toEqual({ changes: true, replaces: ["action"], deleteBeforeReplace: true });
-    expect(await rule.diff("ipr_1", ruleOuts, { ...same, ipPolicyId: "ipp_b" })).toEqual({ changes: true, replaces: ["ipPolicyId"], deleteBeforeReplace: false });
+    expect(await rule.diff("ipr_1", ruleOuts, { ...same, action: "deny" })).toEqual({ changes: true, replaces: ["action"], deleteBeforeReplace: true, detailedDiff: { action: "update-replace" } });
+    expect(await rule.diff("ipr_1", ruleOuts, { ...same, ipPolicyId: "ipp_b" })).toEqual({ changes: true, replaces: ["ipPolicyId"], deleteBeforeReplace: false, detailedDiff: { ipPolicyId: "update-replace" } });
     expect(await rule.diff("ipr_1", ruleOuts, { ...same, action: "deny", cidr: "10.0.0.0/8" })).toMatchObject({ replaces: ["action"], deleteBeforeReplace: false });
     expect(await rule.diff("ipr_1", ruleOuts, { ...same, action: UNKNOWN })).toMatchObject({ replaces: ["action"] });
   });
