@@ -187,9 +187,9 @@ async function afterLostAnswer(err: ApiFailure, inputs: ApiKeyInputs, started: n
   }
 }
 
-async function patch(id: string, inputs: ApiKeyInputs): Promise<ApiKeyBody> {
-  // Both fields are always sent: one removed from the program is cleared on the service.
-  const body = updateBody<ApiKeyUpdateBody>(FIELDS, inputs);
+/** PATCHes the key to the inputs: the fields that differ from `current` (the state's), or, with none, both. */
+async function patch(id: string, inputs: ApiKeyInputs, current?: ApiKeyOutputs): Promise<ApiKeyBody> {
+  const body = updateBody<ApiKeyUpdateBody>(FIELDS, inputs, current);
   return (await api<ApiKeyBody>("PATCH", keyPath(id), { what: `update API key ${id}`, body, expect: API_KEY_ANSWER, source: profileSource(inputs.profile) }).finally(listsChanged)).body;
 }
 
@@ -205,7 +205,7 @@ export async function read(id: string, props: Partial<ApiKeyOutputs> = {}) {
 }
 
 export async function update(id: string, olds: ApiKeyOutputs, news: ApiKeyInputs) {
-  const updated = await patch(id, news);
+  const updated = await patch(id, news, olds);
   return { outs: { ...toOutputs(updated, olds.token), ...keptInputs(news) } };
 }
 

@@ -154,11 +154,17 @@ export function createBody<Body>(fields: Table, inputs: object): Body {
   return body as Body;
 }
 
-/** An update's body: every field updated in place, always sent, so that one removed from the program is cleared. */
-export function updateBody<Body>(fields: Table, inputs: object): Body {
+/**
+ * An update's body: the fields updated in place, a field removed from the program sent as its
+ * `unset` (which clears it). Given what the state records (`current`), only the fields that differ
+ * from it: an update changes what its preview showed, and nothing else (a field changed by hand
+ * since the last refresh, which no preview showed, stays as it is).
+ */
+export function updateBody<Body>(fields: Table, inputs: object, current?: object): Body {
+  const changed = current && changedFields(fields, current, inputs).updates;
   const body: Values = {};
   for (const [property, field] of Object.entries(fields)) {
-    if (field.wire && field.onChange === "update") body[field.wire] = (inputs as Values)[property] ?? field.unset;
+    if (field.wire && field.onChange === "update" && (!changed || changed.includes(property))) body[field.wire] = (inputs as Values)[property] ?? field.unset;
   }
   return body as Body;
 }

@@ -604,7 +604,7 @@ async function apply(inputs: { ipPolicyId: string; profile?: string; takeOver?: 
     }
   };
   const patch = async (r: IpPolicyRuleSetMember, d: IpPolicyRuleSetRule) => {
-    const body = updateBody<IpPolicyRuleUpdateBody>(RULE_FIELDS, d); // cidr too: the same range is no change
+    const body = updateBody<IpPolicyRuleUpdateBody>(RULE_FIELDS, d, r); // what the plan changes: text, or the cidr of a move
     const done = (await api<IpPolicyRuleBody>("PATCH", rulePath(r.id), { what: `update IP policy rule ${r.id} (${r.cidr}${moved({ rule: r, to: d }) ? ` → ${d.cidr}` : ""})`, body, expect: IP_POLICY_RULE_ANSWER, source }).finally(listsChanged)).body;
     live[r.id] = member(done);
     shown.count("updated");

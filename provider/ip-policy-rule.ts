@@ -186,9 +186,9 @@ async function converge(found: IpPolicyRuleBody, inputs: IpPolicyRuleInputs) {
   }
 }
 
-async function patch(id: string, inputs: IpPolicyRuleInputs): Promise<IpPolicyRuleBody> {
-  // All three are always sent: a description or metadata removed from the program is cleared.
-  const body = updateBody<IpPolicyRuleUpdateBody>(FIELDS, inputs);
+/** PATCHes the rule to the inputs: the fields that differ from `current` (the state's), or, with none, all three. */
+async function patch(id: string, inputs: IpPolicyRuleInputs, current?: IpPolicyRuleOutputs): Promise<IpPolicyRuleBody> {
+  const body = updateBody<IpPolicyRuleUpdateBody>(FIELDS, inputs, current);
   return (await api<IpPolicyRuleBody>("PATCH", rulePath(id), { what: `update IP policy rule ${id}`, body, expect: IP_POLICY_RULE_ANSWER, source: profileSource(inputs.profile) }).finally(listsChanged)).body;
 }
 
@@ -203,8 +203,8 @@ export async function read(id: string, props: Partial<IpPolicyRuleOutputs> = {})
   return { id, props: { ...outs, ...keptInputs(props) }, inputs };
 }
 
-export async function update(id: string, _olds: IpPolicyRuleOutputs, news: IpPolicyRuleInputs) {
-  const updated = await patch(id, news);
+export async function update(id: string, olds: IpPolicyRuleOutputs, news: IpPolicyRuleInputs) {
+  const updated = await patch(id, news, olds);
   return { outs: { ...toOutputs(updated), ...keptInputs(news) } };
 }
 
