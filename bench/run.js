@@ -476,7 +476,7 @@ function printSet(r, f) {
   if (r.large) console.log(`${r.large.rules} rules in one set: up ${fmt(r.large.up.seconds)} s (${r.large.up.requests} requests), preview --refresh ${fmt(r.large.previewRefresh.seconds)} s (${r.large.previewRefresh.requests} requests), destroy ${fmt(r.large.destroy.seconds)} s; state ${r.large.stateBytes} bytes`);
 }
 
-/** up / preview --refresh / destroy of one IpPolicyRuleSet of `n` rules on `project` (set, pluginSet), unlimited; its checkpoint's size and the provider's peak memory. */
+/** up / preview --refresh / destroy of one IpPolicyRuleSet of `n` rules on the project `variant` (set, pluginSet), unlimited; its checkpoint's size and the provider's peak memory. */
 async function measureSetOnce(ctx, variant, n, more) {
   return withSession(ctx, { emuArgs: unlimitedEmulator(ctx.f), project: ctx.projects[variant], env: { ...UNLIMITED_CLIENT, ...more } }, async (s) => {
     const config = { ipPolicyId: { value: s.emu.fixtures.ipPolicies[0] }, allow: { value: JSON.stringify(setCidrs(n)) } };
