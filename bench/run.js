@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm run bench [-- --sizes 50,200,500 --keys 3 --latency 20 --rate-rules 300 --skip-rate --models window,bucket --skip-checkpoints
-//                    --refresh-rules 500 --refresh-keys 10 --skip-refresh --skip-team --team-rules 100 --per-object-up --only refresh,team]`
+//                    --refresh-rules 500 --refresh-keys 10 --skip-refresh --skip-team --team-rules 100 --per-object-up
+//                    --plugin-rules 200 --plugin-set 500 --only refresh,team,plugin]`
 // (--skip-checkpoints sets PULUMI_SKIP_CHECKPOINTS=true: Pulumi writes the state once at the end
 // instead of after every step; it shows what the per-step checkpoint writes cost.)
 // Measures, side by side in one run, against the emulator:
@@ -22,18 +23,26 @@
 //      change of 100 CIDRs (requests counted), destroy, unlimited; up at the emulator's default
 //      limit (ratio to its model's lower bound); and --set-large rules in one resource (state size,
 //      time). `npm run bench -- --only set` runs this section alone.
+//   8. the plugin pulumi-resource-accessctl (@accessctl/pulumi/plugin, installed from the tarball the
+//      packed package carries into a PULUMI_HOME of the run's own) beside the dynamic provider, the
+//      same programs with their import line changed: up / preview --refresh / destroy of
+//      --plugin-rules IpPolicyRule resources and of one IpPolicyRuleSet of --plugin-set rules,
+//      unlimited; state bytes per resource; peak memory of the provider process.
+//      `npm run bench -- --only plugin` runs this section alone (bench/results-plugin.json).
 // Prints a table and writes bench/results.json.
 "use strict";
+const { execFileSync } = require("node:child_process");
 const fs = require("node:fs");
 const os = require("node:os");
 const path = require("node:path");
 const emulatorProcess = require("../scripts/emulator-process");
-const { makeProject, packTarball, pulumiBinDir, REPO } = require("../scripts/pack-project");
+const { makeProject, packTarball, pluginHome, pulumiBinDir, REPO } = require("../scripts/pack-project");
+const { tarballName } = require("../scripts/plugin");
 const { spawnJob } = require("../scripts/stack");
 const { fmt, table } = require("./table");
 
 function flags(argv) {
-  const f = { sizes: [50, 200, 500], keys: 3, latency: 20, rateRules: 300, skipRate: false, skipCheckpoints: false, refreshRules: 500, refreshKeys: 10, skipRefresh: false, skipTeam: false, teamRules: 100, perObjectUp: false, skipEmulator: false, models: ["window", "bucket"], skipSet: false, setRules: 500, setLarge: 5000, setPerRule: true };
+  const f = { sizes: [50, 200, 500], keys: 3, latency: 20, rateRules: 300, skipRate: false, skipCheckpoints: false, refreshRules: 500, refreshKeys: 10, skipRefresh: false, skipTeam: false, teamRules: 100, perObjectUp: false, skipEmulator: false, models: ["window", "bucket"], skipSet: false, setRules: 500, setLarge: 5000, setPerRule: true, skipPlugin: false, pluginRules: 200, pluginSet: 500 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--sizes") f.sizes = argv[++i].split(",").map(Number);
@@ -51,6 +60,8 @@ function flags(argv) {
     else if (a === "--set-rules") f.setRules = Number(argv[++i]);
     else if (a === "--set-large") f.setLarge = Number(argv[++i]);
     else if (a === "--skip-set-per-rule") f.setPerRule = false; // the set rows without the per-rule ones beside them
+    else if (a === "--plugin-rules") f.pluginRules = Number(argv[++i]);
+    else if (a === "--plugin-set") f.pluginSet = Number(argv[++i]);
     else if (a === "--per-object-up") f.perObjectUp = true; // per-object `up --refresh` too: about 2 GETs per object at 2/s
     else if (a === "--only") { // e.g. --only refresh,team: just those sections
       const only = argv[++i].split(",");
@@ -60,6 +71,7 @@ function flags(argv) {
       f.skipTeam = !only.includes("team");
       f.skipEmulator = !only.includes("emulator");
       f.skipSet = !only.includes("set");
+      f.skipPlugin = !only.includes("plugin");
     }
     else throw new Error(`unknown flag ${a}`);
   }
@@ -161,13 +173,18 @@ function directClient(emu, parallel) {
 }
 const timed = async (fn) => { const t = process.hrtime.bigint(); await fn(); return Number(process.hrtime.bigint() - t) / 1e9; };
 
-/** Samples the peak resident memory (VmHWM) of dynamic-provider processes until stopped. */
-function watchProviderMemory() {
+/**
+ * Samples the peak resident memory (VmHWM) of provider processes until stopped: those whose command
+ * line holds `marker` (the dynamic-provider host's, or the plugin's script) and, with `home`, whose
+ * PULUMI_HOME is that one (ours, not another run's on the same machine).
+ */
+function watchProviderMemory(marker = "dynamic-provider", home) {
   let peakKb = 0;
   const timer = setInterval(() => {
     for (const pid of fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
       try {
-        if (!fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("dynamic-provider")) continue;
+        if (!fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(marker)) continue;
+        if (home && !fs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(`PULUMI_HOME=${home}`)) continue;
         const hwm = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
         if (hwm) peakKb = Math.max(peakKb, Number(hwm[1]));
       } catch {
@@ -181,19 +198,28 @@ function watchProviderMemory() {
   };
 }
 
-/** 1, 2, 4. up / preview --refresh / destroy of `n` rules + `keys` keys with one variant (ours, baseline); state and provider code sizes; peak memory. */
-async function measureEngine(ctx, variant, n, keys) {
-  const env = { ...UNLIMITED_CLIENT, ...(ctx.f.skipCheckpoints ? { PULUMI_SKIP_CHECKPOINTS: "true" } : {}) };
+/** The script the plugin's launcher runs: what its process's command line holds. */
+const PLUGIN_PROCESS = "pulumi-resource-accessctl.js";
+/** Our resources in a checkpoint: the dynamic provider's, or the plugin's (accessctl:index:…). */
+const ourResources = (state) => state.resources.filter((r) => r.type.startsWith("pulumi-nodejs:dynamic/") || r.type.startsWith("accessctl:"));
+
+/**
+ * 1, 2, 4. up / preview --refresh / destroy of `n` rules + `keys` keys with one variant (ours, baseline;
+ * plugin: the same program on @accessctl/pulumi/plugin); state and provider code sizes; peak memory.
+ * `more`: environment for every operation (PULUMI_HOME with the plugin installed).
+ */
+async function measureEngine(ctx, variant, n, keys, more = {}) {
+  const env = { ...UNLIMITED_CLIENT, ...(ctx.f.skipCheckpoints ? { PULUMI_SKIP_CHECKPOINTS: "true" } : {}), ...more };
   return withSession(ctx, { emuArgs: unlimitedEmulator(ctx.f), project: ctx.projects[variant], env }, async (s) => {
     const stack = `${variant}-${n}`;
     const config = manyRules(s.emu, n, keys);
-    const stopWatch = watchProviderMemory();
+    const stopWatch = watchProviderMemory(variant === "plugin" ? PLUGIN_PROCESS : undefined, more.PULUMI_HOME);
     const up = await pulumi(s.job(stack, "up", config));
     const peakKb = stopWatch();
     const stateBytes = fs.statSync(s.stateFile(stack)).size;
     const state = JSON.parse(fs.readFileSync(s.stateFile(stack), "utf8")).checkpoint.latest;
-    const ours = state.resources.filter((r) => r.type.startsWith("pulumi-nodejs:dynamic/"));
-    const providerBytes = ours.reduce((sum, r) => sum + r.inputs.__provider.length + (r.outputs.__provider ?? "").length, 0);
+    const ours = ourResources(state);
+    const providerBytes = ours.reduce((sum, r) => sum + (r.inputs.__provider ?? "").length + (r.outputs.__provider ?? "").length, 0);
     const preview = await pulumi(s.job(stack, "preview", config, { refresh: true }));
     const changes = preview.result.changeSummary;
     if (Object.keys(changes).some((k) => k !== "same")) throw new Error(`${variant}: preview --refresh found changes: ${JSON.stringify(changes)}`);
@@ -450,11 +476,74 @@ function printSet(r, f) {
   if (r.large) console.log(`${r.large.rules} rules in one set: up ${fmt(r.large.up.seconds)} s (${r.large.up.requests} requests), preview --refresh ${fmt(r.large.previewRefresh.seconds)} s (${r.large.previewRefresh.requests} requests), destroy ${fmt(r.large.destroy.seconds)} s; state ${r.large.stateBytes} bytes`);
 }
 
+/** up / preview --refresh / destroy of one IpPolicyRuleSet of `n` rules on the project `variant` (set, pluginSet), unlimited; its checkpoint's size and the provider's peak memory. */
+async function measureSetOnce(ctx, variant, n, more) {
+  return withSession(ctx, { emuArgs: unlimitedEmulator(ctx.f), project: ctx.projects[variant], env: { ...UNLIMITED_CLIENT, ...more } }, async (s) => {
+    const config = { ipPolicyId: { value: s.emu.fixtures.ipPolicies[0] }, allow: { value: JSON.stringify(setCidrs(n)) } };
+    const stopWatch = watchProviderMemory(variant === "pluginSet" ? PLUGIN_PROCESS : undefined, more.PULUMI_HOME);
+    const up = await s.run(variant, "up", config);
+    const peakKb = stopWatch();
+    const stateBytes = fs.statSync(s.stateFile(variant)).size;
+    const ours = ourResources(JSON.parse(fs.readFileSync(s.stateFile(variant), "utf8")).checkpoint.latest);
+    const preview = await s.run(variant, "preview", config, { refresh: true });
+    if (Object.keys(preview.result.changeSummary ?? {}).some((k) => k !== "same")) throw new Error(`${variant}: preview --refresh found changes: ${JSON.stringify(preview.result.changeSummary)}`);
+    const destroy = await s.run(variant, "destroy", config);
+    const providerBytes = ours.reduce((sum, r) => sum + (r.inputs.__provider ?? "").length + (r.outputs.__provider ?? "").length, 0);
+    return {
+      up: up.seconds, previewRefresh: preview.seconds, destroy: destroy.seconds,
+      requests: { up: up.requests, previewRefresh: preview.requests, destroy: destroy.requests },
+      resources: ours.length, stateBytes, stateBytesPerResource: Math.round(stateBytes / ours.length),
+      providerBytesPerResource: Math.round(providerBytes / ours.length), providerPeakRssMb: Math.round(peakKb / 1024),
+    };
+  });
+}
+
+/**
+ * 8. The plugin beside the dynamic provider: the same programs (examples/many-rules, examples/office-allowlist),
+ * the plugin's with @accessctl/pulumi/plugin, both with a PULUMI_HOME of the run's own where the plugin is
+ * installed from the tarball the packed package carries, as users install it.
+ */
+async function measurePlugin(ctx) {
+  const { f } = ctx;
+  const tarball = path.join(ctx.projects.plugin, "node_modules/@accessctl/pulumi/dist", tarballName());
+  const home = pluginHome(ctx.binDir, tarball);
+  const log = (text) => process.stderr.write(`bench: plugin: ${text}…\n`);
+  try {
+    const r = { rules: f.pluginRules, setRules: f.pluginSet, tarball: path.basename(tarball), dynamic: {}, plugin: {} };
+    log(`${f.pluginRules} IpPolicyRule, dynamic provider`);
+    r.dynamic.rules = await measureEngine(ctx, "ours", f.pluginRules, 0, home.env);
+    log(`${f.pluginRules} IpPolicyRule, plugin`);
+    r.plugin.rules = await measureEngine(ctx, "plugin", f.pluginRules, 0, home.env);
+    log(`IpPolicyRuleSet of ${f.pluginSet}, dynamic provider`);
+    r.dynamic.set = await measureSetOnce(ctx, "set", f.pluginSet, home.env);
+    log(`IpPolicyRuleSet of ${f.pluginSet}, plugin`);
+    r.plugin.set = await measureSetOnce(ctx, "pluginSet", f.pluginSet, home.env);
+    return r;
+  } finally {
+    home.cleanup();
+  }
+}
+
+function printPlugin(r, f) {
+  console.log(`\nThe plugin beside the dynamic provider, emulator --rate-limit off --latency ${f.latency}:`);
+  const shapes = [[`${r.rules} IpPolicyRule`, "rules"], [`IpPolicyRuleSet of ${r.setRules}`, "set"]];
+  const ops = [["up", "up"], ["preview --refresh", "previewRefresh"], ["destroy", "destroy"]];
+  table(["resources", "operation", "dynamic s", "plugin s", "plugin/dynamic"], shapes.flatMap(([label, k]) => ops.map(([op, m]) => [
+    label, op, fmt(r.dynamic[k][m]), fmt(r.plugin[k][m]), fmt(r.plugin[k][m] / r.dynamic[k][m], 2),
+  ])));
+  console.log("");
+  table(["resources", "state bytes/resource, dynamic", "plugin", "plugin/dynamic", "provider code bytes/resource, dynamic", "plugin", "provider peak RSS MB, dynamic", "plugin"], shapes.map(([label, k]) => [
+    label, r.dynamic[k].stateBytesPerResource, r.plugin[k].stateBytesPerResource, fmt(r.plugin[k].stateBytesPerResource / r.dynamic[k].stateBytesPerResource, 2),
+    r.dynamic[k].providerBytesPerResource, r.plugin[k].providerBytesPerResource, r.dynamic[k].providerPeakRssMb, r.plugin[k].providerPeakRssMb,
+  ]));
+}
+
 /**
  * The projects as users have them, all named accessctl-bench, with our packed package: examples/many-rules
- * (ours), the baseline provider's program, and examples/office-allowlist (set).
+ * (ours), the baseline provider's program, and examples/office-allowlist (set); with `plugin`, the first
+ * and the last again on @accessctl/pulumi/plugin (plugin, pluginSet).
  */
-function makeProjects(root) {
+function makeProjects(root, plugin) {
   const tarball = packTarball(root);
   const project = (name, options) => makeProject(path.join(root, name), { name: "accessctl-bench", tarball, ...options });
   const projects = {
@@ -462,7 +551,17 @@ function makeProjects(root) {
     baseline: project("baseline", { files: { "index.ts": path.join(REPO, "bench/baseline.ts") }, main: "index.ts" }),
     set: project("set", { from: path.join(REPO, "examples/office-allowlist") }),
   };
-  for (const dir of [projects.ours, projects.set]) fs.writeFileSync(path.join(dir, "Pulumi.yaml"), "name: accessctl-bench\nruntime: nodejs\n");
+  if (plugin) {
+    projects.plugin = project("plugin", { from: path.join(REPO, "examples/many-rules") });
+    projects.pluginSet = project("plugin-set", { from: path.join(REPO, "examples/office-allowlist") });
+    for (const dir of [projects.plugin, projects.pluginSet]) {
+      const index = path.join(dir, "index.ts");
+      const text = fs.readFileSync(index, "utf8");
+      if (!text.includes('from "@accessctl/pulumi";')) throw new Error(`${index}: no import of @accessctl/pulumi to change`);
+      fs.writeFileSync(index, text.replace('from "@accessctl/pulumi";', 'from "@accessctl/pulumi/plugin";'));
+    }
+  }
+  for (const dir of [projects.ours, projects.set, projects.plugin, projects.pluginSet].filter(Boolean)) fs.writeFileSync(path.join(dir, "Pulumi.yaml"), "name: accessctl-bench\nruntime: nodejs\n");
   return projects;
 }
 
@@ -470,9 +569,10 @@ async function main() {
   const f = flags(process.argv.slice(2));
   const started = Date.now();
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-bench-"));
-  const ctx = { f, binDir: pulumiBinDir(), projects: makeProjects(root) };
-  const results = { date: new Date().toISOString(), machine: `${os.cpus().length} × ${os.cpus()[0].model}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}, node ${process.version}`, command: `npm run bench -- ${process.argv.slice(2).join(" ")}`.trim(), flags: f, engine: [], rateLimit: [], team: [] };
-  const name = f.skipCheckpoints ? "results-skip-checkpoints" : f.sizes.length > 0 ? "results" : f.skipRate && f.skipRefresh && f.skipTeam && !f.skipSet ? "results-set" : f.skipRefresh && f.skipEmulator ? "results-rate-team" : "results-refresh-team";
+  const ctx = { f, binDir: pulumiBinDir(), projects: makeProjects(root, !f.skipPlugin) };
+  const cli = execFileSync(path.join(ctx.binDir, "pulumi"), ["version"]).toString().trim();
+  const results = { date: new Date().toISOString(), machine: `${os.cpus().length} × ${os.cpus()[0].model}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}, node ${process.version}, pulumi ${cli}`, command: `npm run bench -- ${process.argv.slice(2).join(" ")}`.trim(), flags: f, engine: [], rateLimit: [], team: [] };
+  const name = f.skipCheckpoints ? "results-skip-checkpoints" : f.sizes.length > 0 ? "results" : f.skipRate && f.skipRefresh && f.skipTeam && !f.skipSet ? "results-set" : f.skipRate && f.skipRefresh && f.skipTeam && f.skipEmulator && !f.skipPlugin ? "results-plugin" : f.skipRefresh && f.skipEmulator ? "results-rate-team" : "results-refresh-team";
   const out = path.join(REPO, `bench/${name}.json`);
   // Written after every section too: a long run that fails late keeps what it measured.
   const save = () => fs.writeFileSync(out, JSON.stringify({ ...results, totalSeconds: (Date.now() - started) / 1000 }, null, 2) + "\n");
@@ -507,6 +607,11 @@ async function main() {
       results.set = await measureSet(ctx);
       save();
     }
+    if (!f.skipPlugin) {
+      log(`the plugin beside the dynamic provider: ${f.pluginRules} rules, a set of ${f.pluginSet}`);
+      results.plugin = await measurePlugin(ctx);
+      save();
+    }
     if (!f.skipEmulator) results.emulator = await require("./emulator").run(); // prints its own tables
   } finally {
     fs.rmSync(root, { recursive: true, force: true });
@@ -519,6 +624,7 @@ async function main() {
   if (results.rateLimit.length || results.team.length) printRate(results.rateLimit, results.team);
   if (results.refresh) printRefresh(results.refresh);
   if (results.set) printSet(results.set, f);
+  if (results.plugin) printPlugin(results.plugin, f);
   console.log(`\ntotal ${fmt(results.totalSeconds, 0)} s; figures in ${path.relative(REPO, out)}`);
 }
 

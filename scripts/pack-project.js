@@ -61,4 +61,18 @@ function pulumiBinDir(parts = ["nodejs"]) {
   return execFileSync(path.join(REPO, "scripts/pulumi-cli"), ["--bin-dir", ...parts], { stdio: ["ignore", "pipe", "inherit"] }).toString().trim();
 }
 
-module.exports = { packTarball, makeProject, packProject, pulumiBinDir, REPO, DEV_PULUMI_VERSION };
+/**
+ * A PULUMI_HOME of its own with the plugin installed from its tarball, as users install it
+ * (`pulumi plugin install resource accessctl <version> --file …`), and only what is installed there
+ * or beside `pulumi` used (PULUMI_IGNORE_AMBIENT_PLUGINS). Returns { env, cleanup }: the environment
+ * for stacks that use it, and the removal of the directory.
+ */
+function pluginHome(binDir, tarball) {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-pulumi-home-"));
+  const version = /-v([^-]+)-linux-amd64\.tar\.gz$/.exec(tarball)[1];
+  const env = { PULUMI_HOME: home, PULUMI_IGNORE_AMBIENT_PLUGINS: "true" };
+  execFileSync(path.join(binDir, "pulumi"), ["plugin", "install", "resource", "accessctl", version, "--file", tarball], { env: { ...process.env, ...env, PATH: `${binDir}${path.delimiter}${process.env.PATH}` }, stdio: "pipe" });
+  return { env, cleanup: () => fs.rmSync(home, { recursive: true, force: true }) };
+}
+
+module.exports = { packTarball, makeProject, packProject, pulumiBinDir, pluginHome, REPO, DEV_PULUMI_VERSION };

@@ -1,7 +1,7 @@
 // Runs Pulumi operations on a stack of the e2e project through scripts/stack.js, in a child
 // process: the real `pulumi` CLI on the project directory, whose language host runs the program
 // with @pulumi/pulumi and our package from the project's node_modules, as for a user.
-import { ChildProcess, execFileSync } from "node:child_process";
+import { ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -48,17 +48,11 @@ export interface StackOptions {
 }
 
 /**
- * A PULUMI_HOME of its own with the plugin installed from its tarball, as users install it
- * (`pulumi plugin install resource accessctl <version> --file …`), and only what is installed there
- * or beside `pulumi` used (PULUMI_IGNORE_AMBIENT_PLUGINS). The environment for stacks that use it.
+ * A PULUMI_HOME of its own with the plugin installed from its tarball (scripts/pack-project.js, which
+ * the benchmarks use too). The environment for stacks that use it.
  */
-export function pluginHome(binDir: string, tarball: string): { env: Record<string, string>; cleanup(): void } {
-  const home = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-pulumi-home-"));
-  const version = /-v([^-]+)-linux-amd64\.tar\.gz$/.exec(tarball)![1];
-  const env = { PULUMI_HOME: home, PULUMI_IGNORE_AMBIENT_PLUGINS: "true" };
-  execFileSync(path.join(binDir, "pulumi"), ["plugin", "install", "resource", "accessctl", version, "--file", tarball], { env: { ...process.env, ...env, PATH: `${binDir}${path.delimiter}${process.env.PATH}` }, stdio: "pipe" });
-  return { env, cleanup: () => fs.rmSync(home, { recursive: true, force: true }) };
-}
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+export const pluginHome: (binDir: string, tarball: string) => { env: Record<string, string>; cleanup(): void } = require("../../scripts/pack-project.js").pluginHome;
 
 /** Every process below `pid` now (children, their children, …), from the ppid links in /proc/<pid>/stat. */
 export function descendants(pid: number): number[] {
