@@ -35,6 +35,7 @@ export interface ApiKeyInputs extends ProfileInput {
   /**
    * Take over the existing key `ak_…` instead of creating one (Pulumi's `import` does not work
    * for dynamic providers). Its token stays unknown: the service shows a token only once.
+   * @onChange nothing: read by the first `up` only
    */
   adoptId?: string;
   /**

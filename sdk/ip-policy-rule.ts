@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as provider from "../provider/ip-policy-rule";
 import { RuleAction } from "../contract/ip-policy-rule";
+import { Reference } from "../provider/fields";
 import { ProviderOf, ResourceArgs } from "./args";
 import { checkResource, programConfig } from "./connection";
 import { claimPolicy } from "./policy-owners";
@@ -17,7 +18,7 @@ export class IpPolicyRule extends pulumi.dynamic.Resource {
   /** The IP policy id. */
   declare public readonly ipPolicyId: pulumi.Output<string>;
   /** The IP policy as a reference. */
-  declare public readonly ipPolicy: pulumi.Output<{ id: string; uri: string }>;
+  declare public readonly ipPolicy: pulumi.Output<Reference>;
   /** The range, in the service's canonical form. */
   declare public readonly cidr: pulumi.Output<string>;
   /** `allow` or `deny`. */

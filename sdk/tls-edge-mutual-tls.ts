@@ -1,5 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as provider from "../provider/tls-edge-mutual-tls";
+import { Reference } from "../provider/fields";
 import { ProviderOf, ResourceArgs } from "./args";
 import { checkResource } from "./connection";
 
@@ -20,7 +21,7 @@ export class TlsEdgeMutualTls extends pulumi.dynamic.Resource {
   /** The certificate authority ids, in order. */
   declare public readonly certificateAuthorityIds: pulumi.Output<string[]>;
   /** The certificate authorities as references. */
-  declare public readonly certificateAuthorities: pulumi.Output<{ id: string; uri: string }[]>;
+  declare public readonly certificateAuthorities: pulumi.Output<Reference[]>;
 
   /**
    * The module of the existing edge `edgeId`, read-only: read from the API, nothing is changed or deleted.
