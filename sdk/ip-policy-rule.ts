@@ -33,6 +33,8 @@ export class IpPolicyRule extends pulumi.dynamic.Resource {
   declare public readonly createdAt: pulumi.Output<string>;
   /** The id given in `adoptId`, if the rule was adopted. */
   declare public readonly adoptId: pulumi.Output<string | undefined>;
+  /** The account profile, if any. */
+  declare public readonly profile: pulumi.Output<string | undefined>;
 
   /**
    * The existing rule `id`, read-only: its state is read from the API, nothing is changed or deleted.
@@ -47,7 +49,7 @@ export class IpPolicyRule extends pulumi.dynamic.Resource {
     checkResource("IpPolicyRule", name, opts, `declare adoptId: ${JSON.stringify(opts?.import)} (with the rule's policy and action) to take the rule over`);
     if (!opts?.id) claimPolicy("IpPolicyRule", name, args.ipPolicyId);
     // Every output named, so that a lookup by id (get) resolves them all.
-    const outputs = { ipPolicyId: undefined, cidr: undefined, action: undefined, ipPolicy: undefined, uri: undefined, createdAt: undefined, description: undefined, metadata: undefined, adoptId: undefined };
+    const outputs = { ipPolicyId: undefined, cidr: undefined, action: undefined, ipPolicy: undefined, uri: undefined, createdAt: undefined, description: undefined, metadata: undefined, adoptId: undefined, profile: undefined };
     super(provider satisfies ProviderOf<provider.IpPolicyRuleInputs, provider.IpPolicyRuleOutputs>, name, { ...outputs, ...args }, opts, "accessctl", "IpPolicyRule");
   }
 }

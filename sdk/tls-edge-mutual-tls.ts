@@ -22,6 +22,8 @@ export class TlsEdgeMutualTls extends pulumi.dynamic.Resource {
   declare public readonly certificateAuthorityIds: pulumi.Output<string[]>;
   /** The certificate authorities as references. */
   declare public readonly certificateAuthorities: pulumi.Output<Reference[]>;
+  /** The account profile, if any. */
+  declare public readonly profile: pulumi.Output<string | undefined>;
 
   /**
    * The module of the existing edge `edgeId`, read-only: read from the API, nothing is changed or deleted.
@@ -35,7 +37,7 @@ export class TlsEdgeMutualTls extends pulumi.dynamic.Resource {
   constructor(name: string, args: TlsEdgeMutualTlsArgs, opts?: pulumi.CustomResourceOptions) {
     checkResource("TlsEdgeMutualTls", name, opts, "declare the edge (edgeId) instead: creating the resource takes its module over as a whole");
     // Every output named, so that a lookup by id (get) resolves them all.
-    const outputs = { edgeId: undefined, certificateAuthorityIds: undefined, certificateAuthorities: undefined, enabled: undefined };
+    const outputs = { edgeId: undefined, certificateAuthorityIds: undefined, certificateAuthorities: undefined, enabled: undefined, profile: undefined };
     super(provider satisfies ProviderOf<provider.TlsEdgeMutualTlsInputs, provider.TlsEdgeMutualTlsOutputs>, name, { ...outputs, ...args }, opts, "accessctl", "TlsEdgeMutualTls");
   }
 }

@@ -53,7 +53,7 @@ export class TlsEdgeMutualTls extends pulumi.CustomResource {
      */
     declare public readonly enabled: pulumi.Output<boolean>;
     /**
-     * The account profile this object belongs to (e.g. "staging"); its URL and key come from the stack config `accessctl:profiles.<name>` or ACCESSCTL_<NAME>_API_URL/_API_KEY. Unset: the default account. Changing it replaces the object.
+     * The account profile, if any.
      */
     declare public readonly profile: pulumi.Output<string | undefined>;
 

@@ -25,7 +25,7 @@ type ApiKey struct {
 	Metadata pulumi.StringOutput `pulumi:"metadata"`
 	// The owning User or Bot.
 	OwnerId pulumi.StringOutput `pulumi:"ownerId"`
-	// The account profile this object belongs to (e.g. "staging"); its URL and key come from the stack config `accessctl:profiles.<name>` or ACCESSCTL_<NAME>_API_URL/_API_KEY. Unset: the default account. Changing it replaces the object.
+	// The account profile, if any.
 	Profile pulumi.StringPtrOutput `pulumi:"profile"`
 	// The bearer token: known only to the run that created the key (the service shows it once), kept in the state afterwards; unknown for a key adopted or imported.
 	Token pulumi.StringPtrOutput `pulumi:"token"`
@@ -177,7 +177,7 @@ func (o ApiKeyOutput) OwnerId() pulumi.StringOutput {
 	return o.ApplyT(func(v *ApiKey) pulumi.StringOutput { return v.OwnerId }).(pulumi.StringOutput)
 }
 
-// The account profile this object belongs to (e.g. "staging"); its URL and key come from the stack config `accessctl:profiles.<name>` or ACCESSCTL_<NAME>_API_URL/_API_KEY. Unset: the default account. Changing it replaces the object.
+// The account profile, if any.
 func (o ApiKeyOutput) Profile() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ApiKey) pulumi.StringPtrOutput { return v.Profile }).(pulumi.StringPtrOutput)
 }

@@ -32,7 +32,7 @@ type IpPolicyRule struct {
 	IpPolicyId pulumi.StringOutput `pulumi:"ipPolicyId"`
 	// User data ("" when unset).
 	Metadata pulumi.StringOutput `pulumi:"metadata"`
-	// The account profile this object belongs to (e.g. "staging"); its URL and key come from the stack config `accessctl:profiles.<name>` or ACCESSCTL_<NAME>_API_URL/_API_KEY. Unset: the default account. Changing it replaces the object.
+	// The account profile, if any.
 	Profile pulumi.StringPtrOutput `pulumi:"profile"`
 	// URI of the rule on the API.
 	Uri pulumi.StringOutput `pulumi:"uri"`
@@ -204,7 +204,7 @@ func (o IpPolicyRuleOutput) Metadata() pulumi.StringOutput {
 	return o.ApplyT(func(v *IpPolicyRule) pulumi.StringOutput { return v.Metadata }).(pulumi.StringOutput)
 }
 
-// The account profile this object belongs to (e.g. "staging"); its URL and key come from the stack config `accessctl:profiles.<name>` or ACCESSCTL_<NAME>_API_URL/_API_KEY. Unset: the default account. Changing it replaces the object.
+// The account profile, if any.
 func (o IpPolicyRuleOutput) Profile() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *IpPolicyRule) pulumi.StringPtrOutput { return v.Profile }).(pulumi.StringPtrOutput)
 }

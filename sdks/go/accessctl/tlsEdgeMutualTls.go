@@ -24,7 +24,7 @@ type TlsEdgeMutualTls struct {
 	EdgeId pulumi.StringOutput `pulumi:"edgeId"`
 	// Whether the module applies to traffic.
 	Enabled pulumi.BoolOutput `pulumi:"enabled"`
-	// The account profile this object belongs to (e.g. "staging"); its URL and key come from the stack config `accessctl:profiles.<name>` or ACCESSCTL_<NAME>_API_URL/_API_KEY. Unset: the default account. Changing it replaces the object.
+	// The account profile, if any.
 	Profile pulumi.StringPtrOutput `pulumi:"profile"`
 }
 
@@ -159,7 +159,7 @@ func (o TlsEdgeMutualTlsOutput) Enabled() pulumi.BoolOutput {
 	return o.ApplyT(func(v *TlsEdgeMutualTls) pulumi.BoolOutput { return v.Enabled }).(pulumi.BoolOutput)
 }
 
-// The account profile this object belongs to (e.g. "staging"); its URL and key come from the stack config `accessctl:profiles.<name>` or ACCESSCTL_<NAME>_API_URL/_API_KEY. Unset: the default account. Changing it replaces the object.
+// The account profile, if any.
 func (o TlsEdgeMutualTlsOutput) Profile() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *TlsEdgeMutualTls) pulumi.StringPtrOutput { return v.Profile }).(pulumi.StringPtrOutput)
 }

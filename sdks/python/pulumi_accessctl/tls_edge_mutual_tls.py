@@ -222,7 +222,7 @@ class TlsEdgeMutualTls(pulumi.CustomResource):
     @pulumi.getter
     def profile(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        The account profile this object belongs to (e.g. "staging"); its URL and key come from the stack config `accessctl:profiles.<name>` or ACCESSCTL_<NAME>_API_URL/_API_KEY. Unset: the default account. Changing it replaces the object.
+        The account profile, if any.
         """
         return pulumi.get(self, "profile")
 
