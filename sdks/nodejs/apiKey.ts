@@ -116,7 +116,7 @@ export class ApiKey extends pulumi.CustomResource {
  */
 export interface ApiKeyArgs {
     /**
-     * Take over the existing key `ak_…` instead of creating one (Pulumi's `import` does not work for dynamic providers). Its token stays unknown: the service shows a token only once.
+     * Take over the existing key `ak_…` instead of creating one (with the dynamic providers, Pulumi's `import` does not work). Its token stays unknown: the service shows a token only once.
      */
     adoptId?: pulumi.Input<string | undefined>;
     /**

@@ -85,7 +85,7 @@ func (ApiKeyState) ElementType() reflect.Type {
 }
 
 type apiKeyArgs struct {
-	// Take over the existing key `ak_…` instead of creating one (Pulumi's `import` does not work for dynamic providers). Its token stays unknown: the service shows a token only once.
+	// Take over the existing key `ak_…` instead of creating one (with the dynamic providers, Pulumi's `import` does not work). Its token stays unknown: the service shows a token only once.
 	AdoptId *string `pulumi:"adoptId"`
 	// What uses the key. Optional; at most 255 bytes of UTF-8. Removing it clears it on the service.
 	Description *string `pulumi:"description"`
@@ -101,7 +101,7 @@ type apiKeyArgs struct {
 
 // The set of arguments for constructing a ApiKey resource.
 type ApiKeyArgs struct {
-	// Take over the existing key `ak_…` instead of creating one (Pulumi's `import` does not work for dynamic providers). Its token stays unknown: the service shows a token only once.
+	// Take over the existing key `ak_…` instead of creating one (with the dynamic providers, Pulumi's `import` does not work). Its token stays unknown: the service shows a token only once.
 	AdoptId pulumi.StringPtrInput
 	// What uses the key. Optional; at most 255 bytes of UTF-8. Removing it clears it on the service.
 	Description pulumi.StringPtrInput

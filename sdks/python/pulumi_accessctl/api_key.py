@@ -28,7 +28,7 @@ class ApiKeyArgs:
         """
         The set of arguments for constructing a ApiKey resource.
 
-        :param pulumi.Input[_builtins.str] adopt_id: Take over the existing key `ak_…` instead of creating one (Pulumi's `import` does not work for dynamic providers). Its token stays unknown: the service shows a token only once.
+        :param pulumi.Input[_builtins.str] adopt_id: Take over the existing key `ak_…` instead of creating one (with the dynamic providers, Pulumi's `import` does not work). Its token stays unknown: the service shows a token only once.
         :param pulumi.Input[_builtins.str] description: What uses the key. Optional; at most 255 bytes of UTF-8. Removing it clears it on the service.
         :param pulumi.Input[_builtins.str] metadata: Arbitrary user data, e.g. JSON. Optional; at most 4096 bytes of UTF-8.
         :param pulumi.Input[_builtins.str] owner_id: The User (`usr_…`) or Bot (`bot_…`) that owns the key; defaults to the owner of the API key Pulumi runs with. Only admins may name someone else. Changing it replaces the key (new token).
@@ -52,7 +52,7 @@ class ApiKeyArgs:
     @pulumi.getter(name="adoptId")
     def adopt_id(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Take over the existing key `ak_…` instead of creating one (Pulumi's `import` does not work for dynamic providers). Its token stays unknown: the service shows a token only once.
+        Take over the existing key `ak_…` instead of creating one (with the dynamic providers, Pulumi's `import` does not work). Its token stays unknown: the service shows a token only once.
         """
         return pulumi.get(self, "adopt_id")
 
@@ -139,7 +139,7 @@ class ApiKey(pulumi.CustomResource):
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
-        :param pulumi.Input[_builtins.str] adopt_id: Take over the existing key `ak_…` instead of creating one (Pulumi's `import` does not work for dynamic providers). Its token stays unknown: the service shows a token only once.
+        :param pulumi.Input[_builtins.str] adopt_id: Take over the existing key `ak_…` instead of creating one (with the dynamic providers, Pulumi's `import` does not work). Its token stays unknown: the service shows a token only once.
         :param pulumi.Input[_builtins.str] description: What uses the key. Optional; at most 255 bytes of UTF-8. Removing it clears it on the service.
         :param pulumi.Input[_builtins.str] metadata: Arbitrary user data, e.g. JSON. Optional; at most 4096 bytes of UTF-8.
         :param pulumi.Input[_builtins.str] owner_id: The User (`usr_…`) or Bot (`bot_…`) that owns the key; defaults to the owner of the API key Pulumi runs with. Only admins may name someone else. Changing it replaces the key (new token).
