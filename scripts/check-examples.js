@@ -18,10 +18,7 @@ const { execFileSync } = require("node:child_process");
 const { generate } = require("./docs.js");
 
 const REPO = path.resolve(__dirname, "..");
-const args = process.argv.slice(2);
-const pythonAt = args.indexOf("--python");
-const python = pythonAt >= 0 ? args.splice(pythonAt, 2)[1] : undefined;
-const only = args.length ? args : ["typescript", "go", "python", "yaml"];
+let python; // the python of --python
 
 /** Every fenced block of a language in the pages: { page, code }. */
 function blocks(pages, lang, fence) {
@@ -133,9 +130,22 @@ function yaml(pages) {
   report("yaml", found.length, "parse");
 }
 
-const pages = generate();
-const checks = { typescript, go, python: py, yaml };
-for (const lang of only) {
-  if (!checks[lang]) throw new Error(`unknown language ${lang}`);
-  checks[lang](pages);
+/** Checks the examples of `languages`; `options.python`: the python to run the Python ones with. */
+function check(languages = ["typescript", "go", "python", "yaml"], options = {}) {
+  python = options.python;
+  const pages = generate();
+  const checks = { typescript, go, python: py, yaml };
+  for (const lang of languages) {
+    if (!checks[lang]) throw new Error(`unknown language ${lang}`);
+    checks[lang](pages);
+  }
+}
+
+module.exports = { check };
+
+if (require.main === module) {
+  const args = process.argv.slice(2);
+  const at = args.indexOf("--python");
+  const pythonPath = at >= 0 ? args.splice(at, 2)[1] : undefined;
+  check(args.length ? args : undefined, { python: pythonPath });
 }

@@ -11,7 +11,7 @@
 //   sdks/README.md what these are, and the sha256 of the schema they were made from
 //                 (test/tools/schema.test.ts fails when schema/schema.json has changed since)
 // Each sdks/<language> is removed and written anew; go.mod and go.sum are kept across runs.
-//   node scripts/sdks.js
+//   node scripts/sdks.js [outDir]      (default sdks/; test/e2e/sdks.test.ts writes elsewhere and compares)
 "use strict";
 const crypto = require("node:crypto");
 const fs = require("node:fs");
@@ -70,16 +70,18 @@ function dropUnusedReflect(dir) {
   return changed;
 }
 
-function main() {
+/** Writes the SDKs of schema/schema.json into `out` (default sdks/); go.mod and go.sum start from the committed ones. */
+function generateSdks(out = OUT) {
   const text = fs.readFileSync(SCHEMA, "utf8");
   const schema = JSON.parse(text);
   const pulumiVersion = JSON.parse(fs.readFileSync(path.join(REPO, "package.json"), "utf8")).devDependencies["@pulumi/pulumi"].replace(/^[^\d]*/, "");
 
   const bin = run(path.join(REPO, "scripts/pulumi-cli"), ["--bin-dir", "sdkgen"]).trim();
   // pulumi-sdkgen removes sdks/go: keep the module files it does not write.
-  const goDir = path.join(OUT, "go");
-  const kept = Object.fromEntries(["go.mod", "go.sum"].filter((f) => fs.existsSync(path.join(goDir, f))).map((f) => [f, fs.readFileSync(path.join(goDir, f))]));
-  execFileSync(path.join(bin, "pulumi-sdkgen"), [SCHEMA, OUT, ...LANGUAGES], { stdio: "inherit" });
+  const goDir = path.join(out, "go");
+  const committed = path.join(OUT, "go");
+  const kept = Object.fromEntries(["go.mod", "go.sum"].filter((f) => fs.existsSync(path.join(committed, f))).map((f) => [f, fs.readFileSync(path.join(committed, f))]));
+  execFileSync(path.join(bin, "pulumi-sdkgen"), [SCHEMA, out, ...LANGUAGES], { stdio: ["ignore", "inherit", "inherit"] });
   for (const [f, content] of Object.entries(kept)) fs.writeFileSync(path.join(goDir, f), content);
 
   const fixed = dropUnusedReflect(goDir);
@@ -91,12 +93,13 @@ function main() {
   run("go", ["mod", "edit", `-module=${modulePath}`, `-require=github.com/pulumi/pulumi/sdk/v3@v${pulumiVersion}`], { cwd: goDir, env });
   run("go", ["mod", "tidy"], { cwd: goDir, env });
   run("go", ["build", "./..."], { cwd: goDir, env: { ...env, GOFLAGS: "-mod=readonly" } });
-  process.stderr.write(`sdks: sdks/go builds (go build ./..., -mod=readonly)\n`);
+  process.stderr.write(`sdks: ${path.relative(process.cwd(), goDir) || "."} builds (go build ./..., -mod=readonly)\n`);
 
-  fs.writeFileSync(path.join(OUT, "README.md"), readme(schema, schemaHash(text)));
-  process.stderr.write(`sdks: ${LANGUAGES.map((l) => `sdks/${l}`).join(", ")} from schema/schema.json ${schema.version}\n`);
+  fs.writeFileSync(path.join(out, "README.md"), readme(schema, schemaHash(text)));
+  const shown = path.relative(process.cwd(), out) || ".";
+  process.stderr.write(`sdks: ${LANGUAGES.map((l) => `${shown}/${l}`).join(", ")} from schema/schema.json ${schema.version}\n`);
 }
 
-module.exports = { schemaHash, SCHEMA, OUT };
+module.exports = { generateSdks, schemaHash, SCHEMA, OUT };
 
-if (require.main === module) main();
+if (require.main === module) generateSdks(process.argv[2] ? path.resolve(process.argv[2]) : OUT);
