@@ -33,8 +33,9 @@ export interface ApiKeyInputs extends ProfileInput {
    */
   ownerId?: string;
   /**
-   * Take over the existing key `ak_…` instead of creating one (Pulumi's `import` does not work
-   * for dynamic providers). Its token stays unknown: the service shows a token only once.
+   * Take over the existing key `ak_…` instead of creating one (with the dynamic providers, Pulumi's
+   * `import` does not work). Its token stays unknown: the service shows a token only once.
+   * @onChange nothing: read by the first `up` only
    */
   adoptId?: string;
   /**

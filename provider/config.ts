@@ -31,9 +31,10 @@ export interface Connection {
   maxRetries: number;
 }
 
+// The schema's config variables and provider inputs (scripts/schema.js), and what the plugin's Configure gets.
 /**
- * The provider's configuration, as the stack config `accessctl:<name>` sets it (the schema's
- * `config`, and what the plugin's Configure gets); each falls back to an environment variable.
+ * The provider's configuration: the stack config `accessctl:<name>` (the default provider's), or the
+ * inputs of a provider resource; each setting falls back to an environment variable.
  */
 export interface ProviderConfig {
   /** The API's base URL: `https://…`, or `http://` to a loopback address only. Else the environment variable ACCESSCTL_API_URL. */
@@ -44,16 +45,39 @@ export interface ProviderConfig {
    * @secret
    */
   apiKey?: string;
-  /** At most this many requests in any rolling 60 s, per account (the service's limit). Default 120. Else ACCESSCTL_MAX_REQUESTS_PER_MINUTE. */
+  /**
+   * At most this many requests in any rolling 60 s, per account (the service's limit). Default 120. Else ACCESSCTL_MAX_REQUESTS_PER_MINUTE.
+   * @integer
+   */
   maxRequestsPerMinute?: number;
-  /** Retries of one request after 429, 502, 503, 504 or a lost connection. Default 8. Else ACCESSCTL_MAX_RETRIES. */
+  /**
+   * Retries of one request after 429, 502, 503, 504 or a lost connection. Default 8. Else ACCESSCTL_MAX_RETRIES.
+   * @integer
+   */
   maxRetries?: number;
   /**
    * Named accounts, for resources with `profile`: `{"staging": {"apiUrl": "…", "apiKey": "…"}}`
    * (`pulumi config set --secret --path accessctl:profiles.staging.apiKey …`). Else ACCESSCTL_<PROFILE>_API_URL / _API_KEY.
    * @secret
    */
-  profiles?: Record<string, { apiUrl?: string; apiKey?: string; maxRequestsPerMinute?: number }>;
+  profiles?: Record<string, AccountProfile>;
+}
+
+/** One named account of `accessctl:profiles`: its settings, as the default account's (never taken from the default account). */
+export interface AccountProfile {
+  /** The account's API base URL. Else ACCESSCTL_<PROFILE>_API_URL. */
+  apiUrl?: string;
+  /**
+   * The account's API key. Else ACCESSCTL_<PROFILE>_API_KEY.
+   * @secret
+   */
+  apiKey?: string;
+  /**
+   * At most this many requests in any rolling 60 s to this account. Else ACCESSCTL_<PROFILE>_MAX_REQUESTS_PER_MINUTE,
+   * else ACCESSCTL_MAX_REQUESTS_PER_MINUTE; default 120.
+   * @integer
+   */
+  maxRequestsPerMinute?: number;
 }
 
 export interface ConfigSource {

@@ -125,6 +125,14 @@ export function asDeclared(fields: Table, outputs: object, inputs: object): bool
   return replaces.length + updates.length === 0;
 }
 
+/** Another object of the API, as an output refers to it (an IP policy, a certificate authority). */
+export interface Reference {
+  /** The object's id. */
+  id: string;
+  /** URI of the object on the API. */
+  uri: string;
+}
+
 /** The outputs an answer gives for the fields with a way back (the resource adds what is not an input: uri, createdAt, references). */
 export function outputsOf<Outputs = Values>(fields: Table, body: unknown, id = ""): Outputs {
   const out: Values = {};

@@ -50,12 +50,14 @@ export interface IpPolicyRuleSetInputs extends ProfileInput {
    * Every rule the policy should hold, in any order; any other rule of the policy is deleted by `up`.
    * A changed description or metadata is one PATCH, a CIDR replaced by another of the same action
    * reuses the rule (one PATCH), a changed action deletes the rule and creates it again.
+   * @onChange one request per changed rule
    */
   rules: IpPolicyRuleSetRule[];
   /**
    * Creating the set on a policy that already holds rules fails, naming them, unless this is true:
    * then the set takes the policy's rules over as they are and writes nothing; the next `up` (whose
    * preview shows each change) brings them to the declaration, deleting the undeclared ones.
+   * @onChange nothing: read by the first `up` only
    */
   takeOver?: boolean;
 }
@@ -68,7 +70,11 @@ export interface CheckedRuleSetInputs extends Omit<IpPolicyRuleSetInputs, "rules
   __provider?: unknown;
 }
 
-/** A rule of the policy as it stands (a value of the output `rules`, under its canonical CIDR). */
+/**
+ * A rule of the policy as it stands (a value of the output `rules`, under its canonical CIDR). A
+ * preview shows the declared rules: id, uri and createdAt are known once the rule exists.
+ * @previewForm IpPolicyRuleSetRule
+ */
 export interface IpPolicyRuleSetMember {
   /** The rule id (`ipr_…`). */
   id: string;

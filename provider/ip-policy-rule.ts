@@ -9,7 +9,7 @@ import { api, apiPath } from "./http/api";
 import { serverClock } from "./http/clock";
 import { ApiFailure } from "./http/failures";
 import { listAll } from "./http/pages";
-import { asDeclared, changedFields, propertyDiff, checkFields, createBody, Fields, liveInputs, outputsOf, updateBody } from "./fields";
+import { asDeclared, changedFields, checkFields, createBody, Fields, liveInputs, outputsOf, propertyDiff, Reference, updateBody } from "./fields";
 import { listsChanged, readObject } from "./list-reads";
 import { adoptExistingAllowed, adoptGone, Candidate, claim, claimed, claimPolicy, CreateAttempt, mayHaveCreated, noteLostCreate, noteReplacing, objectExists, replacing, resourceLabel, whyNotMadeBy } from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
@@ -30,13 +30,19 @@ export interface IpPolicyRuleInputs extends ProfileInput {
    * is a /128). Compared in canonical form, so IPv6 case and spelling do not matter.
    */
   cidr: string;
-  /** `allow` or `deny`. Changing it replaces the rule. */
+  /**
+   * `allow` or `deny`. Changing it replaces the rule.
+   * @onChange a new rule, then the old one deleted; the old one first when the CIDR stays (a policy holds a CIDR once)
+   */
   action: RuleAction;
   /** Which source IPs these are. Optional; at most 255 bytes of UTF-8. */
   description?: string;
   /** Machine-readable user data. Optional; at most 4096 bytes of UTF-8. */
   metadata?: string;
-  /** Take over the existing rule `ipr_…` instead of creating one; its policy and action must match. */
+  /**
+   * Take over the existing rule `ipr_…` instead of creating one; its policy and action must match.
+   * @onChange nothing: read by the first `up` only
+   */
   adoptId?: string;
 }
 
@@ -44,7 +50,7 @@ export interface IpPolicyRuleOutputs {
   /** The IP policy id (`ipp_…`). */
   ipPolicyId: string;
   /** The IP policy as a reference. */
-  ipPolicy: { id: string; uri: string };
+  ipPolicy: Reference;
   /** The range, in the service's canonical form. */
   cidr: string;
   /** `allow` or `deny`. */

@@ -4,7 +4,7 @@
 import { ID_PREFIX } from "../contract/common";
 import { MUTUAL_TLS_ANSWER, MUTUAL_TLS_ENABLED_DEFAULT, MUTUAL_TLS_PATH_SUFFIX, MutualTlsBody, MutualTlsReplaceBody, TLS_EDGES_PATH } from "../contract/tls-edge-mutual-tls";
 import { api, apiPath } from "./http/api";
-import { changedFields, propertyDiff, checkFields, Fields, liveInputs, outputsOf, updateBody } from "./fields";
+import { changedFields, checkFields, Fields, liveInputs, outputsOf, propertyDiff, Reference, updateBody } from "./fields";
 import { claim } from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
 import { profileSource } from "./config";
@@ -26,7 +26,7 @@ export interface TlsEdgeMutualTlsOutputs {
   edgeId: string;
   enabled: boolean;
   certificateAuthorityIds: string[];
-  certificateAuthorities: { id: string; uri: string }[];
+  certificateAuthorities: Reference[];
   profile?: string;
 }
 

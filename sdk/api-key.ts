@@ -29,6 +29,8 @@ export class ApiKey extends pulumi.dynamic.Resource {
   declare public readonly adoptId: pulumi.Output<string | undefined>;
   /** The values given in `triggers`, whose change replaces the key. */
   declare public readonly triggers: pulumi.Output<unknown[] | undefined>;
+  /** The account profile, if any. */
+  declare public readonly profile: pulumi.Output<string | undefined>;
 
   /**
    * The existing key `id`, read-only: its state is read from the API, nothing is changed or deleted.
@@ -41,7 +43,7 @@ export class ApiKey extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: ApiKeyArgs = {}, opts: pulumi.CustomResourceOptions = {}) {
     checkResource("ApiKey", name, opts, `declare adoptId: ${JSON.stringify(opts.import)} to take the key over`);
-    const outputs = { ownerId: undefined, uri: undefined, createdAt: undefined, token: undefined, description: undefined, metadata: undefined, adoptId: undefined, triggers: undefined };
+    const outputs = { ownerId: undefined, uri: undefined, createdAt: undefined, token: undefined, description: undefined, metadata: undefined, adoptId: undefined, triggers: undefined, profile: undefined };
     super(provider satisfies ProviderOf<provider.ApiKeyInputs, provider.ApiKeyOutputs>, name, { ...outputs, ...args }, pulumi.mergeOptions(opts, { additionalSecretOutputs: ["token"] }), "accessctl", "ApiKey");
   }
 }

@@ -3,3 +3,4 @@ export { IpPolicyRule, IpPolicyRuleArgs, IpPolicyRuleInfo, listIpPolicyRules, li
 export { IpPolicyRuleSet, IpPolicyRuleSetArgs } from "./ip-policy-rule-set";
 export type { IpPolicyRuleSetMember, IpPolicyRuleSetRule } from "../provider/ip-policy-rule-set";
 export { TlsEdgeMutualTls, TlsEdgeMutualTlsArgs } from "./tls-edge-mutual-tls";
+export type { Reference } from "../provider/fields";

@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as provider from "../provider/ip-policy-rule";
 import { RuleAction } from "../contract/ip-policy-rule";
+import { Reference } from "../provider/fields";
 import { ProviderOf, ResourceArgs } from "./args";
 import { checkResource, programConfig } from "./connection";
 
@@ -16,7 +17,7 @@ export class IpPolicyRule extends pulumi.dynamic.Resource {
   /** The IP policy id. */
   declare public readonly ipPolicyId: pulumi.Output<string>;
   /** The IP policy as a reference. */
-  declare public readonly ipPolicy: pulumi.Output<{ id: string; uri: string }>;
+  declare public readonly ipPolicy: pulumi.Output<Reference>;
   /** The range, in the service's canonical form. */
   declare public readonly cidr: pulumi.Output<string>;
   /** `allow` or `deny`. */
@@ -31,6 +32,8 @@ export class IpPolicyRule extends pulumi.dynamic.Resource {
   declare public readonly createdAt: pulumi.Output<string>;
   /** The id given in `adoptId`, if the rule was adopted. */
   declare public readonly adoptId: pulumi.Output<string | undefined>;
+  /** The account profile, if any. */
+  declare public readonly profile: pulumi.Output<string | undefined>;
 
   /**
    * The existing rule `id`, read-only: its state is read from the API, nothing is changed or deleted.
@@ -44,7 +47,7 @@ export class IpPolicyRule extends pulumi.dynamic.Resource {
   constructor(name: string, args: IpPolicyRuleArgs, opts?: pulumi.CustomResourceOptions) {
     checkResource("IpPolicyRule", name, opts, `declare adoptId: ${JSON.stringify(opts?.import)} (with the rule's policy and action) to take the rule over`);
     // Every output named, so that a lookup by id (get) resolves them all.
-    const outputs = { ipPolicyId: undefined, cidr: undefined, action: undefined, ipPolicy: undefined, uri: undefined, createdAt: undefined, description: undefined, metadata: undefined, adoptId: undefined };
+    const outputs = { ipPolicyId: undefined, cidr: undefined, action: undefined, ipPolicy: undefined, uri: undefined, createdAt: undefined, description: undefined, metadata: undefined, adoptId: undefined, profile: undefined };
     super(provider satisfies ProviderOf<provider.IpPolicyRuleInputs, provider.IpPolicyRuleOutputs>, name, { ...outputs, ...args }, opts, "accessctl", "IpPolicyRule");
   }
 }

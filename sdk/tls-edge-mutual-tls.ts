@@ -1,5 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as provider from "../provider/tls-edge-mutual-tls";
+import { Reference } from "../provider/fields";
 import { ProviderOf, ResourceArgs } from "./args";
 import { checkResource } from "./connection";
 
@@ -20,7 +21,9 @@ export class TlsEdgeMutualTls extends pulumi.dynamic.Resource {
   /** The certificate authority ids, in order. */
   declare public readonly certificateAuthorityIds: pulumi.Output<string[]>;
   /** The certificate authorities as references. */
-  declare public readonly certificateAuthorities: pulumi.Output<{ id: string; uri: string }[]>;
+  declare public readonly certificateAuthorities: pulumi.Output<Reference[]>;
+  /** The account profile, if any. */
+  declare public readonly profile: pulumi.Output<string | undefined>;
 
   /**
    * The module of the existing edge `edgeId`, read-only: read from the API, nothing is changed or deleted.
@@ -34,7 +37,7 @@ export class TlsEdgeMutualTls extends pulumi.dynamic.Resource {
   constructor(name: string, args: TlsEdgeMutualTlsArgs, opts?: pulumi.CustomResourceOptions) {
     checkResource("TlsEdgeMutualTls", name, opts, "declare the edge (edgeId) instead: creating the resource takes its module over as a whole");
     // Every output named, so that a lookup by id (get) resolves them all.
-    const outputs = { edgeId: undefined, certificateAuthorityIds: undefined, certificateAuthorities: undefined, enabled: undefined };
+    const outputs = { edgeId: undefined, certificateAuthorityIds: undefined, certificateAuthorities: undefined, enabled: undefined, profile: undefined };
     super(provider satisfies ProviderOf<provider.TlsEdgeMutualTlsInputs, provider.TlsEdgeMutualTlsOutputs>, name, { ...outputs, ...args }, opts, "accessctl", "TlsEdgeMutualTls");
   }
 }

@@ -10,9 +10,9 @@ describe("the packed package", () => {
     const { tarball } = inject("e2e");
     const files = execFileSync("tar", ["-tzf", tarball], { encoding: "utf8" }).trim().split("\n").map((f) => f.replace(/^package\//, ""));
     expect(files).toEqual(expect.arrayContaining(["LICENSE", "README.md", "docs/api-contract.md", "package.json", "dist/sdk/index.js", "dist/sdk/index.d.ts", "dist/provider/api-key.js", "dist/emulator/main.js"]));
-    expect(files.filter((f) => !/^(dist\/|docs\/|templates\/|LICENSE$|README\.md$|package\.json$)/.test(f))).toEqual([]);
-    // The reference docs, the export command and the template; not the repository's own Pulumi project.
-    expect(files).toEqual(expect.arrayContaining(["docs/reference/README.md", "docs/reference/IpPolicyRule.md", "dist/tools/export.js", "templates/accessctl-typescript/Pulumi.yaml"]));
+    expect(files.filter((f) => !/^(dist\/|docs\/|schema\/schema\.json$|templates\/|LICENSE$|README\.md$|package\.json$)/.test(f))).toEqual([]);
+    // The reference docs, the plugin's schema, the export command and the template; not the repository's own Pulumi project.
+    expect(files).toEqual(expect.arrayContaining(["docs/reference/README.md", "docs/reference/typescript/IpPolicyRule.md", "schema/schema.json", "dist/tools/export.js", "templates/accessctl-typescript/Pulumi.yaml"]));
     const pkg = JSON.parse(execFileSync("tar", ["-xzOf", tarball, "package/package.json"], { encoding: "utf8" }));
     for (const hook of ["preinstall", "install", "postinstall", "prepare"]) expect(pkg.scripts?.[hook]).toBeUndefined();
     expect(pkg.peerDependencies["@pulumi/pulumi"]).toMatch(/^>=3\.\d+\.\d+ <4$/);
