@@ -46,10 +46,10 @@ export const RESOURCES: Record<string, ProviderModule> = {
   "accessctl:index:TlsEdgeMutualTls": tlsEdgeMutualTls as unknown as ProviderModule,
 };
 
-/** The functions: each returns an object of one property, which the SDKs hand to the program. */
-export const FUNCTIONS: Record<string, (args: Props) => Promise<Props>> = {
-  "accessctl:index:listIpPolicyRules": async (args) => ({ rules: await ipPolicyRule.listIpPolicyRules(args) }),
-  "accessctl:index:listApiKeys": async () => ({ keys: await apiKey.listApiKeys() }),
+/** The functions, by token: each returns the list its result holds (under the one property the schema names). */
+export const FUNCTIONS: Record<string, (args: Props) => Promise<unknown>> = {
+  "accessctl:index:listIpPolicyRules": (args) => ipPolicyRule.listIpPolicyRules(args),
+  "accessctl:index:listApiKeys": () => apiKey.listApiKeys(),
 };
 
 // How the protocol marks a secret inside a Struct (the same signature the engine and SDKs use).
@@ -80,9 +80,16 @@ function secretOutputs(schema: string): Record<string, string[]> {
   return Object.fromEntries(Object.entries(resources).map(([token, r]) => [token, Object.entries(r.properties ?? {}).filter(([, p]) => p.secret).map(([name]) => name)]));
 }
 
+/** The property each function's result holds its list under, as the schema names it. */
+function resultProperties(schema: string): Record<string, string> {
+  const functions = (JSON.parse(schema).functions ?? {}) as Record<string, { outputs?: { properties?: Record<string, unknown> } }>;
+  return Object.fromEntries(Object.entries(functions).map(([token, f]) => [token, Object.keys(f.outputs?.properties ?? {})[0]]));
+}
+
 /** The ResourceProvider service over the modules. */
 export function providerService(options: ServerOptions): grpc.UntypedServiceImplementation {
   const secrets = secretOutputs(options.schema);
+  const results = resultProperties(options.schema);
   const moduleOf = (urn: string): [string, ProviderModule] => {
     const token = urn.split("::")[2]?.split("$").pop() ?? "";
     const found = RESOURCES[token];
@@ -181,8 +188,8 @@ export function providerService(options: ServerOptions): grpc.UntypedServiceImpl
     }),
     invoke: unary(async (req: provproto.InvokeRequest) => {
       const run = FUNCTIONS[req.getTok()];
-      if (!run) throw new Error(`unknown function ${req.getTok()}`);
-      return new provproto.InvokeResponse().setReturn(toStruct(await run(fromStruct(req.getArgs()))));
+      if (!run || !results[req.getTok()]) throw new Error(`unknown function ${req.getTok()}`);
+      return new provproto.InvokeResponse().setReturn(toStruct({ [results[req.getTok()]]: await run(fromStruct(req.getArgs())) }));
     }),
   };
 }

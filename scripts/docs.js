@@ -128,15 +128,6 @@ function goPlain(spec, required) {
   return `${ptr}${{ string: "string", boolean: "bool", integer: "int", number: "float64" }[spec.type]}`;
 }
 
-/** The type of a value of a Python function's result, which the SDK leaves as dicts and lists. */
-function pyDictType(spec) {
-  if (isAny(spec)) return "Any";
-  if (refName(spec)) return `dict (${refName(spec)})`;
-  if (spec.type === "array") return `list[${pyDictType(spec.items)}]`;
-  if (spec.type === "object") return `dict[str, ${pyDictType(spec.additionalProperties)}]`;
-  return pyType(spec, false);
-}
-
 /** The type of a property in Pulumi YAML. */
 function yamlType(spec) {
   if (isAny(spec)) return "Any";
@@ -252,6 +243,12 @@ function resourceExample(lang, name, resource, types, example) {
   ].join("\n");
 }
 
+/** A function's result: one property holding a list (`rules`, `keys`), and the list's spec. */
+function resultOf(fn) {
+  const [property, spec] = Object.entries(fn.outputs.properties)[0];
+  return { property, spec };
+}
+
 function functionExample(lang, name, fn, example) {
   const args = Object.entries(example.args);
   const v = example.name;
@@ -268,14 +265,14 @@ function functionExample(lang, name, fn, example) {
       "import pulumi_accessctl as accessctl",
       "",
       `${pyName(v)} = accessctl.${pyName(name)}_output(${args.map(([k, x]) => `${pyName(k)}=${str(x)}`).join(", ")})`,
-      `pulumi.export(${str(v)}, ${pyName(v)})`,
+      `pulumi.export(${str(v)}, ${pyName(v)}.${pyName(resultOf(fn).property)})`,
     ].join("\n");
   }
   if (lang === "go") {
     const call = fn.inputs
       ? `accessctl.${goName(name)}Output(ctx, accessctl.${goName(name)}OutputArgs{${args.map(([k, x]) => `${goName(k)}: pulumi.${GO_SCALAR[fn.inputs.properties[k].type]}(${str(x)})`).join(", ")}})`
       : `accessctl.${goName(name)}Output(ctx)`;
-    return goProgram([`${v} := ${call}`, `ctx.Export(${str(v)}, ${v})`]);
+    return goProgram([`${v} := ${call}`, `ctx.Export(${str(v)}, ${v}.${goName(resultOf(fn).property)}())`]);
   }
   return [
     "variables:",
@@ -283,6 +280,7 @@ function functionExample(lang, name, fn, example) {
     "    fn::invoke:",
     `      function: ${TOKEN(name)}`,
     ...(args.length ? ["      arguments:", ...args.map(([k, x]) => `        ${k}: ${yamlValue(x, 5)}`)] : []),
+    `      return: ${resultOf(fn).property}`,
     "outputs:",
     `  ${v}: \${${v}}`,
   ].join("\n");
@@ -355,7 +353,7 @@ function typesUsed(schema, specs) {
   return found;
 }
 
-function typeSections(lang, schema, names, inputTypes, dicts = false) {
+function typeSections(lang, schema, names, inputTypes) {
   const out = [];
   for (const name of names) {
     const type = schema.types[`accessctl:index:${name}`];
@@ -364,9 +362,7 @@ function typeSections(lang, schema, names, inputTypes, dicts = false) {
     let heading = `### \`${name}\``;
     if (asInput && lang === "python") heading = `### \`${name}Args\` (or a dict of the same keys)`;
     if (asInput && lang === "go") heading = `### \`${name}Args\``;
-    if (dicts) heading = `### \`${name}\` (a dict)`;
-    // A Python function's result: plain dicts and lists with the schema's keys.
-    const style = dicts ? { prop: (n) => n, field: (spec) => pyDictType(spec) } : STYLE[lang];
+    const style = STYLE[lang];
     const typeOf = (spec, r) => (asInput ? style.inputField(spec, r) : style.field(spec, r));
     out.push(heading, "", cell(type.description), "", `| Field | Type | ${asInput ? "Required" : "Always set"} | |`, "|---|---|---|---|");
     for (const [prop, spec] of Object.entries(type.properties)) {
@@ -446,7 +442,7 @@ function resourcePage(lang, schema, token, resource) {
 }
 
 function signature(lang, name, fn) {
-  const result = fn.outputs;
+  const { property, spec: result } = resultOf(fn);
   const inputs = fn.inputs ? Object.entries(fn.inputs.properties) : [];
   if (lang === "typescript") {
     const args = inputs.length ? `args?: { ${inputs.map(([p, s]) => `${p}${fn.inputs.required?.includes(p) ? "" : "?"}: ${tsType(s)}`).join("; ")} }` : "";
@@ -454,24 +450,23 @@ function signature(lang, name, fn) {
   }
   if (lang === "python") {
     const args = inputs.map(([p]) => `${pyName(p)}=None`).concat("opts=None").join(", ");
-    return [`accessctl.${pyName(name)}(${args}) -> list`, `accessctl.${pyName(name)}_output(${args}) -> pulumi.Output[list]`];
+    return [`accessctl.${pyName(name)}(${args}) -> ${goName(name)}Result  # .${pyName(property)}`, `accessctl.${pyName(name)}_output(${args}) -> pulumi.Output[${goName(name)}Result]`];
   }
   if (lang === "go") {
     const args = inputs.length ? `args *accessctl.${goName(name)}Args, ` : "";
     const outArgs = inputs.length ? `args accessctl.${goName(name)}OutputArgs, ` : "";
-    return [`accessctl.${goName(name)}(ctx, ${args}opts ...pulumi.InvokeOption) (${goPlain(result, true).replace(/^\[\]/, "[]accessctl.")}, error)`, `accessctl.${goName(name)}Output(ctx, ${outArgs}opts ...pulumi.InvokeOption) accessctl.${goElement(result)}Output`];
+    return [`accessctl.${goName(name)}(ctx, ${args}opts ...pulumi.InvokeOption) (*accessctl.${goName(name)}Result, error) // .${goName(property)} ${goPlain(result, true).replace(/^\[\]/, "[]accessctl.")}`, `accessctl.${goName(name)}Output(ctx, ${outArgs}opts ...pulumi.InvokeOption) accessctl.${goName(name)}ResultOutput // .${goName(property)}()`];
   }
-  return [`fn::invoke: {function: ${TOKEN(name)}${inputs.length ? ", arguments: {…}" : ""}}`];
+  return [`fn::invoke: {function: ${TOKEN(name)}${inputs.length ? ", arguments: {…}" : ""}, return: ${property}}`];
 }
 
 function resultNote(lang, schema, fn) {
-  const item = refName(fn.outputs.items ?? fn.outputs);
-  if (lang === "python") {
-    const camelKeys = Object.keys(schema.types[`accessctl:index:${item}`].properties).filter((k) => /[A-Z]/.test(k));
-    return `A list of dicts, one per ${item}, with the keys below as they are${camelKeys.length ? ` (camelCase: ${camelKeys.map((k) => `\`"${k}"\``).join(", ")})` : ""}: Pulumi's Python generator types a function that returns a list as \`list\`, and leaves its values as the plugin sent them.`;
-  }
-  if (lang === "yaml") return `The list itself (the function returns one value): \`\${${"name"}[0].id}\` takes a field of the first.`;
-  return `A list of \`${item}\`.`;
+  const { property, spec } = resultOf(fn);
+  const item = refName(spec.items ?? spec);
+  if (lang === "typescript") return `A list of \`${item}\` (the result's \`${property}\`, which the TypeScript helpers hand over as it is).`;
+  if (lang === "python") return `A result whose \`${pyName(property)}\` is a list of \`${item}\`.`;
+  if (lang === "go") return `A result whose \`${goName(property)}\` is a list of \`${item}\`.`;
+  return `With \`return: ${property}\`, the list itself: \`\${${"name"}[0].id}\` takes a field of the first.`;
 }
 
 function functionPage(lang, schema, token, fn) {
@@ -507,7 +502,7 @@ function functionPage(lang, schema, token, fn) {
     "",
     resultNote(lang, schema, fn).replace("${name[0]", `\${${example.name}[0]`),
     "",
-    ...typeSections(lang, schema, typesUsed(schema, [fn.outputs]), [], lang === "python"),
+    ...typeSections(lang, schema, typesUsed(schema, [resultOf(fn).spec]), []),
   ];
   return out.join("\n").replace(/\n{3,}/g, "\n\n").trimEnd() + "\n";
 }

@@ -183,6 +183,9 @@ function generate() {
       inputProperties,
       ...(requiredInputs.length ? { requiredInputs } : {}),
       aliases: [{ type: dynamicType(cls.name) }],
+      // Pulumi's diff of these properties prints every element, changed or not: the provider shows
+      // its own (a set's plan). The SDKs pass them as the hideDiffs option (scripts/sdks.js).
+      ...(tag(cls, "hideDiffs") ? { language: { accessctl: { hideDiffs: tag(cls, "hideDiffs").split(/[\s,]+/) } } } : {}),
     };
   }
 
@@ -208,7 +211,11 @@ function generate() {
     }
     const returned = sig.getReturnType();
     const promised = returned.getSymbol()?.name === "Promise" ? checker.getTypeArguments(returned)[0] : returned;
-    spec.outputs = typeSpec(promised, `${symbol.name}()`);
+    // A list comes back as an object of one property, named by the helper's @result tag: every SDK
+    // then gives a typed result (Python's generator gives plain dicts for a bare list).
+    const result = tag(symbol, "result");
+    if (!result) throw new Error(`schema: ${symbol.name} needs a @result tag naming the property its list comes back under`);
+    spec.outputs = { properties: { [result]: typeSpec(promised, `${symbol.name}()`) }, required: [result] };
     return spec;
   }
 

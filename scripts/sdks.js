@@ -70,6 +70,30 @@ function dropUnusedReflect(dir) {
   return changed;
 }
 
+/**
+ * What no generator writes: a resource's hideDiffs (the schema's language.accessctl.hideDiffs; the
+ * provider shows those properties' changes itself), passed where each SDK passes the resource's
+ * aliases. Throws when the generated code does not look as expected, rather than skip it.
+ */
+function addHideDiffs(out, schema) {
+  for (const [token, resource] of Object.entries(schema.resources)) {
+    const paths = resource.language?.accessctl?.hideDiffs;
+    if (!paths) continue;
+    const name = token.split(":")[2];
+    const file = (lang, rel) => path.join(out, lang, rel);
+    const edit = (target, from, to) => {
+      const source = fs.readFileSync(target, "utf8");
+      if (!from.test(source)) throw new Error(`sdks: ${path.relative(REPO, target)}: the generated aliases are not where hideDiffs goes`);
+      fs.writeFileSync(target, source.replace(from, to));
+    };
+    const list = (quote) => paths.map((p) => `${quote}${p}${quote}`).join(", ");
+    edit(file("nodejs", `${name[0].toLowerCase()}${name.slice(1)}.ts`), /(const aliasOpts = \{ aliases: \[.*\])( \};)/, `$1, hideDiffs: [${list('"')}]$2`);
+    const snake = name.replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
+    edit(file("python", `${schema.language.python.packageName}/${snake}.py`), /(alias_opts = pulumi\.ResourceOptions\(aliases=\[.*\])\)/, `$1, hide_diffs=[${list('"')}])`);
+    edit(file("go", `${path.posix.basename(schema.language.go.importBasePath)}/${name[0].toLowerCase()}${name.slice(1)}.go`), /(\topts = append\(opts, aliases\)\n)/, `$1\topts = append(opts, pulumi.HideDiffs([]string{${list('"')}}))\n`);
+  }
+}
+
 /** Writes the SDKs of schema/schema.json into `out` (default sdks/); go.mod and go.sum start from the committed ones. */
 function generateSdks(out = OUT) {
   const text = fs.readFileSync(SCHEMA, "utf8");
@@ -84,6 +108,7 @@ function generateSdks(out = OUT) {
   execFileSync(path.join(bin, "pulumi-sdkgen"), [SCHEMA, out, ...LANGUAGES], { stdio: ["ignore", "inherit", "inherit"] });
   for (const [f, content] of Object.entries(kept)) fs.writeFileSync(path.join(goDir, f), content);
 
+  addHideDiffs(out, schema);
   const fixed = dropUnusedReflect(goDir);
   if (fixed.length) process.stderr.write(`sdks: removed the unused import "reflect" the Go generator leaves in ${fixed.join(", ")}\n`);
 

@@ -58,6 +58,7 @@ export function listApiKeysOutput(): pulumi.Output<ApiKeyInfo[]> {
 
 /**
  * Every API key of the account, all pages. Uses the `accessctl:` stack config, else ACCESSCTL_* env.
+ * @result keys
  * @example
  * export const keyCount = accessctl.listApiKeysOutput().apply((keys) => keys.length);
  */

@@ -12,6 +12,7 @@ export type IpPolicyRuleSetArgs = ResourceArgs<provider.IpPolicyRuleSetInputs>;
  * Every rule of one IP policy, as one resource: after creation it owns all of them. A rule added,
  * changed or deleted outside the program shows up at the next refresh and is put back by `up`.
  * Its id is the policy id.
+ * @hideDiffs rules
  * @example
  * const allowlist = new accessctl.IpPolicyRuleSet("office-allowlist", {
  *   ipPolicyId: "ipp_…",

@@ -62,6 +62,7 @@ export function listIpPolicyRulesOutput(filter: { ipPolicyId?: pulumi.Input<stri
 
 /**
  * Every rule of the account, or of one policy, all pages. Uses the `accessctl:` stack config, else ACCESSCTL_* env.
+ * @result rules
  * @example
  * export const ruleCount = accessctl.listIpPolicyRulesOutput({ ipPolicyId: "ipp_…" }).apply((rules) => rules.length);
  */

@@ -82,9 +82,12 @@ export class TlsEdgeMutualTls extends pulumi.CustomResource {
 }
 export interface TlsEdgeMutualTls extends Outputs<mtls.TlsEdgeMutualTlsOutputs> {}
 
+/** A function's result holds its list under one property (the schema names it). */
+const single = <T>(result: Record<string, T>): T => Object.values(result)[0];
+
 /** Every rule of the account, or of one policy (the plugin's function accessctl:index:listIpPolicyRules). */
 export async function listIpPolicyRules(filter: rule.IpPolicyRuleFilter = {}): Promise<rule.IpPolicyRuleInfo[]> {
-  return (await pulumi.runtime.invoke("accessctl:index:listIpPolicyRules", filter, { version: VERSION })).rules;
+  return single(await pulumi.runtime.invoke("accessctl:index:listIpPolicyRules", filter, { version: VERSION }));
 }
 
 /** listIpPolicyRules as an Output. */
@@ -94,7 +97,7 @@ export function listIpPolicyRulesOutput(filter: { ipPolicyId?: pulumi.Input<stri
 
 /** Every API key of the account (the plugin's function accessctl:index:listApiKeys). */
 export async function listApiKeys(): Promise<apiKey.ApiKeyInfo[]> {
-  return (await pulumi.runtime.invoke("accessctl:index:listApiKeys", {}, { version: VERSION })).keys;
+  return single(await pulumi.runtime.invoke("accessctl:index:listApiKeys", {}, { version: VERSION }));
 }
 
 /** listApiKeys as an Output. */

@@ -20,11 +20,12 @@ export type IpPolicyRuleSet = import("./ipPolicyRuleSet").IpPolicyRuleSet;
 export const IpPolicyRuleSet: typeof import("./ipPolicyRuleSet").IpPolicyRuleSet = null as any;
 utilities.lazyLoad(exports, ["IpPolicyRuleSet"], () => require("./ipPolicyRuleSet"));
 
+export { ListApiKeysResult } from "./listApiKeys";
 export const listApiKeys: typeof import("./listApiKeys").listApiKeys = null as any;
 export const listApiKeysOutput: typeof import("./listApiKeys").listApiKeysOutput = null as any;
 utilities.lazyLoad(exports, ["listApiKeys","listApiKeysOutput"], () => require("./listApiKeys"));
 
-export { ListIpPolicyRulesArgs, ListIpPolicyRulesOutputArgs } from "./listIpPolicyRules";
+export { ListIpPolicyRulesArgs, ListIpPolicyRulesResult, ListIpPolicyRulesOutputArgs } from "./listIpPolicyRules";
 export const listIpPolicyRules: typeof import("./listIpPolicyRules").listIpPolicyRules = null as any;
 export const listIpPolicyRulesOutput: typeof import("./listIpPolicyRules").listIpPolicyRulesOutput = null as any;
 utilities.lazyLoad(exports, ["listIpPolicyRules","listIpPolicyRulesOutput"], () => require("./listIpPolicyRules"));

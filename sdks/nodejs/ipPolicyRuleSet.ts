@@ -81,7 +81,7 @@ export class IpPolicyRuleSet extends pulumi.CustomResource {
             resourceInputs["takeOver"] = undefined /*out*/;
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
-        const aliasOpts = { aliases: [{ type: "pulumi-nodejs:dynamic/accessctl:IpPolicyRuleSet" }] };
+        const aliasOpts = { aliases: [{ type: "pulumi-nodejs:dynamic/accessctl:IpPolicyRuleSet" }], hideDiffs: ["rules"] };
         opts = pulumi.mergeOptions(opts, aliasOpts);
         super(IpPolicyRuleSet.__pulumiType, name, resourceInputs, opts);
     }

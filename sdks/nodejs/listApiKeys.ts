@@ -9,16 +9,20 @@ import * as utilities from "./utilities";
 /**
  * Every API key of the account, all pages. Uses the `accessctl:` stack config, else ACCESSCTL_* env.
  */
-export function listApiKeys(opts?: pulumi.InvokeOptions): Promise<outputs.ApiKeyInfo[]> {
+export function listApiKeys(opts?: pulumi.InvokeOptions): Promise<ListApiKeysResult> {
     opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts || {});
-    return pulumi.runtime.invokeSingle("accessctl:index:listApiKeys", {
+    return pulumi.runtime.invoke("accessctl:index:listApiKeys", {
     }, opts);
+}
+
+export interface ListApiKeysResult {
+    readonly keys: outputs.ApiKeyInfo[];
 }
 /**
  * Every API key of the account, all pages. Uses the `accessctl:` stack config, else ACCESSCTL_* env.
  */
-export function listApiKeysOutput(opts?: pulumi.InvokeOutputOptions): pulumi.Output<outputs.ApiKeyInfo[]> {
+export function listApiKeysOutput(opts?: pulumi.InvokeOutputOptions): pulumi.Output<ListApiKeysResult> {
     opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts || {});
-    return pulumi.runtime.invokeSingleOutput("accessctl:index:listApiKeys", {
+    return pulumi.runtime.invokeOutput("accessctl:index:listApiKeys", {
     }, opts);
 }

@@ -9,10 +9,10 @@ import * as utilities from "./utilities";
 /**
  * Every rule of the account, or of one policy, all pages. Uses the `accessctl:` stack config, else ACCESSCTL_* env.
  */
-export function listIpPolicyRules(args?: ListIpPolicyRulesArgs, opts?: pulumi.InvokeOptions): Promise<outputs.IpPolicyRuleInfo[]> {
+export function listIpPolicyRules(args?: ListIpPolicyRulesArgs, opts?: pulumi.InvokeOptions): Promise<ListIpPolicyRulesResult> {
     args = args || {};
     opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts || {});
-    return pulumi.runtime.invokeSingle("accessctl:index:listIpPolicyRules", {
+    return pulumi.runtime.invoke("accessctl:index:listIpPolicyRules", {
         "ipPolicyId": args.ipPolicyId,
     }, opts);
 }
@@ -26,13 +26,17 @@ export interface ListIpPolicyRulesArgs {
      */
     ipPolicyId?: string;
 }
+
+export interface ListIpPolicyRulesResult {
+    readonly rules: outputs.IpPolicyRuleInfo[];
+}
 /**
  * Every rule of the account, or of one policy, all pages. Uses the `accessctl:` stack config, else ACCESSCTL_* env.
  */
-export function listIpPolicyRulesOutput(args?: ListIpPolicyRulesOutputArgs, opts?: pulumi.InvokeOutputOptions): pulumi.Output<outputs.IpPolicyRuleInfo[]> {
+export function listIpPolicyRulesOutput(args?: ListIpPolicyRulesOutputArgs, opts?: pulumi.InvokeOutputOptions): pulumi.Output<ListIpPolicyRulesResult> {
     args = args || {};
     opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts || {});
-    return pulumi.runtime.invokeSingleOutput("accessctl:index:listIpPolicyRules", {
+    return pulumi.runtime.invokeOutput("accessctl:index:listIpPolicyRules", {
         "ipPolicyId": args.ipPolicyId,
     }, opts);
 }

@@ -50,7 +50,7 @@ pulumi.export("token", ci.token)
 pulumi.export("officeId", office.id)
 pulumi.export("keyId", ci.id)
 pulumi.export("denied", allow.rules.apply(lambda rules: rules["198.51.100.7/32"].id))
-pulumi.export("listed", accessctl.list_ip_policy_rules_output(ip_policy_id=config.require("rulePolicy")).apply(lambda rules: [r.cidr for r in rules]))
+pulumi.export("listed", accessctl.list_ip_policy_rules_output(ip_policy_id=config.require("rulePolicy")).apply(lambda result: [r.cidr for r in result.rules]))
 `;
 
 const GO = `package main

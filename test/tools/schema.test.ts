@@ -118,15 +118,15 @@ describe("Pulumi package schema", () => {
     expect(schema.resources[T("IpPolicyRuleSet")].inputProperties.takeOver).toMatchObject({ type: "boolean", language: { accessctl: { onChange: "none" } } });
   });
 
-  it("has the list functions: a list of info objects each", () => {
+  it("has the list functions: a result of one property, a list of info objects", () => {
     expect(Object.keys(schema.functions).sort()).toEqual([T("listApiKeys"), T("listIpPolicyRules")]);
     const rules = schema.functions[T("listIpPolicyRules")];
     expect(rules.inputs.properties).toEqual({ ipPolicyId: expect.objectContaining({ type: "string" }) });
     expect(rules.inputs.required).toBeUndefined();
-    expect(rules.outputs).toEqual({ type: "array", items: ref("IpPolicyRuleInfo") });
+    expect(rules.outputs).toEqual({ properties: { rules: { type: "array", items: ref("IpPolicyRuleInfo") } }, required: ["rules"] });
     const keys = schema.functions[T("listApiKeys")];
     expect(keys.inputs).toBeUndefined();
-    expect(keys.outputs).toEqual({ type: "array", items: ref("ApiKeyInfo") });
+    expect(keys.outputs).toEqual({ properties: { keys: { type: "array", items: ref("ApiKeyInfo") } }, required: ["keys"] });
     expect(Object.keys(schema.types[T("IpPolicyRuleInfo")].properties).sort()).toEqual(["action", "cidr", "createdAt", "description", "id", "ipPolicy", "ipPolicyId", "metadata", "uri"]);
     expect(schema.types[T("ApiKeyInfo")].properties.token).toBeUndefined();
   });

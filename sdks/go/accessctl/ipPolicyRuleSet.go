@@ -45,6 +45,7 @@ func NewIpPolicyRuleSet(ctx *pulumi.Context,
 		},
 	})
 	opts = append(opts, aliases)
+	opts = append(opts, pulumi.HideDiffs([]string{"rules"}))
 	opts = internal.PkgResourceDefaultOpts(opts)
 	var resource IpPolicyRuleSet
 	err := ctx.RegisterResource("accessctl:index:IpPolicyRuleSet", name, args, &resource, opts...)

@@ -4,33 +4,51 @@
 package accessctl
 
 import (
+	"context"
+	"reflect"
+
 	"github.com/accessctl/pulumi-accessctl/sdks/go/accessctl/internal"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
 // Every API key of the account, all pages. Uses the `accessctl:` stack config, else ACCESSCTL_* env.
-func ListApiKeys(ctx *pulumi.Context, opts ...pulumi.InvokeOption) ([]ApiKeyInfo, error) {
+func ListApiKeys(ctx *pulumi.Context, opts ...pulumi.InvokeOption) (*ListApiKeysResult, error) {
 	opts = internal.PkgInvokeDefaultOpts(opts)
-	var rv map[string][]ApiKeyInfo
+	var rv ListApiKeysResult
 	err := ctx.Invoke("accessctl:index:listApiKeys", nil, &rv, opts...)
-	var result []ApiKeyInfo
 	if err != nil {
-		return result, err
+		return nil, err
 	}
-	for _, v := range rv {
-		result = v
-		break
-	}
-	return result, nil
+	return &rv, nil
 }
-func ListApiKeysOutput(ctx *pulumi.Context, opts ...pulumi.InvokeOption) ApiKeyInfoArrayOutput {
+
+type ListApiKeysResult struct {
+	Keys []ApiKeyInfo `pulumi:"keys"`
+}
+
+func ListApiKeysOutput(ctx *pulumi.Context, opts ...pulumi.InvokeOption) ListApiKeysResultOutput {
 	options := pulumi.InvokeOutputOptions{InvokeOptions: internal.PkgInvokeDefaultOpts(opts)}
-	rv := ctx.InvokeOutput("accessctl:index:listApiKeys", nil, ApiKeyInfoArrayMapOutput{}, options).(ApiKeyInfoArrayMapOutput)
-	return rv.ApplyT(func(rv map[string][]ApiKeyInfo) []ApiKeyInfo {
-		var result []ApiKeyInfo
-		for _, v := range rv {
-			result = v
-		}
-		return result
-	}).(ApiKeyInfoArrayOutput)
+	return ctx.InvokeOutput("accessctl:index:listApiKeys", nil, ListApiKeysResultOutput{}, options).(ListApiKeysResultOutput)
+}
+
+type ListApiKeysResultOutput struct{ *pulumi.OutputState }
+
+func (ListApiKeysResultOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*ListApiKeysResult)(nil)).Elem()
+}
+
+func (o ListApiKeysResultOutput) ToListApiKeysResultOutput() ListApiKeysResultOutput {
+	return o
+}
+
+func (o ListApiKeysResultOutput) ToListApiKeysResultOutputWithContext(ctx context.Context) ListApiKeysResultOutput {
+	return o
+}
+
+func (o ListApiKeysResultOutput) Keys() ApiKeyInfoArrayOutput {
+	return o.ApplyT(func(v ListApiKeysResult) []ApiKeyInfo { return v.Keys }).(ApiKeyInfoArrayOutput)
+}
+
+func init() {
+	pulumi.RegisterOutputType(ListApiKeysResultOutput{})
 }

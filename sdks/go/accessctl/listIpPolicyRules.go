@@ -4,6 +4,7 @@
 package accessctl
 
 import (
+	"context"
 	"reflect"
 
 	"github.com/accessctl/pulumi-accessctl/sdks/go/accessctl/internal"
@@ -11,19 +12,14 @@ import (
 )
 
 // Every rule of the account, or of one policy, all pages. Uses the `accessctl:` stack config, else ACCESSCTL_* env.
-func ListIpPolicyRules(ctx *pulumi.Context, args *ListIpPolicyRulesArgs, opts ...pulumi.InvokeOption) ([]IpPolicyRuleInfo, error) {
+func ListIpPolicyRules(ctx *pulumi.Context, args *ListIpPolicyRulesArgs, opts ...pulumi.InvokeOption) (*ListIpPolicyRulesResult, error) {
 	opts = internal.PkgInvokeDefaultOpts(opts)
-	var rv map[string][]IpPolicyRuleInfo
+	var rv ListIpPolicyRulesResult
 	err := ctx.Invoke("accessctl:index:listIpPolicyRules", args, &rv, opts...)
-	var result []IpPolicyRuleInfo
 	if err != nil {
-		return result, err
+		return nil, err
 	}
-	for _, v := range rv {
-		result = v
-		break
-	}
-	return result, nil
+	return &rv, nil
 }
 
 // Which rules to list: every rule of the account, or of one policy.
@@ -32,16 +28,13 @@ type ListIpPolicyRulesArgs struct {
 	IpPolicyId *string `pulumi:"ipPolicyId"`
 }
 
-func ListIpPolicyRulesOutput(ctx *pulumi.Context, args ListIpPolicyRulesOutputArgs, opts ...pulumi.InvokeOption) IpPolicyRuleInfoArrayOutput {
+type ListIpPolicyRulesResult struct {
+	Rules []IpPolicyRuleInfo `pulumi:"rules"`
+}
+
+func ListIpPolicyRulesOutput(ctx *pulumi.Context, args ListIpPolicyRulesOutputArgs, opts ...pulumi.InvokeOption) ListIpPolicyRulesResultOutput {
 	options := pulumi.InvokeOutputOptions{InvokeOptions: internal.PkgInvokeDefaultOpts(opts)}
-	rv := ctx.InvokeOutput("accessctl:index:listIpPolicyRules", args, IpPolicyRuleInfoArrayMapOutput{}, options).(IpPolicyRuleInfoArrayMapOutput)
-	return rv.ApplyT(func(rv map[string][]IpPolicyRuleInfo) []IpPolicyRuleInfo {
-		var result []IpPolicyRuleInfo
-		for _, v := range rv {
-			result = v
-		}
-		return result
-	}).(IpPolicyRuleInfoArrayOutput)
+	return ctx.InvokeOutput("accessctl:index:listIpPolicyRules", args, ListIpPolicyRulesResultOutput{}, options).(ListIpPolicyRulesResultOutput)
 }
 
 // Which rules to list: every rule of the account, or of one policy.
@@ -52,4 +45,26 @@ type ListIpPolicyRulesOutputArgs struct {
 
 func (ListIpPolicyRulesOutputArgs) ElementType() reflect.Type {
 	return reflect.TypeOf((*ListIpPolicyRulesArgs)(nil)).Elem()
+}
+
+type ListIpPolicyRulesResultOutput struct{ *pulumi.OutputState }
+
+func (ListIpPolicyRulesResultOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*ListIpPolicyRulesResult)(nil)).Elem()
+}
+
+func (o ListIpPolicyRulesResultOutput) ToListIpPolicyRulesResultOutput() ListIpPolicyRulesResultOutput {
+	return o
+}
+
+func (o ListIpPolicyRulesResultOutput) ToListIpPolicyRulesResultOutputWithContext(ctx context.Context) ListIpPolicyRulesResultOutput {
+	return o
+}
+
+func (o ListIpPolicyRulesResultOutput) Rules() IpPolicyRuleInfoArrayOutput {
+	return o.ApplyT(func(v ListIpPolicyRulesResult) []IpPolicyRuleInfo { return v.Rules }).(IpPolicyRuleInfoArrayOutput)
+}
+
+func init() {
+	pulumi.RegisterOutputType(ListIpPolicyRulesResultOutput{})
 }

@@ -582,46 +582,6 @@ func (o ReferenceArrayOutput) Index(i pulumi.IntInput) ReferenceOutput {
 	}).(ReferenceOutput)
 }
 
-type ApiKeyInfoArrayMapOutput struct{ *pulumi.OutputState }
-
-func (ApiKeyInfoArrayMapOutput) ElementType() reflect.Type {
-	return reflect.TypeOf((*map[string][]ApiKeyInfo)(nil)).Elem()
-}
-
-func (o ApiKeyInfoArrayMapOutput) ToApiKeyInfoArrayMapOutput() ApiKeyInfoArrayMapOutput {
-	return o
-}
-
-func (o ApiKeyInfoArrayMapOutput) ToApiKeyInfoArrayMapOutputWithContext(ctx context.Context) ApiKeyInfoArrayMapOutput {
-	return o
-}
-
-func (o ApiKeyInfoArrayMapOutput) MapIndex(k pulumi.StringInput) ApiKeyInfoArrayOutput {
-	return pulumi.All(o, k).ApplyT(func(vs []interface{}) []ApiKeyInfo {
-		return vs[0].(map[string][]ApiKeyInfo)[vs[1].(string)]
-	}).(ApiKeyInfoArrayOutput)
-}
-
-type IpPolicyRuleInfoArrayMapOutput struct{ *pulumi.OutputState }
-
-func (IpPolicyRuleInfoArrayMapOutput) ElementType() reflect.Type {
-	return reflect.TypeOf((*map[string][]IpPolicyRuleInfo)(nil)).Elem()
-}
-
-func (o IpPolicyRuleInfoArrayMapOutput) ToIpPolicyRuleInfoArrayMapOutput() IpPolicyRuleInfoArrayMapOutput {
-	return o
-}
-
-func (o IpPolicyRuleInfoArrayMapOutput) ToIpPolicyRuleInfoArrayMapOutputWithContext(ctx context.Context) IpPolicyRuleInfoArrayMapOutput {
-	return o
-}
-
-func (o IpPolicyRuleInfoArrayMapOutput) MapIndex(k pulumi.StringInput) IpPolicyRuleInfoArrayOutput {
-	return pulumi.All(o, k).ApplyT(func(vs []interface{}) []IpPolicyRuleInfo {
-		return vs[0].(map[string][]IpPolicyRuleInfo)[vs[1].(string)]
-	}).(IpPolicyRuleInfoArrayOutput)
-}
-
 func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*AccountProfileInput)(nil)).Elem(), AccountProfileArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*AccountProfileMapInput)(nil)).Elem(), AccountProfileMap{})
@@ -639,6 +599,4 @@ func init() {
 	pulumi.RegisterOutputType(IpPolicyRuleSetRuleArrayOutput{})
 	pulumi.RegisterOutputType(ReferenceOutput{})
 	pulumi.RegisterOutputType(ReferenceArrayOutput{})
-	pulumi.RegisterOutputType(ApiKeyInfoArrayMapOutput{})
-	pulumi.RegisterOutputType(IpPolicyRuleInfoArrayMapOutput{})
 }

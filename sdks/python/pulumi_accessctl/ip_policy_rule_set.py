@@ -155,7 +155,7 @@ class IpPolicyRuleSet(pulumi.CustomResource):
                 raise TypeError("Missing required property 'rules'")
             __props__.__dict__["rules"] = rules
             __props__.__dict__["take_over"] = take_over
-        alias_opts = pulumi.ResourceOptions(aliases=[pulumi.Alias(type_="pulumi-nodejs:dynamic/accessctl:IpPolicyRuleSet")])
+        alias_opts = pulumi.ResourceOptions(aliases=[pulumi.Alias(type_="pulumi-nodejs:dynamic/accessctl:IpPolicyRuleSet")], hide_diffs=["rules"])
         opts = pulumi.ResourceOptions.merge(opts, alias_opts)
         super(IpPolicyRuleSet, __self__).__init__(
             'accessctl:index:IpPolicyRuleSet',

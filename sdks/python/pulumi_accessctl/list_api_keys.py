@@ -7,32 +7,59 @@ import warnings
 import sys
 import pulumi
 import pulumi.runtime
-from typing import Any, Mapping, Optional, Sequence, Union, overload, Awaitable
+from typing import Any, Mapping, Optional, Sequence, Union, overload
 if sys.version_info >= (3, 11):
     from typing import NotRequired, TypedDict, TypeAlias
 else:
     from typing_extensions import NotRequired, TypedDict, TypeAlias
 from . import _utilities
+from . import outputs
 
 __all__ = [
+    'ListApiKeysResult',
+    'AwaitableListApiKeysResult',
     'list_api_keys',
     'list_api_keys_output',
 ]
 
-def list_api_keys(opts: Optional[pulumi.InvokeOptions] = None) -> list:
+@pulumi.output_type
+class ListApiKeysResult:
+    def __init__(__self__, keys=None):
+        if keys and not isinstance(keys, list):
+            raise TypeError("Expected argument 'keys' to be a list")
+        pulumi.set(__self__, "keys", keys)
+
+    @_builtins.property
+    @pulumi.getter
+    def keys(self) -> Sequence['outputs.ApiKeyInfo']:
+        return pulumi.get(self, "keys")
+
+
+class AwaitableListApiKeysResult(ListApiKeysResult):
+    # pylint: disable=using-constant-test
+    def __await__(self):
+        if False:
+            yield self
+        return ListApiKeysResult(
+            keys=self.keys)
+
+
+def list_api_keys(opts: Optional[pulumi.InvokeOptions] = None) -> AwaitableListApiKeysResult:
     """
     Every API key of the account, all pages. Uses the `accessctl:` stack config, else ACCESSCTL_* env.
     """
     __args__ = dict()
     opts = pulumi.InvokeOptions.merge(_utilities.get_invoke_opts_defaults(), opts)
-    __ret__ = pulumi.runtime.invoke_single('accessctl:index:listApiKeys', __args__, opts=opts).value
+    __ret__ = pulumi.runtime.invoke('accessctl:index:listApiKeys', __args__, opts=opts, typ=ListApiKeysResult).value
 
-    return __ret__
-def list_api_keys_output(opts: Optional[Union[pulumi.InvokeOptions, pulumi.InvokeOutputOptions]] = None) -> pulumi.Output[list]:
+    return AwaitableListApiKeysResult(
+        keys=pulumi.get(__ret__, 'keys'))
+def list_api_keys_output(opts: Optional[Union[pulumi.InvokeOptions, pulumi.InvokeOutputOptions]] = None) -> pulumi.Output[ListApiKeysResult]:
     """
     Every API key of the account, all pages. Uses the `accessctl:` stack config, else ACCESSCTL_* env.
     """
     __args__ = dict()
     opts = pulumi.InvokeOutputOptions.merge(_utilities.get_invoke_opts_defaults(), opts)
-    __ret__ = pulumi.runtime.invoke_output_single('accessctl:index:listApiKeys', __args__, opts=opts)
-    return __ret__
+    __ret__ = pulumi.runtime.invoke_output('accessctl:index:listApiKeys', __args__, opts=opts, typ=ListApiKeysResult)
+    return __ret__.apply(lambda __response__: ListApiKeysResult(
+        keys=pulumi.get(__response__, 'keys')))

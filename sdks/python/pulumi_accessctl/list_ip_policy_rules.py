@@ -7,20 +7,45 @@ import warnings
 import sys
 import pulumi
 import pulumi.runtime
-from typing import Any, Mapping, Optional, Sequence, Union, overload, Awaitable
+from typing import Any, Mapping, Optional, Sequence, Union, overload
 if sys.version_info >= (3, 11):
     from typing import NotRequired, TypedDict, TypeAlias
 else:
     from typing_extensions import NotRequired, TypedDict, TypeAlias
 from . import _utilities
+from . import outputs
 
 __all__ = [
+    'ListIpPolicyRulesResult',
+    'AwaitableListIpPolicyRulesResult',
     'list_ip_policy_rules',
     'list_ip_policy_rules_output',
 ]
 
+@pulumi.output_type
+class ListIpPolicyRulesResult:
+    def __init__(__self__, rules=None):
+        if rules and not isinstance(rules, list):
+            raise TypeError("Expected argument 'rules' to be a list")
+        pulumi.set(__self__, "rules", rules)
+
+    @_builtins.property
+    @pulumi.getter
+    def rules(self) -> Sequence['outputs.IpPolicyRuleInfo']:
+        return pulumi.get(self, "rules")
+
+
+class AwaitableListIpPolicyRulesResult(ListIpPolicyRulesResult):
+    # pylint: disable=using-constant-test
+    def __await__(self):
+        if False:
+            yield self
+        return ListIpPolicyRulesResult(
+            rules=self.rules)
+
+
 def list_ip_policy_rules(ip_policy_id: Optional[_builtins.str] = None,
-                         opts: Optional[pulumi.InvokeOptions] = None) -> list:
+                         opts: Optional[pulumi.InvokeOptions] = None) -> AwaitableListIpPolicyRulesResult:
     """
     Every rule of the account, or of one policy, all pages. Uses the `accessctl:` stack config, else ACCESSCTL_* env.
 
@@ -29,11 +54,12 @@ def list_ip_policy_rules(ip_policy_id: Optional[_builtins.str] = None,
     __args__ = dict()
     __args__['ipPolicyId'] = ip_policy_id
     opts = pulumi.InvokeOptions.merge(_utilities.get_invoke_opts_defaults(), opts)
-    __ret__ = pulumi.runtime.invoke_single('accessctl:index:listIpPolicyRules', __args__, opts=opts).value
+    __ret__ = pulumi.runtime.invoke('accessctl:index:listIpPolicyRules', __args__, opts=opts, typ=ListIpPolicyRulesResult).value
 
-    return __ret__
+    return AwaitableListIpPolicyRulesResult(
+        rules=pulumi.get(__ret__, 'rules'))
 def list_ip_policy_rules_output(ip_policy_id: pulumi.Input[Optional[Optional[_builtins.str]]] = None,
-                                opts: Optional[Union[pulumi.InvokeOptions, pulumi.InvokeOutputOptions]] = None) -> pulumi.Output[list]:
+                                opts: Optional[Union[pulumi.InvokeOptions, pulumi.InvokeOutputOptions]] = None) -> pulumi.Output[ListIpPolicyRulesResult]:
     """
     Every rule of the account, or of one policy, all pages. Uses the `accessctl:` stack config, else ACCESSCTL_* env.
 
@@ -42,5 +68,6 @@ def list_ip_policy_rules_output(ip_policy_id: pulumi.Input[Optional[Optional[_bu
     __args__ = dict()
     __args__['ipPolicyId'] = ip_policy_id
     opts = pulumi.InvokeOutputOptions.merge(_utilities.get_invoke_opts_defaults(), opts)
-    __ret__ = pulumi.runtime.invoke_output_single('accessctl:index:listIpPolicyRules', __args__, opts=opts)
-    return __ret__
+    __ret__ = pulumi.runtime.invoke_output('accessctl:index:listIpPolicyRules', __args__, opts=opts, typ=ListIpPolicyRulesResult)
+    return __ret__.apply(lambda __response__: ListIpPolicyRulesResult(
+        rules=pulumi.get(__response__, 'rules')))

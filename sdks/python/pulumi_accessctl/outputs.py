@@ -13,9 +13,12 @@ if sys.version_info >= (3, 11):
 else:
     from typing_extensions import NotRequired, TypedDict, TypeAlias
 from . import _utilities
+from . import outputs
 
 __all__ = [
     'AccountProfile',
+    'ApiKeyInfo',
+    'IpPolicyRuleInfo',
     'IpPolicyRuleSetMember',
     'Reference',
 ]
@@ -66,6 +69,195 @@ class AccountProfile(dict):
         At most this many requests in any rolling 60 s to this account. Else ACCESSCTL_<PROFILE>_MAX_REQUESTS_PER_MINUTE, else ACCESSCTL_MAX_REQUESTS_PER_MINUTE; default 120.
         """
         return pulumi.get(self, "max_requests_per_minute")
+
+
+@pulumi.output_type
+class ApiKeyInfo(dict):
+    """
+    An API key as listed by the API (tokens are never listed).
+    """
+    def __init__(__self__, *,
+                 created_at: _builtins.str,
+                 description: _builtins.str,
+                 id: _builtins.str,
+                 metadata: _builtins.str,
+                 owner_id: _builtins.str,
+                 uri: _builtins.str):
+        """
+        An API key as listed by the API (tokens are never listed).
+
+        :param _builtins.str created_at: Creation time, RFC 3339.
+        :param _builtins.str description: What uses the key ("" when unset).
+        :param _builtins.str id: The key id (`ak_…`).
+        :param _builtins.str metadata: User data ("" when unset).
+        :param _builtins.str owner_id: The owning User (`usr_…`) or Bot (`bot_…`).
+        :param _builtins.str uri: URI of the key on the API.
+        """
+        pulumi.set(__self__, "created_at", created_at)
+        pulumi.set(__self__, "description", description)
+        pulumi.set(__self__, "id", id)
+        pulumi.set(__self__, "metadata", metadata)
+        pulumi.set(__self__, "owner_id", owner_id)
+        pulumi.set(__self__, "uri", uri)
+
+    @_builtins.property
+    @pulumi.getter(name="createdAt")
+    def created_at(self) -> _builtins.str:
+        """
+        Creation time, RFC 3339.
+        """
+        return pulumi.get(self, "created_at")
+
+    @_builtins.property
+    @pulumi.getter
+    def description(self) -> _builtins.str:
+        """
+        What uses the key ("" when unset).
+        """
+        return pulumi.get(self, "description")
+
+    @_builtins.property
+    @pulumi.getter
+    def id(self) -> _builtins.str:
+        """
+        The key id (`ak_…`).
+        """
+        return pulumi.get(self, "id")
+
+    @_builtins.property
+    @pulumi.getter
+    def metadata(self) -> _builtins.str:
+        """
+        User data ("" when unset).
+        """
+        return pulumi.get(self, "metadata")
+
+    @_builtins.property
+    @pulumi.getter(name="ownerId")
+    def owner_id(self) -> _builtins.str:
+        """
+        The owning User (`usr_…`) or Bot (`bot_…`).
+        """
+        return pulumi.get(self, "owner_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def uri(self) -> _builtins.str:
+        """
+        URI of the key on the API.
+        """
+        return pulumi.get(self, "uri")
+
+
+@pulumi.output_type
+class IpPolicyRuleInfo(dict):
+    """
+    A rule as listed by the API.
+    """
+    def __init__(__self__, *,
+                 action: _builtins.str,
+                 cidr: _builtins.str,
+                 created_at: _builtins.str,
+                 description: _builtins.str,
+                 id: _builtins.str,
+                 ip_policy: 'outputs.Reference',
+                 ip_policy_id: _builtins.str,
+                 metadata: _builtins.str,
+                 uri: _builtins.str):
+        """
+        A rule as listed by the API.
+
+        :param _builtins.str action: `allow` or `deny`.
+        :param _builtins.str cidr: The range, in the service's canonical form.
+        :param _builtins.str created_at: Creation time, RFC 3339.
+        :param _builtins.str description: Description ("" when unset).
+        :param _builtins.str id: The rule id (`ipr_…`).
+        :param 'Reference' ip_policy: The IP policy as a reference.
+        :param _builtins.str ip_policy_id: The IP policy id (`ipp_…`).
+        :param _builtins.str metadata: User data ("" when unset).
+        :param _builtins.str uri: URI of the rule on the API.
+        """
+        pulumi.set(__self__, "action", action)
+        pulumi.set(__self__, "cidr", cidr)
+        pulumi.set(__self__, "created_at", created_at)
+        pulumi.set(__self__, "description", description)
+        pulumi.set(__self__, "id", id)
+        pulumi.set(__self__, "ip_policy", ip_policy)
+        pulumi.set(__self__, "ip_policy_id", ip_policy_id)
+        pulumi.set(__self__, "metadata", metadata)
+        pulumi.set(__self__, "uri", uri)
+
+    @_builtins.property
+    @pulumi.getter
+    def action(self) -> _builtins.str:
+        """
+        `allow` or `deny`.
+        """
+        return pulumi.get(self, "action")
+
+    @_builtins.property
+    @pulumi.getter
+    def cidr(self) -> _builtins.str:
+        """
+        The range, in the service's canonical form.
+        """
+        return pulumi.get(self, "cidr")
+
+    @_builtins.property
+    @pulumi.getter(name="createdAt")
+    def created_at(self) -> _builtins.str:
+        """
+        Creation time, RFC 3339.
+        """
+        return pulumi.get(self, "created_at")
+
+    @_builtins.property
+    @pulumi.getter
+    def description(self) -> _builtins.str:
+        """
+        Description ("" when unset).
+        """
+        return pulumi.get(self, "description")
+
+    @_builtins.property
+    @pulumi.getter
+    def id(self) -> _builtins.str:
+        """
+        The rule id (`ipr_…`).
+        """
+        return pulumi.get(self, "id")
+
+    @_builtins.property
+    @pulumi.getter(name="ipPolicy")
+    def ip_policy(self) -> 'outputs.Reference':
+        """
+        The IP policy as a reference.
+        """
+        return pulumi.get(self, "ip_policy")
+
+    @_builtins.property
+    @pulumi.getter(name="ipPolicyId")
+    def ip_policy_id(self) -> _builtins.str:
+        """
+        The IP policy id (`ipp_…`).
+        """
+        return pulumi.get(self, "ip_policy_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def metadata(self) -> _builtins.str:
+        """
+        User data ("" when unset).
+        """
+        return pulumi.get(self, "metadata")
+
+    @_builtins.property
+    @pulumi.getter
+    def uri(self) -> _builtins.str:
+        """
+        URI of the rule on the API.
+        """
+        return pulumi.get(self, "uri")
 
 
 @pulumi.output_type
