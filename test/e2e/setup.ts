@@ -1,4 +1,5 @@
-// Once per test run: find or build the Pulumi CLI and the Node.js language host, `npm pack` this
+// Once per test run: find or build the Pulumi CLI and the language hosts (Node.js, and YAML, Python
+// and Go for the plugin's programs), the Python venv those programs use, `npm pack` this
 // package and install the tarball into a fresh project (scripts/pack-project.js) whose Pulumi.yaml
 // runs program.js, so that Pulumi serializes the provider from node_modules as it does for users.
 // A project run on another Node.js (ACCESSCTL_E2E_NODE, see vitest.config.mts) installs it here.
@@ -9,9 +10,12 @@ import type { TestProject } from "vitest/node";
 const { packProject, pulumiBinDir } = require("../../scripts/pack-project.js");
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { nodeBinDir } = require("../../scripts/node-bin.js");
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { pythonVenv } = require("../../scripts/python-venv.js");
 
 export default function setup(project: TestProject) {
-  const binDir: string = pulumiBinDir();
+  const binDir: string = pulumiBinDir(["nodejs", "yaml", "python", "go"]);
+  pythonVenv(); // made once, before the tests that share it run in parallel
   const major = project.config.env?.ACCESSCTL_E2E_NODE;
   const nodeDir: string | undefined = major ? nodeBinDir(major) : undefined;
   const { root, dir, tarball } = packProject("accessctl-e2e", { "program.js": path.join(__dirname, "program.js") }, { main: "program.js" });
