@@ -8,9 +8,11 @@
 //   CheckConfig refuses a bad URL or limit at preview; DiffConfig never replaces (a stack moving
 //   from the dynamic classes changes provider, and that must not replace anything).
 // - The resource's URN goes to the modules as `__urn` (messages under it, and which resource of a
-//   run manages a policy), and is taken out of whatever goes back.
-// - Outputs the schema calls secret (an API key's token) go back as secrets: the engine marks only
-//   those whose input was secret.
+//   run manages a policy), and the names of the inputs the program made secret as `__secrets` (a
+//   plan never shows their values); both are taken out of whatever goes back.
+// - Secrets: the engine sends them marked (Configure accepts secrets), so this file marks what goes
+//   back: every property whose input was secret (what the engine does for a provider that does not
+//   accept them), and the outputs the schema calls secret (an API key's token).
 // - A per-property diff (DetailedDiff), so that Pulumi shows each changed rule of a set.
 // - Read without properties (`pulumi import`); Invoke for the list functions; Cancel.
 import * as grpc from "@grpc/grpc-js";
@@ -57,6 +59,19 @@ const SIG = "4dabf18193072939515e22adb298388d";
 const SECRET = "1b47061264138c4ac30d75fd1eb44270";
 const isSecret = (v: unknown) => v !== null && typeof v === "object" && (v as Props)[SIG] === SECRET;
 
+/** The properties whose value holds a secret anywhere. */
+const secretKeys = (value: Props): string[] => Object.keys(value).filter((k) => JSON.stringify(value[k] ?? null).includes(SIG));
+
+/** Marks `keys` of `values` as secrets (those it has). */
+const markSecret = (values: Props, keys: string[]): Props => ({ ...values, ...Object.fromEntries(keys.filter((k) => values[k] !== undefined).map((k) => [k, { [SIG]: SECRET, value: values[k] }])) });
+
+/** What a module gets of a request's properties: the values, and the names of the secret ones. */
+const plainWith = (s: structproto.Struct | undefined, urn: string): Props => {
+  const raw = (s?.toJavaScript() ?? {}) as Props;
+  const secrets = secretKeys(raw);
+  return { ...unwrap(raw), __urn: urn, ...(secrets.length ? { __secrets: secrets } : {}) };
+};
+
 /** A Struct's values, secrets unwrapped. */
 function unwrap(value: unknown): any {
   if (isSecret(value)) return unwrap((value as Props).value);
@@ -67,7 +82,7 @@ function unwrap(value: unknown): any {
 
 const fromStruct = (s: structproto.Struct | undefined): Props => unwrap(s?.toJavaScript() ?? {});
 /** Values for the wire: no undefined (a Struct has no such value) and no keys of one host's own (__urn, __provider). */
-const toStruct = (value: Props) => structproto.Struct.fromJavaScript(JSON.parse(JSON.stringify(value, (k, v) => (k === "__urn" || k === "__provider" ? undefined : v))));
+const toStruct = (value: Props) => structproto.Struct.fromJavaScript(JSON.parse(JSON.stringify(value, (k, v) => (k === "__urn" || k === "__secrets" || k === "__provider" ? undefined : v))));
 
 export interface ServerOptions {
   version: string;
@@ -96,12 +111,8 @@ export function providerService(options: ServerOptions): grpc.UntypedServiceImpl
     if (!found) throw new Error(`unknown resource type ${token}`);
     return [token, found];
   };
-  /** Outputs for the engine: the schema's secrets wrapped. */
-  const outputs = (token: string, outs: Props) => {
-    const wrapped: Props = { ...outs };
-    for (const name of secrets[token] ?? []) if (wrapped[name] !== undefined) wrapped[name] = { [SIG]: SECRET, value: wrapped[name] };
-    return toStruct(wrapped);
-  };
+  /** Outputs for the engine: those of secret inputs (`from`: what the request held), and the schema's secrets, marked. */
+  const outputs = (token: string, outs: Props, from: Props) => toStruct(markSecret(outs, [...new Set([...(from.__secrets ?? []), ...(secrets[token] ?? [])])]));
 
   return {
     // The engine falls back to the older handshake when this is not implemented.
@@ -137,20 +148,21 @@ export function providerService(options: ServerOptions): grpc.UntypedServiceImpl
       const values = unwrap(raw);
       await configureProvider({ config: { get: (key: string) => values[key.replace(/^accessctl:/, "")] } });
       watchEngine();
-      // No secrets in requests from now on: the engine marks as secret each output whose input was.
-      return new provproto.ConfigureResponse().setAcceptsecrets(false).setSupportspreview(false).setAcceptresources(false).setAcceptoutputs(false);
+      // Secrets come marked from now on (so a plan can leave their values out); this file marks what goes back.
+      return new provproto.ConfigureResponse().setAcceptsecrets(true).setSupportspreview(false).setAcceptresources(false).setAcceptoutputs(false);
     }),
 
     check: unary(async (req: provproto.CheckRequest) => {
       const [, module] = moduleOf(req.getUrn());
-      const result = await module.check(fromStruct(req.getOlds()), { ...fromStruct(req.getNews()), __urn: req.getUrn() });
-      const resp = new provproto.CheckResponse().setInputs(toStruct(result.inputs));
+      const news = plainWith(req.getNews(), req.getUrn());
+      const result = await module.check(fromStruct(req.getOlds()), news);
+      const resp = new provproto.CheckResponse().setInputs(toStruct(markSecret(result.inputs, news.__secrets ?? [])));
       return resp.setFailuresList(result.failures.map((f) => new provproto.CheckFailure().setProperty(f.property).setReason(f.reason)));
     }),
     diff: unary(async (req: provproto.DiffRequest) => {
       const [, module] = moduleOf(req.getUrn());
       const urn = req.getUrn();
-      const result = await module.diff(req.getId(), { ...fromStruct(req.getOlds()), __urn: urn }, { ...fromStruct(req.getNews()), __urn: urn });
+      const result = await module.diff(req.getId(), plainWith(req.getOlds(), urn), plainWith(req.getNews(), urn));
       const resp = new provproto.DiffResponse()
         .setChanges(result.changes ? provproto.DiffResponse.DiffChanges.DIFF_SOME : provproto.DiffResponse.DiffChanges.DIFF_NONE)
         .setReplacesList(result.replaces)
@@ -163,33 +175,39 @@ export function providerService(options: ServerOptions): grpc.UntypedServiceImpl
     }),
     create: unary(async (req: provproto.CreateRequest) => {
       const [token, module] = moduleOf(req.getUrn());
-      const result = await module.create({ ...fromStruct(req.getProperties()), __urn: req.getUrn() }).catch(partial(token, outputs));
-      return new provproto.CreateResponse().setId(result.id).setProperties(outputs(token, result.outs));
+      const inputs = plainWith(req.getProperties(), req.getUrn());
+      const result = await module.create(inputs).catch(partial((outs) => outputs(token, outs, inputs)));
+      return new provproto.CreateResponse().setId(result.id).setProperties(outputs(token, result.outs, inputs));
     }),
     read: unary(async (req: provproto.ReadRequest) => {
       const [token, module] = moduleOf(req.getUrn());
-      const props = fromStruct(req.getProperties());
-      const result = await module.read(req.getId(), Object.keys(props).length ? { ...props, __urn: req.getUrn() } : undefined);
+      const props = plainWith(req.getProperties(), req.getUrn());
+      const known = Object.keys(props).some((k) => !k.startsWith("__")); // none: an import
+      const result = await module.read(req.getId(), known ? props : undefined);
       const resp = new provproto.ReadResponse();
       if (!result.id) return resp; // gone: the engine drops it
-      resp.setId(result.id).setProperties(outputs(token, result.props ?? {}));
-      return result.inputs ? resp.setInputs(toStruct(result.inputs)) : resp;
+      resp.setId(result.id).setProperties(outputs(token, result.props ?? {}, props));
+      return result.inputs ? resp.setInputs(toStruct(markSecret(result.inputs, props.__secrets ?? []))) : resp;
     }),
     update: unary(async (req: provproto.UpdateRequest) => {
       const [token, module] = moduleOf(req.getUrn());
       const urn = req.getUrn();
-      const result = await module.update(req.getId(), { ...fromStruct(req.getOlds()), __urn: urn }, { ...fromStruct(req.getNews()), __urn: urn }).catch(partial(token, outputs));
-      return new provproto.UpdateResponse().setProperties(outputs(token, result.outs));
+      const news = plainWith(req.getNews(), urn);
+      const result = await module.update(req.getId(), plainWith(req.getOlds(), urn), news).catch(partial((outs) => outputs(token, outs, news)));
+      return new provproto.UpdateResponse().setProperties(outputs(token, result.outs, news));
     }),
     delete: unary(async (req: provproto.DeleteRequest) => {
       const [, module] = moduleOf(req.getUrn());
-      await module.delete(req.getId(), { ...fromStruct(req.getProperties()), __urn: req.getUrn() });
+      await module.delete(req.getId(), plainWith(req.getProperties(), req.getUrn()));
       return new emptyproto.Empty();
     }),
     invoke: unary(async (req: provproto.InvokeRequest) => {
       const run = FUNCTIONS[req.getTok()];
       if (!run || !results[req.getTok()]) throw new Error(`unknown function ${req.getTok()}`);
-      return new provproto.InvokeResponse().setReturn(toStruct({ [results[req.getTok()]]: await run(fromStruct(req.getArgs())) }));
+      const args = (req.getArgs()?.toJavaScript() ?? {}) as Props;
+      const result = { [results[req.getTok()]]: await run(unwrap(args)) };
+      // What a secret argument selected is secret too.
+      return new provproto.InvokeResponse().setReturn(toStruct(secretKeys(args).length ? markSecret(result, Object.keys(result)) : result));
     }),
   };
 }
@@ -213,10 +231,10 @@ function unimplemented(what: string) {
  * outputs as `properties`, as provider/ownership.ts objectExists and the set's apply make it): sent
  * as ErrorResourceInitFailed, which the engine records as a partial create or update.
  */
-function partial(token: string, outputs: (token: string, outs: Props) => structproto.Struct) {
+function partial(outputs: (outs: Props) => structproto.Struct) {
   return (e: Error & { id?: string; properties?: Props; reasons?: string[] }): never => {
     if (!e.id) throw e;
-    const detail = new provproto.ErrorResourceInitFailed().setId(e.id).setProperties(outputs(token, e.properties ?? {})).setReasonsList(e.reasons ?? [e.message]);
+    const detail = new provproto.ErrorResourceInitFailed().setId(e.id).setProperties(outputs(e.properties ?? {})).setReasonsList(e.reasons ?? [e.message]);
     const any = new anyproto.Any();
     any.pack(detail.serializeBinary(), "pulumirpc.ErrorResourceInitFailed");
     const status = new statusproto.Status().setCode(grpc.status.UNKNOWN).setMessage(e.message);

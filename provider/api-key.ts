@@ -146,45 +146,37 @@ async function adopt(id: string, inputs: ApiKeyInputs) {
 }
 
 /**
- * The create may or may not have happened. A key made then is useless (nobody got its token), so
- * delete the keys this attempt can have made (ownership.ts: created since it was sent, by the
- * caller, with every field sent, not handed to Pulumi) and say so. A key that matches but whose
- * owner cannot be proven to be the caller is only named: it may be someone else's live key.
+ * The create may or may not have happened. A key it made would be useless (nobody got its token),
+ * but nothing proves which key that is: another stack or user can make an identical key (the same
+ * description, metadata and owner) at the same moment, and deleting theirs cuts off whatever uses
+ * it. So the keys it may have made (made since it was sent, with every field it sent, not handed to
+ * Pulumi by this run) are named, never deleted, and the user decides.
  */
 async function afterLostAnswer(err: ApiFailure, inputs: ApiKeyInputs, started: number): Promise<Error> {
   const track = keyCreates();
   const source = profileSource(inputs.profile);
   // Let the other creates of this run settle first: a sibling key with the same description whose
-  // token was handed to Pulumi is not an orphan (and a sibling may teach us the caller's principal).
+  // token was handed to Pulumi is not one this create may have made.
   for (let waited = 0; track.inFlight > 0 && waited < 120_000; waited += 100) await sleep(100);
   const lost = `${err.message}; the answer to the create was lost, so its token is unknown`;
   try {
     const owner = inputs.ownerId ?? callerPrincipal(source);
-    const attempt: CreateAttempt = { kind: KIND, sentAt: started, sent: { description: text(inputs.description), metadata: text(inputs.metadata), ownerId: owner } };
-    const orphans: string[] = [];
-    const unsure: string[] = [];
+    const maybe: string[] = [];
+    // The whole list (no order is promised), within the walk's bounds.
     for await (const key of listAll<ApiKeyBody>(API_KEYS_PATH, "keys", "look for an API key left by a lost answer", source)) {
-      const clock = serverClock(source); // the list's own answers tell the service's clock too
-      if (clock.lower !== undefined && Date.parse(key.created_at) < started + clock.lower) break; // newest first: the rest are older than the create
-      const found: Candidate = { id: key.id, createdAt: key.created_at, fields: outputsOf(FIELDS, key) };
       if (track.delivered.includes(key.id)) continue;
-      if (!whyNotMadeBy(attempt, found, clock.upper)) orphans.push(key.id);
-      else {
-        // Possible but not provable (the clock is too coarse or unknown, or the owner cannot be checked): named, never deleted.
-        const lenient: CreateAttempt = { ...attempt, sent: { ...attempt.sent, ownerId: owner ?? key.owner_id } };
-        if (!whyNotMadeBy(lenient, found, clock.lower ?? -Infinity)) unsure.push(`${key.id} (owner ${key.owner_id}, created_at ${key.created_at})`);
-      }
+      const attempt: CreateAttempt = { kind: KIND, sentAt: started, sent: { description: text(inputs.description), metadata: text(inputs.metadata), ownerId: owner ?? key.owner_id } };
+      const found: Candidate = { id: key.id, createdAt: key.created_at, fields: outputsOf(FIELDS, key) };
+      // Made no earlier than the create can have been sent (on the service's clock, at its earliest).
+      if (!whyNotMadeBy(attempt, found, serverClock(source).lower ?? -Infinity)) maybe.push(`${key.id} (owner ${key.owner_id}, created_at ${key.created_at})`);
     }
-    for (const id of orphans) await remove(id, inputs);
-    const deleted = orphans.length ? `deleted ${orphans.length} key(s) this attempt made (${orphans.join(", ")})` : "deleted no key";
-    const check = unsure.length
-      ? `; it may have made these, left as they cannot be proven its own (${owner === undefined ? "the caller's principal is unknown; declaring ownerId lets this check prove it" : "the service's clock is not known finely enough to prove they were made after the create was sent"}): ` +
-        `${unsure.slice(0, 10).join(", ")}${unsure.length > 10 ? ` and ${unsure.length - 10} more` : ""}; check them and delete any that nobody uses`
-      : "";
-    return plainError(`${lost}: ${deleted}${check}. Run the update again.`);
+    if (!maybe.length) return plainError(`${lost}: no key with what it sent was made since it was sent, so it made none. Run the update again.`);
+    return plainError(`${lost}. It may have made ${maybe.length === 1 ? "this key" : "one of these keys"}, left as ${maybe.length === 1 ? "it is" : "they are"} ` +
+      `(another stack's or user's identical key would look the same): ${maybe.slice(0, 10).join(", ")}${maybe.length > 10 ? ` and ${maybe.length - 10} more` : ""}. ` +
+      "Delete the one that is yours and that nobody uses (its token was never received), then run the update again.");
   } catch (cleanup) {
-    return plainError(`${lost}, and checking for a key it may have made failed too (${(cleanup as Error).message}): ` +
-      `look for a key created after ${new Date(started).toISOString()} (this machine's clock) with this description, and delete it if nobody uses it.`);
+    return plainError(`${lost}, and looking for a key it may have made failed too (${(cleanup as Error).message}): ` +
+      `look for a key created after ${new Date(started).toISOString()} (this machine's clock) with this description, and delete it if it is yours and nobody uses it.`);
   }
 }
 

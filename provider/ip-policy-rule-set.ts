@@ -67,6 +67,8 @@ export interface CheckedRuleSetInputs extends Omit<IpPolicyRuleSetInputs, "rules
   rules: Record<string, IpPolicyRuleSetRule>;
   /** The resource's URN, where messages about it go (the SDK or the plugin passes it). */
   __urn?: string;
+  /** The inputs the program made secret, by name (the SDK or the plugin passes them): their values are never shown. */
+  __secrets?: string[];
   __provider?: unknown;
 }
 
@@ -99,6 +101,7 @@ export interface IpPolicyRuleSetOutputs {
   takeOver?: boolean;
   profile?: string;
   __urn?: string;
+  __secrets?: string[];
 }
 
 const KIND = "IP policy rule set";
@@ -235,9 +238,13 @@ function outputs(inputs: { ipPolicyId: string }, rules: IpPolicyRuleSetMember[],
 }
 
 /** Every rule of the policy, from the account's rule list (the shared walk of list-reads). */
-async function policyRules(ipPolicyId: string, profile: unknown, what: string, known: IpPolicyRuleSetMember[] = []): Promise<IpPolicyRuleSetMember[]> {
+/**
+ * Every rule of the policy, from the account's rule list: the walk shared by the reads of a refresh,
+ * or, for what a write is planned and checked against (`fresh`), a walk of its own.
+ */
+async function policyRules(ipPolicyId: string, profile: unknown, what: string, known: IpPolicyRuleSetMember[] = [], fresh = false): Promise<IpPolicyRuleSetMember[]> {
   const source = profileSource(profile);
-  const all = await listEverything<IpPolicyRuleBody>({ list: IP_POLICY_RULES_PATH, field: "ip_policy_rules", path: IP_POLICY_RULES_PATH, what, expect: IP_POLICY_RULE_ANSWER, source });
+  const all = await listEverything<IpPolicyRuleBody>({ list: IP_POLICY_RULES_PATH, field: "ip_policy_rules", path: IP_POLICY_RULES_PATH, what, expect: IP_POLICY_RULE_ANSWER, source }, fresh);
   const rules = all.filter((r) => r.ip_policy.id === ipPolicyId).map(member);
   // A rule of the state missing from the list is gone only by its own believed 404 (http/trust.ts
   // believe404): a list read with another account's key is complete, and empty.
@@ -312,34 +319,42 @@ export function plan(current: IpPolicyRuleSetMember[], declared: IpPolicyRuleSet
     p.creates.push(...adds.slice(n));
     p.deletes.push(...rems.slice(n));
   }
+  p.creates.push(...(added[UNKNOWN] ?? [])); // an action not known yet (preview): a create, reusing no rule
   return p;
 }
 
 const writesOf = (p: Plan) => p.creates.length + p.patches.length + 2 * p.flips.length + p.deletes.length;
 const moved = (x: { rule: IpPolicyRuleSetMember; to: IpPolicyRuleSetRule }) => canonicalCidr(x.rule.cidr) !== canonicalCidr(x.to.cidr);
 
-/** A value in a plan: quoted, and cut short (the whole value is in the diff and the state). */
-const shown = (v: unknown) => {
+/** A value in a plan: quoted, and cut short (the whole value is in the state); one not known at preview, or secret, says so. */
+const shown = (v: unknown, secret: boolean) => {
+  if (isUnknown(v)) return "(known at update)";
+  if (secret) return "[secret]";
   const text = JSON.stringify(v ?? "");
   return text.length > 100 ? `${text.slice(0, 96)}…"` : text;
 };
 
-/** What a rule declares besides its CIDR and action: `description "…", metadata "…"`. */
-function texts(d: { description?: string; metadata?: string }): string {
-  return (["description", "metadata"] as const).filter((k) => d[k]).map((k) => `, ${k} ${shown(d[k])}`).join("");
+const shownAction = (a: string) => (isUnknown(a) ? "(action known at update)" : a);
+
+/** What a rule declares besides its CIDR and action: `description "…", metadata "…"` (`[secret]` when the program made them secret). */
+function texts(d: { description?: string; metadata?: string }, secret: boolean): string {
+  return (["description", "metadata"] as const).filter((k) => d[k]).map((k) => `, ${k} ${shown(d[k], secret)}`).join("");
 }
 
 /** The fields a PATCH changes: `description "a" → "b"`. */
-function changes(r: IpPolicyRuleSetMember, d: IpPolicyRuleSetRule): string {
-  return changedFields(MEMBER_FIELDS, r, d).updates.filter((k) => k !== "cidr").map((k) => `${k} ${shown((r as any)[k])} → ${shown((d as any)[k])}`).join(", ");
+function changes(r: IpPolicyRuleSetMember, d: IpPolicyRuleSetRule, secret: boolean): string {
+  return changedFields(MEMBER_FIELDS, r, d).updates.filter((k) => k !== "cidr").map((k) => `${k} ${shown((r as any)[k], secret)} → ${shown((d as any)[k], secret)}`).join(", ");
 }
+
+/** Whether the rules' texts are secret (the program made part of `rules` secret, now or when the state was written): plans show `[secret]`. */
+const secretRules = (...props: { __secrets?: string[] }[]) => props.some((p) => p.__secrets?.includes("rules") ?? false);
 
 /**
  * The plan in words: a first line that counts (`create 1, update 2, delete 1: 4 requests`), then one
  * line per change, every change: `+` create, `~` update or move, `±` action changed (delete, then
  * create), `-` delete. "" when there is nothing to do.
  */
-export function describePlan(p: Plan): string {
+export function describePlan(p: Plan, secret = false): string {
   const patched = p.patches.filter((x) => !moved(x));
   const movedRules = p.patches.filter(moved);
   const counts = [
@@ -352,11 +367,11 @@ export function describePlan(p: Plan): string {
   const head = counts.filter(([n]) => n).map(([n, word]) => `${word} ${n}`).join(", ");
   if (!head) return "";
   const lines = [
-    ...p.creates.map((d) => `  + ${canonicalCidr(d.cidr)} ${d.action}${texts(d)}`),
-    ...patched.map((x) => `  ~ ${canonicalCidr(x.rule.cidr)}: ${changes(x.rule, x.to)}`),
-    ...movedRules.map((x) => `  ~ ${canonicalCidr(x.rule.cidr)} → ${canonicalCidr(x.to.cidr)} (${x.rule.id}, ${x.rule.action}: one PATCH of cidr)${changes(x.rule, x.to) ? `, ${changes(x.rule, x.to)}` : ""}`),
-    ...p.flips.map((x) => `  ± ${canonicalCidr(x.rule.cidr)}: action ${x.rule.action} → ${x.to.action} (${x.rule.id} deleted, then created again)${texts(x.to)}`),
-    ...p.deletes.map((r) => `  - ${canonicalCidr(r.cidr)} ${r.action} (${r.id})${texts(r)}`),
+    ...p.creates.map((d) => `  + ${canonicalCidr(d.cidr)} ${shownAction(d.action)}${texts(d, secret)}`),
+    ...patched.map((x) => `  ~ ${canonicalCidr(x.rule.cidr)}: ${changes(x.rule, x.to, secret)}`),
+    ...movedRules.map((x) => `  ~ ${canonicalCidr(x.rule.cidr)} → ${canonicalCidr(x.to.cidr)} (${x.rule.id}, ${x.rule.action}: one PATCH of cidr)${changes(x.rule, x.to, secret) ? `, ${changes(x.rule, x.to, secret)}` : ""}`),
+    ...p.flips.map((x) => `  ± ${canonicalCidr(x.rule.cidr)}: action ${x.rule.action} → ${shownAction(x.to.action)} (${x.rule.id} deleted, then created again${isUnknown(x.to.action) ? ", unless it turns out the same" : ""})${texts(x.to, secret)}`),
+    ...p.deletes.map((r) => `  - ${canonicalCidr(r.cidr)} ${r.action} (${r.id})${texts(r, secret)}`),
   ];
   const writes = writesOf(p);
   return [`${head}: ${writes} request${writes === 1 ? "" : "s"}`, ...lines].join("\n");
@@ -407,7 +422,7 @@ async function previewCreate(inputs: CheckedRuleSetInputs): Promise<void> {
   const byCidr = byDeclaredCidr(declared);
   const asIs = current.filter((r) => exactlyAsDeclared(byCidr, r)).length;
   const undeclared = current.filter((r) => !byCidr[canonicalCidr(r.cidr)]).length;
-  const then = describePlan(next);
+  const then = describePlan(next, secretRules(inputs));
   report(inputs.__urn, `${head}: take over the ${current.length} rule${current.length === 1 ? "" : "s"} the policy holds (${asIs} as declared, ${undeclared} not declared), ` +
     `writing nothing now; ${then ? `the next up then: ${then}` : "nothing more to do"}`);
 }
@@ -416,14 +431,18 @@ export async function diff(_id: string, olds: IpPolicyRuleSetOutputs, news: Chec
   const { replaces } = changedFields(FIELDS, olds, news);
   if (replaces.length) return { changes: true, replaces, deleteBeforeReplace: false, detailedDiff: Object.fromEntries(replaces.map((k) => [k, "update-replace" as DiffKind])) };
   const show = !!news.__urn && checkedSets().urns.includes(news.__urn);
+  const recorded = members(olds.rules);
   // (A refresh's diff hands in the inputs of the state, which an older version kept as a list.)
   const declared = Array.isArray(news.rules) || isObject(news.rules) ? declaredList(news.rules) : undefined;
-  if (!declared || declared.some((r) => !isObject(r) || Object.values(r).some(isUnknown))) {
-    if (show) report(news.__urn, "rules not known yet (they depend on other resources): the plan is made at update");
+  if (!declared || declared.some((r) => !isObject(r))) {
+    // Which CIDRs the program declares is not known yet: no plan can say what up does; say what it may do.
+    const may = Object.values(keyed(recorded)).map((r) => `  ? ${r.cidr} ${r.action} (${r.id})${texts(r, secretRules(olds, news))}`);
+    if (show) report(news.__urn, [`plan for ${olds.ipPolicyId}: the rules are not known yet (they depend on other resources): up makes the policy hold exactly the declared rules, and may change or delete any of the ${recorded.length} it holds now`, ...may].join("\n"));
     return { changes: true, replaces: [], detailedDiff: { rules: "update" as DiffKind } };
   }
-  const p = plan(members(olds.rules), declared, () => true);
-  const words = describePlan(p);
+  // A description, metadata or action not known yet counts as changed, and says so.
+  const p = plan(recorded, declared, () => true);
+  const words = describePlan(p, secretRules(olds, news));
   if (words && show) report(news.__urn, `plan for ${olds.ipPolicyId}: ${words}`);
   return { changes: words !== "", replaces: [], detailedDiff: planDiff(p) };
 }
@@ -447,7 +466,7 @@ function planDiff(p: Plan): Record<string, DiffKind> {
 export async function create(inputs: CheckedRuleSetInputs) {
   const what = `create IP policy rule set of ${inputs.ipPolicyId}`;
   claim(KIND, inputs.ipPolicyId, what);
-  const current = await policyRules(inputs.ipPolicyId, inputs.profile, what);
+  const current = await policyRules(inputs.ipPolicyId, inputs.profile, what, [], true);
   const declared = declaredList(inputs.rules);
   // A takeover records what the policy holds and writes nothing (its preview said so); the next
   // preview shows each change and the next up makes it.
@@ -491,7 +510,7 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
   const declared = declaredList(news.rules);
   const p = plan(recorded, declared, (r) => !claimed("IP policy rule", r.id));
   // Checked against the policy as it is now (a killed or failed run, or a hand, may have changed it).
-  const current = await policyRules(news.ipPolicyId, news.profile, what, recorded);
+  const current = await policyRules(news.ipPolicyId, news.profile, what, recorded, true);
   const live: Record<string, IpPolicyRuleSetMember> = {};
   for (const r of current) live[r.id] = r;
   const known: Record<string, IpPolicyRuleSetMember> = {};
@@ -499,6 +518,7 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
   const held: Record<string, IpPolicyRuleSetMember> = {};
   for (const r of current) held[canonicalCidr(r.cidr)] = r;
   const named = (r: IpPolicyRuleSetMember) => `${r.cidr} ${r.action} (${r.id})`;
+  const secret = secretRules(olds, news);
 
   // Never touched unseen: a rule the plan changes must be as recorded, and a CIDR it adds must be free
   // (a deny turned allow, or a rule of another stack taken in, opens a door no preview showed).
@@ -506,7 +526,7 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
   const byCidr = byDeclaredCidr(declared);
   const adopted = (r: IpPolicyRuleSetMember | undefined) => r !== undefined && !known[r.id] && adoptExistingAllowed() && exactlyAsDeclared(byCidr, r);
   const touched = [...p.patches.map((x) => x.rule), ...p.flips.map((x) => x.rule), ...p.deletes.filter((r) => live[r.id])]; // (one gone already needs nothing)
-  const stale = touched.filter((r) => !unchanged(r, live[r.id])).map((r) => `${named(r)} (${live[r.id] ? `now ${named(live[r.id])}${texts(live[r.id])}` : "deleted"})`);
+  const stale = touched.filter((r) => !unchanged(r, live[r.id])).map((r) => `${named(r)} (${live[r.id] ? `now ${named(live[r.id])}${texts(live[r.id], secret)}` : "deleted"})`);
   const added = [...p.creates, ...p.patches.filter(moved).map((x) => x.to)];
   const taken = added.map((d) => held[canonicalCidr(d.cidr)]).filter((r): r is IpPolicyRuleSetMember => r !== undefined && !adopted(r));
   const unseen = [...taken.filter((r) => !known[r.id]).map((r) => `${named(r)} (not recorded: added since the last refresh, by hand or by another stack)`), ...taken.filter((r) => known[r.id]).map((r) => `${named(r)} (moved there since it was recorded)`)];
@@ -522,7 +542,7 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
   const planned: Record<string, true> = {};
   for (const r of [...touched, ...p.deletes]) planned[r.id] = true;
   const left = [
-    ...recorded.filter((r) => !planned[r.id] && !unchanged(r, live[r.id])).map((r) => (live[r.id] ? `${named(r)}, now ${named(live[r.id])}${texts(live[r.id])}` : `${named(r)}, deleted`)),
+    ...recorded.filter((r) => !planned[r.id] && !unchanged(r, live[r.id])).map((r) => (live[r.id] ? `${named(r)}, now ${named(live[r.id])}${texts(live[r.id], secret)}` : `${named(r)}, deleted`)),
     ...current.filter((r) => !known[r.id] && !adoptedNow.includes(r)).map((r) => `${named(r)}, added`),
   ];
   const rules = await apply(news, current, todo, id, what);
@@ -536,8 +556,14 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
 async function remove(id: string, props: IpPolicyRuleSetOutputs): Promise<void> {
   const ipPolicyId = props.ipPolicyId ?? id;
   const what = `delete IP policy rule set of ${ipPolicyId}`;
+  // Replaced by a set of this run on the same policy (another profile of one account, say): that
+  // set has recorded these rules as its own; deleting them would empty the policy behind its back.
+  if (claimed(KIND, ipPolicyId)) {
+    report(props.__urn, `${what}: left its rules in place: the IpPolicyRuleSet that replaces it in this run manages the policy now`, { warning: true });
+    return;
+  }
   const recorded = members(props.rules);
-  const current = await policyRules(ipPolicyId, props.profile, what, recorded);
+  const current = await policyRules(ipPolicyId, props.profile, what, recorded, true);
   // The rules the state knows (those a preview or refresh showed); one that came since is left, and named.
   const known: Record<string, true> = {};
   for (const r of recorded) known[r.id] = true;
@@ -584,11 +610,15 @@ function progress(urn: string | undefined, p: Plan, profile: unknown) {
 }
 
 /**
- * Runs a plan, CONCURRENCY calls at once: creates, patches and flips (each a delete, then a create
- * of the same CIDR) first, so that no moment lacks both the old rule and the new; then the deletes.
- * Tracks every call's result. On a failure it starts nothing more, lets the calls under way finish,
- * and throws an error carrying the set's id and outputs that describe the rules that exist now
- * (a partial create or update: the engine records them, and the next `up` finishes the job).
+ * Runs a plan, CONCURRENCY calls at once, in phases, each started only when the one before has
+ * succeeded, so that a run stopped anywhere (a failure, a kill) leaves the policy no more open than
+ * it was or will be: first what only closes (deny rules created, allow rules flipped to deny: the
+ * allow deleted, then the deny created), then deny rules moved to another CIDR (the old range opens
+ * only once every new deny holds), then changes of text, then what opens (allow rules created or
+ * moved, deny rules flipped to allow), then the deletes of undeclared rules. Tracks every call's
+ * result. On a failure it starts nothing more, lets the calls under way finish, and throws an error
+ * carrying the set's id and outputs that describe the rules that exist now (a partial create or
+ * update: the engine records them, and the next `up` finishes the job).
  */
 async function apply(inputs: { ipPolicyId: string; profile?: string; takeOver?: boolean; __provider?: unknown; __urn?: string }, current: IpPolicyRuleSetMember[], p: Plan, id: string, what: string): Promise<IpPolicyRuleSetMember[]> {
   const source = profileSource(inputs.profile);
@@ -621,17 +651,20 @@ async function apply(inputs: { ipPolicyId: string; profile?: string; takeOver?: 
     shown.count("deleted");
   };
 
-  const first: (() => Promise<void>)[] = [
-    ...p.patches.map((x) => () => patch(x.rule, x.to)),
-    ...p.creates.map((d) => () => post(d)),
-    ...p.flips.map((x) => async () => {
-      await del(x.rule);
-      await post(x.to);
-    }),
+  const flip = (x: Plan["flips"][number]) => async () => {
+    await del(x.rule);
+    await post(x.to);
+  };
+  const denies = (x: { to: IpPolicyRuleSetRule }) => x.to.action === "deny";
+  const phases: (() => Promise<void>)[][] = [
+    [...p.creates.filter((d) => d.action === "deny").map((d) => () => post(d)), ...p.flips.filter(denies).map(flip)],
+    p.patches.filter((x) => moved(x) && denies(x)).map((x) => () => patch(x.rule, x.to)),
+    p.patches.filter((x) => !moved(x)).map((x) => () => patch(x.rule, x.to)),
+    [...p.creates.filter((d) => d.action !== "deny").map((d) => () => post(d)), ...p.patches.filter((x) => moved(x) && !denies(x)).map((x) => () => patch(x.rule, x.to)), ...p.flips.filter((x) => !denies(x)).map(flip)],
+    p.deletes.map((r) => () => del(r)),
   ];
-  const then = p.deletes.map((r) => () => del(r));
   try {
-    for (const phase of [first, then]) {
+    for (const phase of phases) {
       await pool(phase, CONCURRENCY, (e) => failed.push(e as ApiFailure));
       if (failed.length) break;
     }
@@ -643,7 +676,7 @@ async function apply(inputs: { ipPolicyId: string; profile?: string; takeOver?: 
   let rules = Object.values(live);
   if (lostCreate) {
     // A create whose answer was lost may have made its rule: ask the policy what it holds.
-    rules = await policyRules(inputs.ipPolicyId, inputs.profile, what).catch(() => rules);
+    rules = await policyRules(inputs.ipPolicyId, inputs.profile, what, [], true).catch(() => rules);
   }
   const e = failed[0];
   const message = `${what}: ${failed.length} call${failed.length === 1 ? "" : "s"} failed, first: ${e.message}. ` +

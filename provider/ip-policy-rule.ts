@@ -4,6 +4,7 @@
 import * as ipaddr from "ipaddr.js";
 import { ID_PREFIX } from "../contract/common";
 import { IP_POLICY_RULE_ANSWER, IP_POLICY_RULES_PATH, IpPolicyRuleBody, IpPolicyRuleCreateBody, IpPolicyRuleUpdateBody, RULE_ACTIONS, RuleAction } from "../contract/ip-policy-rule";
+import { report } from "./engine";
 import { plainError } from "./errors";
 import { api, apiPath } from "./http/api";
 import { serverClock } from "./http/clock";
@@ -139,6 +140,7 @@ export async function create(inputs: IpPolicyRuleInputs) {
     const err = e as ApiFailure;
     if (!err.ambiguous && err.status !== 409) throw err;
     attempt.sentAt = err.sentAt ?? attempt.sentAt; // the attempt that may have acted, not the first
+    attempt.failedAt = Date.now();
     if (err.ambiguous) noteLostCreate(slot, attempt);
     // The rule is there already (409), or our create may have made it before its answer was lost.
     const existing = await findExisting(inputs).catch(() => undefined);
@@ -149,9 +151,9 @@ export async function create(inputs: IpPolicyRuleInputs) {
     // Take it over only if a lost create of this run can have made it (ownership.ts), or the user
     // said so; else it is someone else's. (One that another resource of this run manages fails in
     // claim, with that reason.)
-    const upper = serverClock(profileSource(inputs.profile)).upper;
-    if (!claimed(KIND, existing.id) && !adoptExistingAllowed() && !mayHaveCreated(KIND, slot, candidate(existing), upper)) {
-      const why = whyNotMadeBy(attempt, candidate(existing), upper);
+    const { upper, lower } = serverClock(profileSource(inputs.profile));
+    if (!claimed(KIND, existing.id) && !adoptExistingAllowed() && !mayHaveCreated(KIND, slot, candidate(existing), upper, lower)) {
+      const why = whyNotMadeBy(attempt, candidate(existing), upper, lower);
       throw plainError(`${err.message}; rule ${existing.id} already holds this CIDR and was not created by this run${err.ambiguous && why ? ` (${why})` : ""}. ` +
         `To manage it from this resource, declare adoptId: "${existing.id}". If an interrupted \`pulumi up\` of this stack made it, ` +
         "run `ACCESSCTL_ADOPT_EXISTING=1 pulumi up` once. If another stack manages it, remove it from this one.");
@@ -214,7 +216,13 @@ export async function update(id: string, olds: IpPolicyRuleOutputs, news: IpPoli
   return { outs: { ...toOutputs(updated), ...keptInputs(news) } };
 }
 
-async function remove(id: string, props: IpPolicyRuleOutputs): Promise<void> {
+async function remove(id: string, props: IpPolicyRuleOutputs & { __urn?: string }): Promise<void> {
+  // A set of this run owns the policy now (one that replaced rule resources, a takeover): it has
+  // recorded this rule as its own, so deleting it would take it from the set behind its back.
+  if (claimed("IP policy rule set", props.ipPolicyId)) {
+    report(props.__urn, `delete IP policy rule ${id}: left in place: the IpPolicyRuleSet of ${props.ipPolicyId} in this stack manages the rules of that policy now (the next preview of the set shows what it does with it)`, { warning: true });
+    return;
+  }
   await api("DELETE", rulePath(id), { what: `delete IP policy rule ${id}`, allow404: true, source: profileSource(props.profile) }).finally(listsChanged);
 }
 export { remove as delete };

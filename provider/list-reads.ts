@@ -119,10 +119,11 @@ async function listed(r: ListRead): Promise<Found | undefined> {
  * of single rules costs one walk). Throws unless the walk reached the last page: an authoritative
  * reader (IpPolicyRuleSet) must never take a missing page for missing objects.
  */
-export async function listEverything<T>(r: ListRead): Promise<T[]> {
-  const found = await walk(r);
+export async function listEverything<T>(r: ListRead, fresh = false): Promise<T[]> {
+  const found = fresh ? undefined : await walk(r);
   if (found?.complete) return Object.values(found.items) as T[];
-  // The shared walk failed or stopped early and keeps no error: walk again on our own, so that a
+  // Fresh (what a write is checked against: the list as it is now, not a walk up to MAX_AGE_MS old),
+  // or the shared walk failed or stopped early and keeps no error: walk on our own, so that a
   // failure is thrown with its cause (listPages throws rather than stop short).
   const items: T[] = [];
   for await (const page of listPages<T>(r.list, r.field, `list for ${r.what}`, r.source, { maxPages: MAX_PAGES, budgetMs: r.walkBudgetMs })) {

@@ -46,6 +46,8 @@ export interface CreateAttempt {
   kind: string;
   /** When the request was sent, on this process's clock (Date.now()). */
   sentAt: number;
+  /** When its failure came back, on this process's clock: what was made after that, it did not make (as far as the service's answer tells). */
+  failedAt?: number;
   /** Every field sent, in the form the service shows it (canonical); undefined: not known (e.g. the caller's principal). */
   sent: Record<string, string | undefined>;
 }
@@ -65,13 +67,20 @@ export interface Candidate {
  * be proven); have every field sent; and not be managed by another resource of this run. Whatever
  * cannot be proven (an unknown clock or field) is a reason.
  */
-export function whyNotMadeBy(attempt: CreateAttempt, found: Candidate, upperOffsetMs: number | undefined): string | undefined {
+export function whyNotMadeBy(attempt: CreateAttempt, found: Candidate, upperOffsetMs: number | undefined, lowerOffsetMs?: number): string | undefined {
   if (claimed(attempt.kind, found.id)) return "another resource of this stack manages it";
   if (upperOffsetMs === undefined) return "the service's clock is unknown (its answers have no Date header), so its creation time proves nothing";
   const since = attempt.sentAt + upperOffsetMs;
   const created = Date.parse(found.createdAt);
   if (!Number.isFinite(created)) return `its created_at ${JSON.stringify(found.createdAt)} is not a time`;
   if (created < since) return `it was created at ${found.createdAt}, not provably after this create was sent (at the latest ${new Date(since).toISOString()} on the service's clock)`;
+  // And before the failure came back (at the earliest, on the service's clock): an identical object
+  // another stack made after that is theirs.
+  if (attempt.failedAt !== undefined) {
+    if (lowerOffsetMs === undefined) return "the service's clock is unknown, so nothing proves it was created before this create's failure came back";
+    const until = attempt.failedAt + lowerOffsetMs;
+    if (created > until) return `it was created at ${found.createdAt}, after this create's failure came back (${new Date(until).toISOString()} on the service's clock at the earliest)`;
+  }
   for (const [field, value] of Object.entries(attempt.sent)) {
     if (value === undefined) return `its ${field} cannot be checked (${field} ${found.fields[field]} is not known to be the caller's)`;
     if (found.fields[field] !== value) return `its ${field} is ${JSON.stringify(found.fields[field])}, not ${JSON.stringify(value)}`;
@@ -85,8 +94,8 @@ export function noteLostCreate(slot: string, attempt: CreateAttempt): void {
 }
 
 /** Whether a lost create of this run for `slot` can have made `found` (see whyNotMadeBy). */
-export function mayHaveCreated(kind: string, slot: string, found: Candidate, upperOffsetMs: number | undefined): boolean {
-  return ownership().lostCreates.some((lost) => lost.slot === `${kind} ${slot}` && !whyNotMadeBy(lost.attempt, found, upperOffsetMs));
+export function mayHaveCreated(kind: string, slot: string, found: Candidate, upperOffsetMs: number | undefined, lowerOffsetMs?: number): boolean {
+  return ownership().lostCreates.some((lost) => lost.slot === `${kind} ${slot}` && !whyNotMadeBy(lost.attempt, found, upperOffsetMs, lowerOffsetMs));
 }
 
 /**

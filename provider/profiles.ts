@@ -36,14 +36,16 @@ export const PROFILE_FIELD = {
 
 /**
  * Inputs echoed into the outputs, because diff, read and delete get only the outputs: adoptId,
- * takeOver, profile, triggers, and the URN messages about the resource go to (__urn).
+ * takeOver, profile, triggers, the URN messages about the resource go to (__urn), and which inputs
+ * the program made secret (__secrets: their old values are secret too).
  */
-export function keptInputs(inputs: Record<string, any>): { adoptId?: string; takeOver?: boolean; profile?: string; triggers?: unknown[]; __urn?: string } {
+export function keptInputs(inputs: Record<string, any>): { adoptId?: string; takeOver?: boolean; profile?: string; triggers?: unknown[]; __urn?: string; __secrets?: string[] } {
   return {
     ...(inputs.adoptId ? { adoptId: inputs.adoptId } : {}),
     ...(inputs.takeOver === true ? { takeOver: true } : {}),
     ...(inputs.profile ? { profile: inputs.profile } : {}),
     ...(inputs.triggers !== undefined ? { triggers: inputs.triggers } : {}),
     ...(typeof inputs.__urn === "string" ? { __urn: inputs.__urn } : {}),
+    ...(Array.isArray(inputs.__secrets) && inputs.__secrets.length ? { __secrets: inputs.__secrets } : {}),
   };
 }

@@ -44,9 +44,11 @@ export class IpPolicyRuleSet extends pulumi.dynamic.Resource {
     const outputs = { ipPolicyId: undefined, rules: undefined, takeOver: undefined, profile: undefined };
     // The provider shows its plan and progress under this resource: it needs the URN, which a dynamic provider is not told.
     const __urn = pulumi.createUrn(name, `pulumi-nodejs:dynamic/accessctl:${TYPE}`, opts?.parent);
+    // Which inputs the program made secret: a dynamic provider gets their values only, and its plan must not show them.
+    const __secrets = Promise.all(Object.entries(args).map(async ([key, value]) => ((await pulumi.isSecret(pulumi.output(value))) ? key : ""))).then((keys) => keys.filter(Boolean));
     // Pulumi's diff of a map prints every entry, changed or not (300 lines for one rule added by hand):
     // the provider's plan, shown under the resource, names each changed rule instead.
     const hidden = pulumi.mergeOptions(opts, { hideDiffs: ["rules"] });
-    super(provider satisfies ProviderOf<provider.IpPolicyRuleSetInputs, provider.IpPolicyRuleSetOutputs, provider.CheckedRuleSetInputs>, name, { ...outputs, ...args, __urn }, hidden, "accessctl", TYPE);
+    super(provider satisfies ProviderOf<provider.IpPolicyRuleSetInputs, provider.IpPolicyRuleSetOutputs, provider.CheckedRuleSetInputs>, name, { ...outputs, ...args, __urn, __secrets }, hidden, "accessctl", TYPE);
   }
 }

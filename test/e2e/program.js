@@ -3,7 +3,7 @@
 //   { keys: {name: ApiKeyArgs}, rules: {name: IpPolicyRuleArgs}, modules: {name: TlsEdgeMutualTlsArgs},
 //     sets: {name: IpPolicyRuleSetArgs},
 //     listPolicy?: "ipp_…" (export what the list helpers see, before this run's changes), idsOnly?: sets export their id only,
-//     plugin?: the classes of @accessctl/pulumi/plugin,
+//     plugin?: the classes of @accessctl/pulumi/plugin, secretTexts?: the sets' rule descriptions secret,
 //     opts?: {name: resource options}, gets?: {name: {type: "ApiKey"|"IpPolicyRule"|"TlsEdgeMutualTls", id}} }
 "use strict";
 const pulumi = require("@pulumi/pulumi");
@@ -22,7 +22,9 @@ for (const [name, args] of Object.entries(spec.rules || {})) {
   out[`rule_${name}`] = { id: rule.id, cidr: rule.cidr, action: rule.action };
 }
 for (const [name, args] of Object.entries(spec.sets || {})) {
-  const set = new accessctl.IpPolicyRuleSet(name, args, (spec.opts || {})[name]);
+  // secretTexts: each rule's description a secret, as a program reading it from secret config has it.
+  const rules = spec.secretTexts ? args.rules.map((r) => (r.description ? { ...r, description: pulumi.secret(r.description) } : r)) : args.rules;
+  const set = new accessctl.IpPolicyRuleSet(name, { ...args, rules }, (spec.opts || {})[name]);
   // idsOnly: a stack output of every rule would make each preview print every rule (new values are the inputs then).
   out[`set_${name}`] = spec.idsOnly ? { id: set.id } : { id: set.id, ipPolicyId: set.ipPolicyId, rules: set.rules };
 }

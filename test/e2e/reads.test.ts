@@ -114,7 +114,9 @@ describe("a 404 is not proof that an object is gone", () => {
     expect(before.length).toBe(4);
     const refresh = await s.run("refresh", spec(emu), { env: { ACCESSCTL_API_URL: `${emu.url}/v2` } });
     expect(refresh.ok).toBe(false);
-    expect(refresh.output).toMatch(/read IP policy rule ipr_\w+: HTTP 404 ERR_NOT_FOUND: .*not taken as deleted: http:\/\/127\.0\.0\.1:\d+\/v2 does not answer as the API does \(GET \/ip_policy_rules\?limit=1: HTTP 404 ERR_NOT_FOUND/);
+    // The full path sent, and the setting the URL came from (issue 26).
+    expect(refresh.output).toMatch(/read IP policy rule ipr_\w+: HTTP 404 ERR_NOT_FOUND: .*not taken as deleted: http:\/\/127\.0\.0\.1:\d+\/v2 does not answer as the API does \(GET \/v2\/ip_policy_rules\?limit=1: HTTP 404 ERR_NOT_FOUND/);
+    expect(refresh.output).toMatch(/is ACCESSCTL_API_URL \(http:\/\/127\.0\.0\.1:\d+\/v2\) right\?/);
     expect(refresh.output).toMatch(/read mutual TLS of TLS edge edgtls_\w+: HTTP 404 .*not taken as deleted/);
     expect(held(s)).toEqual(before);
     await s.ok("destroy", spec(emu));

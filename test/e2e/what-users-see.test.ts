@@ -4,9 +4,10 @@
 // key rotated by its triggers, errors that name the setting the user set, one address as a rule,
 // and a provider that sends nothing once its engine is gone.
 import * as fs from "node:fs";
+import * as path from "node:path";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { client, listAll, RunningEmulator, startEmulator } from "../helpers/emulator";
-import { alive, descendants, Spec, testStack } from "../helpers/stack";
+import { alive, descendants, pluginHome, Spec, testStack } from "../helpers/stack";
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {
@@ -245,4 +246,28 @@ describe("no write reaches the service once the engine is gone", () => {
     expect(after).toBeLessThan(300);
     await running.done;
   });
+});
+
+describe("secrets stay secret in what the set shows", () => {
+  for (const plugin of [false, true]) {
+    it(`a rule's description made secret by the program: the plan and the state never show it (${plugin ? "the plugin" : "the dynamic provider"})`, async () => {
+      const project = inject("e2e");
+      const emu = await startEmulator(["--rate-limit", "off"]);
+      cleanups.push(() => emu.stop());
+      const home = pluginHome(project.binDir, path.join(project.dir, "node_modules/@accessctl/pulumi/dist/pulumi-resource-accessctl-v0.1.0-linux-amd64.tar.gz"));
+      cleanups.push(() => home.cleanup());
+      const stack = testStack({ project, emulator: emu, name: `see-secret-${plugin}`, extraConfig: fast, env: home.env });
+      cleanups.push(() => stack.cleanup());
+      const p = emu.fixtures.ipPolicies[0];
+      const spec = (description: string) => ({ ...setSpec(p, [{ cidr: "10.0.0.0/8", action: "allow", description }]), plugin, secretTexts: true });
+      await stack.ok("up", spec("s3cr3t-first-value"));
+      const preview = await stack.ok("preview", spec("s3cr3t-second-value"));
+      expect(preview.output).toMatch(/plan for ipp_\w+: update 1: 1 request\n\s+~ 10\.0\.0\.0\/8: description \[secret\] → \[secret\]/);
+      const up = await stack.ok("up", spec("s3cr3t-second-value"));
+      for (const text of [preview.output, up.output, stack.backendText()]) expect(text).not.toMatch(/s3cr3t/);
+      const live = await policyRules(emu, p);
+      expect(live.map((r) => r.description)).toEqual(["s3cr3t-second-value"]);
+      await stack.ok("destroy", spec("s3cr3t-second-value"));
+    });
+  }
 });

@@ -18,6 +18,7 @@ export interface Spec {
   listPolicy?: string;
   idsOnly?: boolean;
   plugin?: boolean;
+  secretTexts?: boolean;
 }
 
 export interface RunResult {
