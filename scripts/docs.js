@@ -238,6 +238,8 @@ function resourceExample(lang, name, resource, types, example) {
     `    type: ${TOKEN(name)}`,
     "    properties:",
     ...entries.map(([k, x]) => `      ${k}: ${yamlValue(x, 4)}`.replace(/: \n/, ":\n")),
+    // YAML has no SDK to pass the resource's hideDiffs (the generated SDKs do): the program does.
+    ...(resource.language?.accessctl?.hideDiffs ? ["    options:", `      hideDiffs: [${resource.language.accessctl.hideDiffs.join(", ")}]`] : []),
     "outputs:",
     ...exports.map(([out, prop]) => `  ${out}: \${${example.name}.${prop}}`),
   ].join("\n");
