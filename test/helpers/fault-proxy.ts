@@ -55,7 +55,8 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       if (fault?.delayMs) await new Promise((r) => setTimeout(r, fault.delayMs));
       try {
         const headers: Record<string, string> = {};
-        for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string" && k !== "host" && k !== "connection") headers[k] = v;
+        // (fetch sets the length of the body it sends itself, and refuses one given that it does not count as it does)
+        for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string" && !["host", "connection", "content-length"].includes(k)) headers[k] = v;
         const body = chunks.length ? Buffer.concat(chunks) : undefined;
         const upstream = await fetch(target + req.url, { method: req.method, headers, body });
         const text = Buffer.from(await upstream.arrayBuffer());
@@ -68,7 +69,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
         res.end(text);
       } catch (e) {
         res.writeHead(599);
-        res.end(String(e));
+        res.end(`${String(e)} ${String((e as { cause?: unknown }).cause)}`);
       }
     });
   });

@@ -1,0 +1,127 @@
+// What an attack on the rule set found, each fixed (provider/ip-policy-rule-set.ts):
+// - a set that takes a policy over in the same run that deletes what held its rules before (the rule
+//   resources it replaces in the program, or the set it replaces on the same policy, e.g. a profile of
+//   the same account): the deletes leave the rules the new set recorded (the policy ended empty);
+// - a half-failed run that splits a deny in two: no moment with half the range open;
+// - a value not known at preview: the plan still names every rule up may delete.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { client, RunningEmulator, startEmulator } from "../helpers/emulator";
+import { startFaultProxy } from "../helpers/fault-proxy";
+import { compiled, configureRequest, newRun, serializedProvider } from "../helpers/provider";
+
+const config = compiled("provider/config.js");
+let emu: RunningEmulator;
+let set: any;
+let rule: any;
+beforeAll(async () => {
+  emu = await startEmulator(["--rate-limit", "off"]);
+  set = (await serializedProvider("ip-policy-rule-set")).provider;
+  rule = (await serializedProvider("ip-policy-rule")).provider;
+  await config.configure(configureRequest({ "accessctl:apiUrl": emu.url, "accessctl:apiKey": emu.adminToken, "accessctl:profiles": JSON.stringify({ main: { apiUrl: emu.url, apiKey: emu.adminToken } }) }));
+});
+afterAll(async () => {
+  await emu.stop();
+});
+
+/** A new provider process: what one run remembers (claims, owners) is forgotten. */
+function freshRun() {
+  newRun();
+  const all = (globalThis as unknown as Record<symbol, Record<string, unknown>>)[Symbol.for("@accessctl/pulumi/state/v1")];
+  if (all) delete all["ownership"];
+}
+
+const live = async (ipPolicyId: string) => ((await client(emu.url, emu.adminToken).get("/ip_policy_rules")).body.ip_policy_rules as { ip_policy: { id: string }; cidr: string }[]).filter((r) => r.ip_policy.id === ipPolicyId).map((r) => r.cidr).sort();
+
+describe("a set that takes over a policy in the run that deletes its former owners", () => {
+  it("the rule resources it replaces: their deletes leave the rules", async () => {
+    freshRun();
+    const P = emu.fixtures.ipPolicies[0];
+    const declared = [{ cidr: "10.0.0.0/8", action: "allow" }, { cidr: "10.1.0.0/16", action: "deny" }];
+    const made = [];
+    for (const r of declared) made.push(await rule.create((await rule.check({}, { ipPolicyId: P, ...r })).inputs));
+    freshRun(); // the next run: the program now declares the set instead of the rules
+    const inputs = (await set.check({}, { ipPolicyId: P, rules: declared, takeOver: true })).inputs;
+    const taken = await set.create(inputs);
+    expect(Object.keys(taken.outs.rules)).toEqual(["10.0.0.0/8", "10.1.0.0/16"]);
+    for (const m of made) await rule.delete(m.id, m.outs); // the rule resources removed from the program
+    expect(await live(P)).toEqual(["10.0.0.0/8", "10.1.0.0/16"]);
+    freshRun();
+    await set.delete(P, taken.outs);
+  });
+
+  it("the set it replaces on the same policy: its delete leaves the rules", async () => {
+    freshRun();
+    const P = emu.fixtures.ipPolicies[1];
+    const rules = [{ cidr: "10.0.0.0/8", action: "allow" }, { cidr: "10.1.0.0/16", action: "deny" }];
+    const v1 = (await set.check({}, { ipPolicyId: P, rules, takeOver: true })).inputs;
+    const old = await set.create(v1);
+    freshRun();
+    const v2 = (await set.check(v1, { ipPolicyId: P, rules, takeOver: true, profile: "main" })).inputs;
+    expect((await set.diff(P, old.outs, v2)).replaces).toEqual(["profile"]);
+    const made = await set.create(v2); // the engine creates the replacement, then deletes the old
+    await set.delete(P, old.outs);
+    expect(Object.keys(made.outs.rules)).toEqual(["10.0.0.0/8", "10.1.0.0/16"]);
+    expect(await live(P)).toEqual(["10.0.0.0/8", "10.1.0.0/16"]);
+    freshRun();
+    await set.delete(P, made.outs);
+    expect(await live(P)).toEqual([]);
+  });
+});
+
+describe("what up does when not all goes to plan", () => {
+  const configureTo = (url: string) => config.configure(configureRequest({ "accessctl:apiUrl": url, "accessctl:apiKey": emu.adminToken }));
+  const withActions = async (ipPolicyId: string) => ((await client(emu.url, emu.adminToken).get("/ip_policy_rules")).body.ip_policy_rules as { ip_policy: { id: string }; cidr: string; action: string }[]).filter((r) => r.ip_policy.id === ipPolicyId).map((r) => `${r.cidr} ${r.action}`).sort();
+
+  it("a deny split in two whose second half fails to be created: the old deny still covers the whole range", async () => {
+    freshRun();
+    const P = emu.fixtures.ipPolicies[0];
+    const proxy = await startFaultProxy(emu.url);
+    try {
+      await configureTo(proxy.url);
+      const v1 = (await set.check({}, { ipPolicyId: P, rules: [{ cidr: "10.0.0.0/8", action: "allow" }, { cidr: "10.1.0.0/16", action: "deny" }] })).inputs;
+      const made = await set.create(v1);
+      const v2 = (await set.check(v1, { ipPolicyId: P, rules: [{ cidr: "10.0.0.0/8", action: "allow" }, { cidr: "10.1.0.0/17", action: "deny" }, { cidr: "10.1.128.0/17", action: "deny" }] })).inputs;
+      freshRun();
+      proxy.fail({ method: "POST", path: /^\/ip_policy_rules$/, body: /10\.1\.128\.0\/17/, when: "before", status: 500 });
+      const err = await set.update(P, made.outs, v2).catch((e: Error) => e);
+      expect(err.message).toMatch(/1 call failed, first: create IP policy rule 10\.1\.128\.0\/17: HTTP 500/);
+      // The plan moves the /16 to the first /17; that waits for the second /17 to be created, which failed.
+      expect(await withActions(P)).toEqual(["10.0.0.0/8 allow", "10.1.0.0/16 deny"]);
+      freshRun();
+      await set.delete(P, made.outs);
+    } finally {
+      await configureTo(emu.url);
+      await proxy.close();
+    }
+  });
+
+  it("a description not known at preview: the plan still names the deny rule up deletes", async () => {
+    freshRun();
+    const P = emu.fixtures.ipPolicies[1];
+    const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+    const urn = "urn:pulumi:dev::p::accessctl:index:IpPolicyRuleSet::s";
+    const said: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    (process.stderr as unknown as { write: (s: unknown) => boolean }).write = (chunk: unknown) => (said.push(String(chunk)), true);
+    try {
+      const first = (await set.check({}, { ipPolicyId: P, rules: [{ cidr: "10.0.0.0/8", action: "allow", description: "office" }] })).inputs;
+      const made = await set.create(first);
+      const recorded = { ...made.outs, rules: { ...made.outs.rules, "10.66.0.0/16": { id: "ipr_byhand", cidr: "10.66.0.0/16", action: "deny", description: "block scanner", metadata: "", uri: "u", createdAt: "t" } } };
+      said.length = 0;
+      const preview = (await set.check(first, { ipPolicyId: P, rules: [{ cidr: "10.0.0.0/8", action: "allow", description: UNKNOWN }], __urn: urn })).inputs;
+      await set.diff(P, recorded, preview);
+      const plan = said.join("");
+      expect(plan).toContain("- 10.66.0.0/16 deny (ipr_byhand), description \"block scanner\"");
+      expect(plan).toContain('~ 10.0.0.0/8: description "office" → (known at update)');
+      // And with the CIDRs themselves unknown: every rule it holds, each of which up may change or delete.
+      said.length = 0;
+      const unknownCidrs = (await set.check(first, { ipPolicyId: P, rules: [{ cidr: UNKNOWN, action: "allow" }], __urn: urn })).inputs;
+      await set.diff(P, recorded, unknownCidrs);
+      expect(said.join("")).toMatch(/the rules are not known yet .* may change or delete any of the 2 it holds now\n\s+\? 10\.0\.0\.0\/8 allow \(ipr_\w+\), description "office"\n\s+\? 10\.66\.0\.0\/16 deny \(ipr_byhand\)/);
+      freshRun();
+      await set.delete(P, made.outs);
+    } finally {
+      (process.stderr as unknown as { write: typeof write }).write = write;
+    }
+  });
+});
