@@ -373,9 +373,10 @@ export function describePlan(p: Plan, secret = false): string {
     ...p.flips.map((x) => `  ± ${canonicalCidr(x.rule.cidr)}: action ${x.rule.action} → ${shownAction(x.to.action)} (${x.rule.id} deleted, then created again${isUnknown(x.to.action) ? ", unless it turns out the same" : ""})${texts(x.to, secret)}`),
     ...p.deletes.map((r) => `  - ${canonicalCidr(r.cidr)} ${r.action} (${r.id})${texts(r, secret)}`),
   ];
-  const writes = writesOf(p);
-  return [`${head}: ${writes} request${writes === 1 ? "" : "s"}`, ...lines].join("\n");
+  return [`${head}: ${requests(writesOf(p))}`, ...lines].join("\n");
 }
+
+const requests = (n: number) => `${n} request${n === 1 ? "" : "s"}`;
 
 function listed(items: string[]): string {
   return items.slice(0, SHOWN).join(", ") + (items.length > SHOWN ? `, … (${items.length - SHOWN} more)` : "");
@@ -410,14 +411,14 @@ export async function check(olds: Partial<CheckedRuleSetInputs>, news: IpPolicyR
 async function previewCreate(inputs: CheckedRuleSetInputs): Promise<void> {
   const declared = declaredList(inputs.rules);
   const head = `plan for ${inputs.ipPolicyId}`;
-  if (inputs.takeOver !== true) return report(inputs.__urn, `${head}: create ${declared.length} rule${declared.length === 1 ? "" : "s"}: ${declared.length} requests`);
+  if (inputs.takeOver !== true) return report(inputs.__urn, `${head}: create ${declared.length} rule${declared.length === 1 ? "" : "s"}: ${requests(declared.length)}`);
   let current: IpPolicyRuleSetMember[];
   try {
     current = await policyRules(inputs.ipPolicyId, inputs.profile, `preview the takeover of ${inputs.ipPolicyId}`);
   } catch (e) {
     return report(inputs.__urn, `${head}: takeOver: could not list the policy to say what the takeover will take (${(e as Error).message})`, { warning: true });
   }
-  if (!current.length) return report(inputs.__urn, `${head}: takeOver: the policy holds no rule; create ${declared.length}: ${declared.length} requests`);
+  if (!current.length) return report(inputs.__urn, `${head}: takeOver: the policy holds no rule; create ${declared.length}: ${requests(declared.length)}`);
   const next = plan(current, declared, () => true);
   const byCidr = byDeclaredCidr(declared);
   const asIs = current.filter((r) => exactlyAsDeclared(byCidr, r)).length;

@@ -149,6 +149,11 @@ describe("IpPolicyRuleSet plan", () => {
     ].join("\n"));
   });
 
+  it("counts one request in the singular", async () => {
+    const p = await set.plan([], [{ cidr: "10.0.0.0/8", action: "allow" }], () => true);
+    expect((await set.describePlan(p)).split("\n")[0]).toBe("create 1: 1 request");
+  });
+
   it("keeps undeclared rules that may not be deleted (a rule another resource of the run manages)", async () => {
     const p = await set.plan(current, [{ cidr: "10.9.0.0/16", action: "allow" }], (r: { id: string }) => r.id === "ipr_2");
     expect(p.patches.map((x: any) => `${x.rule.id} ${x.to.cidr}`)).toEqual(["ipr_2 10.9.0.0/16"]);
