@@ -127,6 +127,7 @@ export function testStack(options: StackOptions) {
   /** Starts an operation in its own process group (so that a test can kill Pulumi and all its children). */
   function start(op: string, spec?: Spec, extra: Record<string, unknown> = {}): { child: ChildProcess; done: Promise<RunResult> } {
     // moreConfig: stack config for this run on top of the stack's (Pulumi keeps config between runs).
+    // A spec with secret texts is itself secret config, as a user's secrets are.
     const { moreConfig, ...rest } = extra as { moreConfig?: Record<string, { value: string; secret?: boolean }> };
     const job = {
       dir: options.project.dir,
@@ -135,7 +136,7 @@ export function testStack(options: StackOptions) {
       binDir: options.project.binDir,
       node: options.project.nodeDir,
       backend: options.backendUrl ?? `file://${backend}`,
-      config: spec ? { ...baseConfig, ...options.extraConfig, ...moreConfig, spec: { value: JSON.stringify(spec) } } : undefined,
+      config: spec ? { ...baseConfig, ...options.extraConfig, ...moreConfig, spec: { value: JSON.stringify(spec), secret: (spec as { secretTexts?: boolean }).secretTexts === true } } : undefined,
       ...rest,
       env: { ...env, ...(rest.env as Record<string, string> | undefined) },
     };
