@@ -5,10 +5,10 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { afterEach, describe, inject, it } from "vitest";
+import { afterEach, describe, it } from "vitest";
 import { REPO, startEmulator } from "../helpers/emulator";
 import { destroyScenario, runScenario, scenarioConfig } from "../helpers/plugin-scenario";
-import { pluginHome, testStack } from "../helpers/stack";
+import { packedPlugin, testStack } from "../helpers/stack";
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { pythonVenv } = require("../../scripts/python-venv.js");
 
@@ -26,10 +26,7 @@ function project(name: string, files: Record<string, string>): string {
 
 /** The plugin, and an emulator, for one language's stack. */
 async function setUp() {
-  const e2e = inject("e2e");
-  const tarball = path.join(e2e.dir, "node_modules/@accessctl/pulumi/dist/pulumi-resource-accessctl-v0.1.0-linux-amd64.tar.gz");
-  const home = pluginHome(e2e.binDir, tarball);
-  cleanups.push(() => home.cleanup());
+  const { project: e2e, home } = packedPlugin(cleanups);
   const emu = await startEmulator(["--rate-limit", "off"]);
   cleanups.push(() => emu.stop());
   return { binDir: e2e.binDir, home, emu };

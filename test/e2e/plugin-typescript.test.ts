@@ -3,10 +3,9 @@
 // dynamic classes moves to the plugin by its import line: nothing replaced, nothing written, every
 // key's token kept, and the next preview --refresh clean.
 import * as fs from "node:fs";
-import * as path from "node:path";
-import { afterEach, describe, expect, inject, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { client, listAll, RunningEmulator, startEmulator } from "../helpers/emulator";
-import { alive, descendants, pluginHome, Spec, testStack } from "../helpers/stack";
+import { alive, descendants, packedPlugin, Spec, testStack } from "../helpers/stack";
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {
@@ -20,10 +19,7 @@ async function writes(emu: RunningEmulator) {
 
 describe("@accessctl/pulumi/plugin", () => {
   it("a dynamic stack moves to the plugin by its import line: nothing replaced or written, tokens kept, preview --refresh clean; then drift, up --refresh, the list functions, destroy", async () => {
-    const project = inject("e2e");
-    const tarball = path.join(project.dir, "node_modules/@accessctl/pulumi/dist/pulumi-resource-accessctl-v0.1.0-linux-amd64.tar.gz");
-    const home = pluginHome(project.binDir, tarball);
-    cleanups.push(() => home.cleanup());
+    const { project, home } = packedPlugin(cleanups);
     const emu = await startEmulator(["--rate-limit", "off"]);
     cleanups.push(() => emu.stop());
     const stack = testStack({ project, emulator: emu, name: "plugin-ts", env: home.env });
@@ -77,10 +73,7 @@ describe("@accessctl/pulumi/plugin", () => {
 
 describe("the plugin, cancelled or left without its engine", () => {
   it("Ctrl-C (SIGINT to pulumi) in the middle of a 300-rule set create: the plugin starts no more requests and the state records the rules that exist; the next up finishes", async () => {
-    const project = inject("e2e");
-    const tarball = path.join(project.dir, "node_modules/@accessctl/pulumi/dist/pulumi-resource-accessctl-v0.1.0-linux-amd64.tar.gz");
-    const home = pluginHome(project.binDir, tarball);
-    cleanups.push(() => home.cleanup());
+    const { project, home } = packedPlugin(cleanups);
     const emu = await startEmulator(["--rate-limit", "off", "--latency", "200"]);
     cleanups.push(() => emu.stop());
     const stack = testStack({ project, emulator: emu, name: "plugin-cancel", env: home.env, extraConfig: { "accessctl:maxRequestsPerMinute": { value: "100000" } } });
@@ -107,10 +100,7 @@ describe("the plugin, cancelled or left without its engine", () => {
   });
 
   it("pulumi killed alone (the plugin left running, in a process group of its own): the plugin sends nothing more and exits", async () => {
-    const project = inject("e2e");
-    const tarball = path.join(project.dir, "node_modules/@accessctl/pulumi/dist/pulumi-resource-accessctl-v0.1.0-linux-amd64.tar.gz");
-    const home = pluginHome(project.binDir, tarball);
-    cleanups.push(() => home.cleanup());
+    const { project, home } = packedPlugin(cleanups);
     const emu = await startEmulator(["--rate-limit", "off", "--latency", "200"]);
     cleanups.push(() => emu.stop());
     const stack = testStack({ project, emulator: emu, name: "plugin-orphan", env: home.env, extraConfig: { "accessctl:maxRequestsPerMinute": { value: "100000" } } });

@@ -5,10 +5,10 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { afterEach, describe, expect, inject, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { startEmulator } from "../helpers/emulator";
 import { destroyScenario, runScenario, scenarioConfig } from "../helpers/plugin-scenario";
-import { pluginHome, testStack } from "../helpers/stack";
+import { packedPlugin, testStack } from "../helpers/stack";
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { pulumi } = require("../../scripts/stack.js");
 
@@ -70,10 +70,7 @@ function yamlProject(name: string, program: string): string {
 
 describe("the plugin from a YAML program", () => {
   it("up, a clean preview, drift by hand failing the gate, up --refresh, destroy; the token a secret; pulumi import of each resource, whose program text previews clean", async () => {
-    const e2e = inject("e2e");
-    const tarball = path.join(e2e.dir, "node_modules/@accessctl/pulumi/dist/pulumi-resource-accessctl-v0.1.0-linux-amd64.tar.gz");
-    const home = pluginHome(e2e.binDir, tarball);
-    cleanups.push(() => home.cleanup());
+    const { project: e2e, home } = packedPlugin(cleanups);
     const emu = await startEmulator(["--rate-limit", "off"]);
     cleanups.push(() => emu.stop());
     const q = emu.fixtures.ipPolicies[1];
@@ -116,10 +113,7 @@ describe("the plugin from a YAML program", () => {
   });
 
   it("refuses at preview, before any request: an API key kept in plain text (Configure), a URL that is not https (CheckConfig)", async () => {
-    const e2e = inject("e2e");
-    const tarball = path.join(e2e.dir, "node_modules/@accessctl/pulumi/dist/pulumi-resource-accessctl-v0.1.0-linux-amd64.tar.gz");
-    const home = pluginHome(e2e.binDir, tarball);
-    cleanups.push(() => home.cleanup());
+    const { project: e2e, home } = packedPlugin(cleanups);
     const emu = await startEmulator(["--rate-limit", "off"]);
     cleanups.push(() => emu.stop());
     const dir = yamlProject("accessctl-yaml-config", "name: accessctl-yaml-config\nruntime: yaml\nresources:\n  ci:\n    type: accessctl:index:ApiKey\n");

@@ -4,10 +4,9 @@
 // key rotated by its triggers, errors that name the setting the user set, one address as a rule,
 // and a provider that sends nothing once its engine is gone.
 import * as fs from "node:fs";
-import * as path from "node:path";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { client, listAll, RunningEmulator, startEmulator } from "../helpers/emulator";
-import { alive, descendants, pluginHome, Spec, testStack } from "../helpers/stack";
+import { alive, descendants, packedPlugin, Spec, testStack } from "../helpers/stack";
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {
@@ -251,11 +250,9 @@ describe("no write reaches the service once the engine is gone", () => {
 describe("secrets stay secret in what the set shows", () => {
   for (const plugin of [false, true]) {
     it(`a rule's description made secret by the program: the plan and the state never show it (${plugin ? "the plugin" : "the dynamic provider"})`, async () => {
-      const project = inject("e2e");
+      const { project, home } = packedPlugin(cleanups);
       const emu = await startEmulator(["--rate-limit", "off"]);
       cleanups.push(() => emu.stop());
-      const home = pluginHome(project.binDir, path.join(project.dir, "node_modules/@accessctl/pulumi/dist/pulumi-resource-accessctl-v0.1.0-linux-amd64.tar.gz"));
-      cleanups.push(() => home.cleanup());
       const stack = testStack({ project, emulator: emu, name: `see-secret-${plugin}`, extraConfig: fast, env: home.env });
       cleanups.push(() => stack.cleanup());
       const p = emu.fixtures.ipPolicies[0];

@@ -5,6 +5,7 @@ import { ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { inject } from "vitest";
 import { RunningEmulator } from "./emulator";
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { spawnJob } = require("../../scripts/stack.js");
@@ -54,6 +55,17 @@ export interface StackOptions {
  */
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 export const pluginHome: (binDir: string, tarball: string) => { env: Record<string, string>; cleanup(): void } = require("../../scripts/pack-project.js").pluginHome;
+
+/**
+ * The e2e project (the package from `npm pack`) and a PULUMI_HOME with the plugin installed from the
+ * package's tarball, as a user installs it; removed by the cleanup it pushes.
+ */
+export function packedPlugin(cleanups: (() => unknown)[]) {
+  const project = inject("e2e");
+  const home = pluginHome(project.binDir, path.join(project.dir, "node_modules/@accessctl/pulumi/dist/pulumi-resource-accessctl-v0.1.0-linux-amd64.tar.gz"));
+  cleanups.push(() => home.cleanup());
+  return { project, home };
+}
 
 /** Every process below `pid` now (children, their children, …), from the ppid links in /proc/<pid>/stat. */
 export function descendants(pid: number): number[] {
