@@ -109,10 +109,11 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
     if (result.status === 404) await explainNotFound(lastError, method, url, conn, options);
     const outcome = result.status !== undefined ? outcomeOf(String(result.status)) : (outcomeOf(result.code!) ?? LOST);
     if (!outcome?.retry) throw finish(lastError, 1, url.origin, options.unseen);
-    // No retry to a service that let an attempt time out with no answer (this one, or another one's).
-    if (silence(url.origin) !== undefined) throw finish(lastError, n + 1, url.origin, options.unseen);
+    // A create that may have acted says so, whatever comes next (a timed-out POST is one).
     lastError.ambiguous = method === "POST" && outcome.mayHaveActed;
     lastError.sentAt = sentAt;
+    // No retry to a service that let an attempt time out with no answer (this one, or another one's).
+    if (silence(url.origin) !== undefined) throw finish(lastError, n + 1, url.origin, options.unseen);
     if (outcome.quick) retries = Math.min(retries, NOT_CONNECTED_RETRIES);
     if (result.status === 429) {
       count.rateLimited++;

@@ -162,7 +162,8 @@ export async function attempt<T>(method: string, url: URL, headers: Record<strin
     const timeout = undiciTimeout(err.code);
     const code = deadline.aborted || timeout ? "TIMEOUT" : String(err.code);
     const detail = deadline.aborted ? `no complete answer within ${deadlineMs / 1000} s` : timeout ? `${timeout} ${AGENT_TIMEOUT_MS / 1000} s` : outcomeOf(code)?.down ? "cannot connect" : err.message;
-    const error = failure(quote(`${options.what}: ${code}: ${detail} (${url.origin})`, secrets, 1000), {});
+    // Only the library's text is quoted: ours ("create API key: …") is no secret, and would read as one.
+    const error = failure(`${options.what}: ${code}: ${quote(detail, secrets, 1000)} (${url.origin})`, {});
     if (outcomeOf(code)?.down || code === "TIMEOUT") error.hint = options.urlHint;
     // The service accepts and does not answer: the rest of this process fails at once instead of waiting again.
     if (code === "TIMEOUT") shared().silent[url.origin] = `${code}: ${detail}`;
