@@ -22,7 +22,7 @@ import { asDeclared, changedFields, checkFields, createBody, DiffKind, Fields, l
 import { canonicalCidr, cidr, FIELDS as RULE_FIELDS } from "./ip-policy-rule";
 import { limiterState } from "./limiter";
 import { listEverything, listsChanged } from "./list-reads";
-import { adoptExistingAllowed, claim, claimed, claimPolicy, resourceLabel } from "./ownership";
+import { adoptExistingAllowed, claim, claimed, claimPolicy, noteSetMembers, resourceLabel } from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
 import { connection, profileSource } from "./config";
 import { processState } from "./state";
@@ -433,6 +433,7 @@ export async function diff(_id: string, olds: IpPolicyRuleSetOutputs, news: Chec
   if (replaces.length) return { changes: true, replaces, deleteBeforeReplace: false, detailedDiff: Object.fromEntries(replaces.map((k) => [k, "update-replace" as DiffKind])) };
   const show = !!news.__urn && checkedSets().urns.includes(news.__urn);
   const recorded = members(olds.rules);
+  noteSetMembers(recorded.map((r) => r.id)); // the set keeps them, changed or not: see ip-policy-rule.ts remove
   // (A refresh's diff hands in the inputs of the state, which an older version kept as a list.)
   const declared = Array.isArray(news.rules) || isObject(news.rules) ? declaredList(news.rules) : undefined;
   if (!declared || declared.some((r) => !isObject(r))) {

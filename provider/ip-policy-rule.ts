@@ -12,7 +12,7 @@ import { ApiFailure } from "./http/failures";
 import { listAll } from "./http/pages";
 import { asDeclared, changedFields, checkFields, createBody, Fields, liveInputs, outputsOf, propertyDiff, Reference, updateBody } from "./fields";
 import { listsChanged, readObject } from "./list-reads";
-import { adoptExistingAllowed, adoptGone, Candidate, claim, claimed, claimPolicy, CreateAttempt, mayHaveCreated, noteLostCreate, noteReplacing, objectExists, replacing, resourceLabel, whyNotMadeBy } from "./ownership";
+import { adoptExistingAllowed, adoptGone, Candidate, claim, claimed, claimPolicy, CreateAttempt, heldBySet, mayHaveCreated, noteLostCreate, noteReplacing, objectExists, replacing, resourceLabel, whyNotMadeBy } from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
 import { ConfigSource, profileSource } from "./config";
 import { CheckFailure, id, isUnknown, limitedText, oneOf, sameText, text } from "./validate";
@@ -217,9 +217,10 @@ export async function update(id: string, olds: IpPolicyRuleOutputs, news: IpPoli
 }
 
 async function remove(id: string, props: IpPolicyRuleOutputs & { __urn?: string }): Promise<void> {
-  // A set of this run owns the policy now (one that replaced rule resources, a takeover): it has
-  // recorded this rule as its own, so deleting it would take it from the set behind its back.
-  if (claimed("IP policy rule set", props.ipPolicyId)) {
+  // A set of this run owns the policy now (one that replaced rule resources, a takeover), or holds
+  // this rule in its state (an unchanged set, after a run whose deletes did not happen): deleting
+  // it would take it from the set behind its back.
+  if (claimed("IP policy rule set", props.ipPolicyId) || heldBySet(id)) {
     report(props.__urn, `delete IP policy rule ${id}: left in place: the IpPolicyRuleSet of ${props.ipPolicyId} in this stack manages the rules of that policy now (the next preview of the set shows what it does with it)`, { warning: true });
     return;
   }

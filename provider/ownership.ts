@@ -18,10 +18,12 @@ interface Ownership {
   replacing: string[];
   /** Principal (owner_id of keys it creates) of each API key this process called with, by identity(). */
   principals: Record<string, string>;
+  /** Ids of the rules a set of this run holds in its state (seen by the set's diff). */
+  setMembers: string[];
 }
 
 function ownership(): Ownership {
-  return processState<Ownership>("ownership", () => ({ claimed: [], lostCreates: [], replacing: [], principals: {} }));
+  return processState<Ownership>("ownership", () => ({ claimed: [], lostCreates: [], replacing: [], principals: {}, setMembers: [] }));
 }
 
 /**
@@ -39,6 +41,18 @@ export function claim(kind: string, id: string, what: string): void {
 /** Whether a resource of this run manages `id` already. */
 export function claimed(kind: string, id: string): boolean {
   return ownership().claimed.includes(`${kind} ${id}`);
+}
+
+/**
+ * A set of this run holds these rules in its state: a rule resource's delete leaves them to it (the
+ * program moved them into the set, and an unchanged set writes nothing, so claims nothing).
+ */
+export function noteSetMembers(ids: string[]): void {
+  ownership().setMembers.push(...ids);
+}
+
+export function heldBySet(id: string): boolean {
+  return ownership().setMembers.includes(id);
 }
 
 /** A create whose answer may be lost: when it was sent and what it sent. */

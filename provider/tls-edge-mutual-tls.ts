@@ -5,7 +5,8 @@ import { ID_PREFIX } from "../contract/common";
 import { MUTUAL_TLS_ANSWER, MUTUAL_TLS_ENABLED_DEFAULT, MUTUAL_TLS_PATH_SUFFIX, MutualTlsBody, MutualTlsReplaceBody, TLS_EDGES_PATH } from "../contract/tls-edge-mutual-tls";
 import { api, apiPath } from "./http/api";
 import { changedFields, checkFields, Fields, liveInputs, outputsOf, propertyDiff, Reference, updateBody } from "./fields";
-import { claim } from "./ownership";
+import { report } from "./engine";
+import { claim, claimed } from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
 import { profileSource } from "./config";
 import { boolean, CheckFailure, id, idProblem, isUnknown } from "./validate";
@@ -108,7 +109,13 @@ export async function update(_id: string, _olds: TlsEdgeMutualTlsOutputs, news: 
   return { outs: await put(news) };
 }
 
-async function remove(id: string, props: TlsEdgeMutualTlsOutputs): Promise<void> {
+async function remove(id: string, props: TlsEdgeMutualTlsOutputs & { __urn?: string }): Promise<void> {
+  // Replaced in this run by a module on the same edge (another profile of one account, say): the
+  // replacement has just set it; deleting it now would take mutual TLS off the edge behind its back.
+  if (claimed("TLS edge", id)) {
+    report(props.__urn, `delete mutual TLS of TLS edge ${id}: left in place: the TlsEdgeMutualTls that replaces it in this run has set it`, { warning: true });
+    return;
+  }
   await api("DELETE", modulePath(id), { what: `delete mutual TLS of TLS edge ${id}`, allow404: true, source: profileSource(props.profile) });
 }
 export { remove as delete };

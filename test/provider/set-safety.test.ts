@@ -68,6 +68,43 @@ describe("a set that takes over a policy in the run that deletes its former owne
   });
 });
 
+describe("a resource whose delete comes after its object moved to another resource", () => {
+  it("a rule resource removed from the program whose rule an unchanged set holds (its delete did not happen in the run of the takeover): left to the set", async () => {
+    freshRun();
+    const P = emu.fixtures.ipPolicies[1];
+    const declared = [{ cidr: "10.7.0.0/16", action: "deny" }];
+    const made = await rule.create((await rule.check({}, { ipPolicyId: P, ...declared[0] })).inputs);
+    freshRun(); // the takeover's run: the rule resource's delete never ran (another resource failed, say)
+    const inputs = (await set.check({}, { ipPolicyId: P, rules: declared, takeOver: true })).inputs;
+    const taken = await set.create(inputs);
+    freshRun(); // the next run: the set is unchanged, the rule resource is still to delete
+    const again = (await set.check(inputs, { ipPolicyId: P, rules: declared, takeOver: true })).inputs;
+    expect((await set.diff(P, taken.outs, again)).changes).toBe(false);
+    await rule.delete(made.id, made.outs);
+    expect(await live(P)).toEqual(["10.7.0.0/16"]);
+    freshRun();
+    await set.delete(P, taken.outs);
+    expect(await live(P)).toEqual([]);
+  });
+
+  it("mutual TLS replaced on the same edge (a profile of the same account): the old module's delete leaves what the new one set", async () => {
+    freshRun();
+    const mtls = (await serializedProvider("tls-edge-mutual-tls")).provider;
+    const edgeId = emu.fixtures.tlsEdges[1];
+    const v1 = (await mtls.check({}, { edgeId, certificateAuthorityIds: [emu.fixtures.certificateAuthorities[0]] })).inputs;
+    const old = await mtls.create(v1);
+    freshRun();
+    const v2 = (await mtls.check(v1, { ...v1, profile: "main" })).inputs;
+    expect((await mtls.diff(edgeId, old.outs, v2)).replaces).toEqual(["profile"]);
+    await mtls.create(v2); // the engine creates the replacement, then deletes the old
+    await mtls.delete(edgeId, old.outs);
+    const module = await client(emu.url, emu.adminToken).get(`/edges/tls/${edgeId}/mutual_tls`);
+    expect(module.body.certificate_authorities.map((ca: { id: string }) => ca.id)).toEqual([emu.fixtures.certificateAuthorities[0]]);
+    freshRun();
+    await mtls.delete(edgeId, old.outs);
+  });
+});
+
 describe("what up does when not all goes to plan", () => {
   const configureTo = (url: string) => config.configure(configureRequest({ "accessctl:apiUrl": url, "accessctl:apiKey": emu.adminToken }));
   const withActions = async (ipPolicyId: string) => ((await client(emu.url, emu.adminToken).get("/ip_policy_rules")).body.ip_policy_rules as { ip_policy: { id: string }; cidr: string; action: string }[]).filter((r) => r.ip_policy.id === ipPolicyId).map((r) => `${r.cidr} ${r.action}`).sort();
