@@ -23,7 +23,7 @@ import * as plugproto from "@pulumi/pulumi/proto/plugin_pb";
 import * as provproto from "@pulumi/pulumi/proto/provider_pb";
 import * as statusproto from "@pulumi/pulumi/proto/status_pb";
 import * as apiKey from "../provider/api-key";
-import { configProblems, configure as configureProvider, plainTextKey } from "../provider/config";
+import { configProblems, configure as configureProvider, plainTextKey, profilesHoldKey } from "../provider/config";
 import { stopRequests, watchEngine } from "../provider/engine";
 import * as ipPolicyRule from "../provider/ip-policy-rule";
 import * as ipPolicyRuleSet from "../provider/ip-policy-rule-set";
@@ -144,7 +144,7 @@ export function providerService(options: ServerOptions): grpc.UntypedServiceImpl
       const raw = (req.getArgs()?.toJavaScript() ?? {}) as Props;
       // Only here does the engine say which config values are secrets.
       if (typeof raw.apiKey === "string") throw new Error(plainTextKey());
-      if (raw.profiles !== undefined && !isSecret(raw.profiles) && JSON.stringify(raw.profiles).includes('"apiKey"')) throw new Error(plainTextKey("accessctl:profiles"));
+      if (raw.profiles !== undefined && !isSecret(raw.profiles) && profilesHoldKey(raw.profiles)) throw new Error(plainTextKey("accessctl:profiles"));
       const values = unwrap(raw);
       await configureProvider({ config: { get: (key: string) => values[key.replace(/^accessctl:/, "")] } });
       watchEngine();

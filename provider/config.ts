@@ -244,9 +244,24 @@ export function unprovenFallback(doing: "read" | "create"): { why: string; hint:
 }
 
 /** Why a stack refuses to run when its API key is kept in plain text (the program's check for the dynamic classes, Configure for the plugin). */
-export function plainTextKey(setting = "accessctl:apiKey"): string {
-  return `${setting} is stored in plain text in Pulumi.<stack>.yaml and in the state. Rotate that key, then store the new one encrypted: ` +
-    `\`pulumi config set --secret ${setting} <new key>\` (or pass it as ${envVar("API_KEY")} and \`pulumi config rm ${setting}\`)`;
+export function plainTextKey(setting: "accessctl:apiKey" | "accessctl:profiles" = "accessctl:apiKey"): string {
+  const keep = setting === "accessctl:apiKey"
+    ? `\`pulumi config set --secret accessctl:apiKey <new key>\` (or pass it as ${envVar("API_KEY")} and \`pulumi config rm accessctl:apiKey\`)`
+    : `\`pulumi config set --secret --path accessctl:profiles.<profile>.apiKey <new key>\` (or pass it as ACCESSCTL_<PROFILE>_API_KEY and remove it from accessctl:profiles)`;
+  return `${setting} ${setting === "accessctl:apiKey" ? "is" : "holds an API key"} stored in plain text in Pulumi.<stack>.yaml and in the state. Rotate that key, then store the new one encrypted: ${keep}`;
+}
+
+/** Whether accessctl:profiles (an object, or the JSON text of one) holds an API key of its own. */
+export function profilesHoldKey(profiles: unknown): boolean {
+  let value = profiles;
+  if (typeof value === "string") {
+    try {
+      value = JSON.parse(value);
+    } catch {
+      return false; // refused as it is when the provider is configured
+    }
+  }
+  return !!value && typeof value === "object" && Object.values(value).some((p) => !!p && typeof p === "object" && (p as { apiKey?: unknown }).apiKey !== undefined);
 }
 
 /**

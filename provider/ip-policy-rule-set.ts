@@ -536,10 +536,12 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
     throw plainError(`${what}: the policy changed since this stack last recorded it, and the plan its preview showed would touch ${listed([...unseen, ...stale])}; nothing was changed. ` +
       "Run `pulumi refresh` (or `pulumi up --refresh`): the preview then shows what `up` will do to them.");
   }
-  // Rules taken over by the switch need nothing more; the rest of the plan is carried out as shown.
+  // Rules taken over by the switch need nothing more; the rest of the plan is carried out as shown. A
+  // rule the plan moved onto a CIDR so taken leaves its old CIDR all the same: it is deleted.
   const adoptedNow = added.map((d) => held[canonicalCidr(d.cidr)]).filter(adopted);
-  const todo: Plan = { ...p, creates: p.creates.filter((d) => !held[canonicalCidr(d.cidr)]), patches: p.patches.filter((x) => !moved(x) || !held[canonicalCidr(x.to.cidr)]) };
-  todo.deletes = p.deletes.filter((r) => live[r.id]); // gone already: nothing to do
+  const moveTaken = (x: Plan["patches"][number]) => moved(x) && !!held[canonicalCidr(x.to.cidr)];
+  const todo: Plan = { ...p, creates: p.creates.filter((d) => !held[canonicalCidr(d.cidr)]), patches: p.patches.filter((x) => !moveTaken(x)) };
+  todo.deletes = [...p.deletes, ...p.patches.filter(moveTaken).map((x) => x.rule)].filter((r) => live[r.id]); // gone already: nothing to do
   // What changed by hand where the plan does nothing is left as it is and recorded, so that the next preview shows it.
   const planned: Record<string, true> = {};
   for (const r of [...touched, ...p.deletes]) planned[r.id] = true;
@@ -548,6 +550,7 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
     ...current.filter((r) => !known[r.id] && !adoptedNow.includes(r)).map((r) => `${named(r)}, added`),
   ];
   const rules = await apply(news, current, todo, id, what);
+  if (adoptedNow.length) report(news.__urn, `${what}: took over ${adoptedNow.length} rule${adoptedNow.length === 1 ? "" : "s"} exactly as declared (ACCESSCTL_ADOPT_EXISTING=1): ${listed(adoptedNow.map(named))}`);
   if (left.length) {
     report(news.__urn, `${what}: left ${left.length} rule${left.length === 1 ? "" : "s"} changed since the last refresh, which the preview of this run did not show: ${left.join("; ")}. ` +
       "They are recorded as they are: the next preview shows what `up` will do to them.", { warning: true });

@@ -112,7 +112,7 @@ describe("the plugin from a YAML program", () => {
     await destroyScenario(stack, emu);
   });
 
-  it("refuses at preview, before any request: an API key kept in plain text (Configure), a URL that is not https (CheckConfig)", async () => {
+  it("refuses at preview, before any request: an API key kept in plain text, alone or in profiles (Configure), a URL that is not https (CheckConfig)", async () => {
     const { project: e2e, home } = packedPlugin(cleanups);
     const emu = await startEmulator(["--rate-limit", "off"]);
     cleanups.push(() => emu.stop());
@@ -123,6 +123,12 @@ describe("the plugin from a YAML program", () => {
     const refused = await plain.run("preview", {});
     expect(refused.ok).toBe(false);
     expect(refused.output).toContain("accessctl:apiKey is stored in plain text in Pulumi.<stack>.yaml and in the state");
+    const profiles = JSON.stringify({ staging: { apiUrl: emu.url, apiKey: emu.adminToken } });
+    const inProfiles = testStack({ project: { dir, binDir: e2e.binDir }, emulator: emu, name: "plain-profile", env: home.env, extraConfig: { "accessctl:profiles": { value: profiles } } });
+    cleanups.push(() => inProfiles.cleanup());
+    const refusedToo = await inProfiles.run("preview", {});
+    expect(refusedToo.ok).toBe(false);
+    expect(refusedToo.output).toContain("accessctl:profiles holds an API key stored in plain text in Pulumi.<stack>.yaml and in the state");
     const http = testStack({ project: { dir, binDir: e2e.binDir }, emulator: emu, name: "http", env: home.env, extraConfig: { "accessctl:apiUrl": { value: "http://192.0.2.10:8787" } } });
     cleanups.push(() => http.cleanup());
     const bad = await http.run("preview", {});

@@ -112,6 +112,14 @@ describe("credentials", () => {
     expect(refused.ok).toBe(false);
     expect(refused.output).toContain("accessctl:apiKey is stored in plain text in Pulumi.<stack>.yaml and in the state");
     expect(refused.output).toContain("pulumi config set --secret accessctl:apiKey");
+
+    const inProfiles = stack(emu, "plain-profile-key");
+    const profiles = JSON.stringify({ staging: { apiUrl: emu.url, apiKey: emu.adminToken } });
+    const refusedToo = await inProfiles.run("preview", spec, { moreConfig: { "accessctl:profiles": { value: profiles } } });
+    expect(refusedToo.ok).toBe(false);
+    expect(refusedToo.output).toContain("accessctl:profiles holds an API key stored in plain text in Pulumi.<stack>.yaml and in the state");
+    expect(refusedToo.output).toContain("pulumi config set --secret --path accessctl:profiles.<profile>.apiKey");
+    expect((await emu.stats()).requests).toBe(before);
   });
 });
 

@@ -105,6 +105,31 @@ describe("a resource whose delete comes after its object moved to another resour
   });
 });
 
+describe("ACCESSCTL_ADOPT_EXISTING=1 after an interrupted run", () => {
+  it("a rule the preview moved onto a CIDR a rule exactly as declared now holds: that rule is taken, the moved one still leaves its old CIDR", async () => {
+    freshRun();
+    const P = emu.fixtures.ipPolicies[1];
+    const v1 = (await set.check({}, { ipPolicyId: P, rules: [{ cidr: "10.0.0.0/8", action: "allow" }] })).inputs;
+    const made = await set.create(v1);
+    freshRun();
+    const v2 = (await set.check(v1, { ipPolicyId: P, rules: [{ cidr: "12.0.0.0/8", action: "allow" }] })).inputs;
+    expect((await set.diff(P, made.outs, v2)).changes).toBe(true); // the preview: ~ 10.0.0.0/8 → 12.0.0.0/8
+    // An interrupted up made the rule for the new CIDR before its answer was lost.
+    const left = await client(emu.url, emu.adminToken).post("/ip_policy_rules", { ip_policy_id: P, cidr: "12.0.0.0/8", action: "allow" });
+    process.env.ACCESSCTL_ADOPT_EXISTING = "1";
+    try {
+      const done = await set.update(P, made.outs, v2);
+      expect(Object.values(done.outs.rules).map((r: any) => `${r.cidr} ${r.id}`)).toEqual([`12.0.0.0/8 ${left.body.id}`]);
+    } finally {
+      delete process.env.ACCESSCTL_ADOPT_EXISTING;
+    }
+    expect(await live(P)).toEqual(["12.0.0.0/8"]);
+    freshRun();
+    await set.delete(P, (await set.read(P, made.outs)).props);
+    expect(await live(P)).toEqual([]);
+  });
+});
+
 describe("what up does when not all goes to plan", () => {
   const configureTo = (url: string) => config.configure(configureRequest({ "accessctl:apiUrl": url, "accessctl:apiKey": emu.adminToken }));
   const withActions = async (ipPolicyId: string) => ((await client(emu.url, emu.adminToken).get("/ip_policy_rules")).body.ip_policy_rules as { ip_policy: { id: string }; cidr: string; action: string }[]).filter((r) => r.ip_policy.id === ipPolicyId).map((r) => `${r.cidr} ${r.action}`).sort();
