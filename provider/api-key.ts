@@ -5,7 +5,7 @@ import { API_KEY_ANSWER, API_KEYS_PATH, ApiKeyBody, ApiKeyCreateBody, ApiKeyUpda
 import { ID_PREFIX } from "../contract/common";
 import { plainError } from "./errors";
 import { api, apiPath } from "./http/api";
-import { serverClock } from "./http/clock";
+import { serverClock, timeResolution } from "./http/clock";
 import { ApiFailure } from "./http/failures";
 import { sleep } from "./http/outcomes";
 import { listAll } from "./http/pages";
@@ -167,8 +167,10 @@ async function afterLostAnswer(err: ApiFailure, inputs: ApiKeyInputs, started: n
       if (track.delivered.includes(key.id)) continue;
       const attempt: CreateAttempt = { kind: KIND, sentAt: started, sent: { description: text(inputs.description), metadata: text(inputs.metadata), ownerId: owner ?? key.owner_id } };
       const found: Candidate = { id: key.id, createdAt: key.created_at, fields: outputsOf(FIELDS, key) };
-      // Made no earlier than the create can have been sent (on the service's clock, at its earliest).
-      if (!whyNotMadeBy(attempt, found, serverClock(source).lower ?? -Infinity)) maybe.push(`${key.id} (owner ${key.owner_id}, created_at ${key.created_at})`);
+      // Made no earlier than the create can have been sent (on the service's clock, at its earliest;
+      // a time shown in whole seconds may be up to a second behind the moment it names).
+      const earliest = (serverClock(source).lower ?? -Infinity) - timeResolution(key.created_at) + 1;
+      if (!whyNotMadeBy(attempt, found, earliest)) maybe.push(`${key.id} (owner ${key.owner_id}, created_at ${key.created_at})`);
     }
     if (!maybe.length) return plainError(`${lost}: no key with what it sent was made since it was sent, so it made none. Run the update again.`);
     return plainError(`${lost}. It may have made ${maybe.length === 1 ? "this key" : "one of these keys"}, left as ${maybe.length === 1 ? "it is" : "they are"} ` +

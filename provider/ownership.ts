@@ -7,6 +7,7 @@
 
 import { createHash } from "node:crypto";
 import { ConfigSource, connection } from "./config";
+import { timeResolution } from "./http/clock";
 import { plainError, setMessage } from "./errors";
 import { processState } from "./state";
 interface Ownership {
@@ -93,7 +94,8 @@ export function whyNotMadeBy(attempt: CreateAttempt, found: Candidate, upperOffs
   if (attempt.failedAt !== undefined) {
     if (lowerOffsetMs === undefined) return "the service's clock is unknown, so nothing proves it was created before this create's failure came back";
     const until = attempt.failedAt + lowerOffsetMs;
-    if (created > until) return `it was created at ${found.createdAt}, after this create's failure came back (${new Date(until).toISOString()} on the service's clock at the earliest)`;
+    // A time shown in whole seconds (or tenths…) may be up to that much behind the moment it names.
+    if (created + timeResolution(found.createdAt) - 1 > until) return `it was created at ${found.createdAt}, after this create's failure came back (${new Date(until).toISOString()} on the service's clock at the earliest)`;
   }
   for (const [field, value] of Object.entries(attempt.sent)) {
     if (value === undefined) return `its ${field} cannot be checked (${field} ${found.fields[field]} is not known to be the caller's)`;

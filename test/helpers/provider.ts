@@ -34,10 +34,10 @@ export function compiled<T = any>(file: string): T {
 
 /**
  * A provider process serves one Pulumi run; tests run many in one process. Forget what a run
- * remembers of the resources it checked (which resources manage which policy's rules), so that the
- * next test starts as a new run does.
+ * remembers of its resources (which resources manage which policy's rules, what they created,
+ * claimed or hold), so that the next test starts as a new run does.
  */
 export function newRun(): void {
   const all = (globalThis as unknown as Record<symbol, Record<string, unknown> | undefined>)[Symbol.for("@accessctl/pulumi/state/v1")];
-  if (all) delete all["policy-owners"];
+  if (all) for (const what of ["policy-owners", "ownership"]) delete all[what];
 }

@@ -34,11 +34,14 @@ describe("whyNotMadeBy", () => {
 
   it("refuses what was made after the failure came back (another stack's identical rule), on the service's clock at the earliest", () => {
     const failed = { ...attempt(), failedAt: SENT_AT + 2000 }; // the 502 came back 2 s after sending
-    expect(ownership.whyNotMadeBy(failed, found("2026-11-23T08:00:02.000Z"), 0, 0)).toBeUndefined();
+    expect(ownership.whyNotMadeBy(failed, found("2026-11-23T08:00:02.123Z"), 0, 0)).toBeUndefined();
+    // A time in whole seconds names any moment of that second: 08:00:02 may be 08:00:02.900, after the failure.
+    expect(ownership.whyNotMadeBy(failed, found("2026-11-23T08:00:02Z"), 0, 0)).toMatch(/after this create's failure came back/);
+    expect(ownership.whyNotMadeBy(failed, found("2026-11-23T08:00:01Z"), 0, 0)).toBeUndefined();
     expect(ownership.whyNotMadeBy(failed, found("2026-11-23T08:00:04.200Z"), 0, 0)).toMatch(/created at 2026-11-23T08:00:04.200Z, after this create's failure came back \(2026-11-23T08:00:02.700Z on the service's clock at the earliest\)/);
     // The service's clock may be a second behind ours (whole-second Date headers): judged by its earliest.
     expect(ownership.whyNotMadeBy(failed, found("2026-11-23T08:00:02.500Z"), 0, -1000)).toMatch(/after this create's failure came back/);
-    expect(ownership.whyNotMadeBy(failed, found("2026-11-23T08:00:02.000Z"), 0, undefined)).toMatch(/clock is unknown, so nothing proves it was created before/);
+    expect(ownership.whyNotMadeBy(failed, found("2026-11-23T08:00:02.123Z"), 0, undefined)).toMatch(/clock is unknown, so nothing proves it was created before/);
   });
 
   it("refuses an object that differs in any field sent, or whose field cannot be checked", () => {
