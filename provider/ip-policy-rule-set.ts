@@ -15,6 +15,7 @@ import * as ipaddr from "ipaddr.js";
 import { ID_PREFIX } from "../contract/common";
 import { IP_POLICY_RULE_ANSWER, IP_POLICY_RULES_PATH, IpPolicyRuleBody, IpPolicyRuleCreateBody, IpPolicyRuleUpdateBody, RULE_ACTIONS, RuleAction } from "../contract/ip-policy-rule";
 import { api, apiPath } from "./http/api";
+import { serverClock } from "./http/clock";
 import { ApiFailure } from "./http/failures";
 import { plainError } from "./errors";
 import { report } from "./engine";
@@ -22,11 +23,11 @@ import { asDeclared, changedFields, checkFields, createBody, DiffKind, Fields, l
 import { canonicalCidr, cidr, FIELDS as RULE_FIELDS } from "./ip-policy-rule";
 import { limiterState } from "./limiter";
 import { listEverything, listsChanged } from "./list-reads";
-import { adoptExistingAllowed, claim, claimed, claimPolicy, noteSetMembers, resourceLabel } from "./ownership";
+import { adoptExistingAllowed, claim, claimed, claimPolicy, CreateAttempt, noteSetMembers, resourceLabel, whyNotMadeBy } from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
 import { connection, profileSource } from "./config";
 import { processState } from "./state";
-import { boolean, CheckFailure, id, isUnknown, UNKNOWN } from "./validate";
+import { boolean, CheckFailure, id, isUnknown, text, UNKNOWN } from "./validate";
 
 export { configure } from "./config";
 
@@ -573,7 +574,7 @@ async function remove(id: string, props: IpPolicyRuleSetOutputs): Promise<void> 
   const known: Record<string, true> = {};
   for (const r of recorded) known[r.id] = true;
   const p: Plan = { creates: [], patches: [], flips: [], deletes: current.filter((r) => known[r.id]), kept: current.filter((r) => !known[r.id]) };
-  await apply({ ipPolicyId, profile: props.profile, __urn: props.__urn }, current, p, id, what);
+  await apply({ ipPolicyId, profile: props.profile, __urn: props.__urn }, current, p, id, what, true);
   if (p.kept.length) {
     report(props.__urn, `${what}: left ${p.kept.length} rule(s) that no refresh of this stack has shown: ${listed(p.kept.map((r) => `${r.cidr} ${r.action} (${r.id})`))}`, { warning: true });
   }
@@ -625,12 +626,12 @@ function progress(urn: string | undefined, p: Plan, profile: unknown) {
  * carrying the set's id and outputs that describe the rules that exist now (a partial create or
  * update: the engine records them, and the next `up` finishes the job).
  */
-async function apply(inputs: { ipPolicyId: string; profile?: string; takeOver?: boolean; __provider?: unknown; __urn?: string }, current: IpPolicyRuleSetMember[], p: Plan, id: string, what: string): Promise<IpPolicyRuleSetMember[]> {
+async function apply(inputs: { ipPolicyId: string; profile?: string; takeOver?: boolean; __provider?: unknown; __urn?: string }, current: IpPolicyRuleSetMember[], p: Plan, id: string, what: string, deleting = false): Promise<IpPolicyRuleSetMember[]> {
   const source = profileSource(inputs.profile);
   const live: Record<string, IpPolicyRuleSetMember> = {};
   for (const r of current) live[r.id] = r;
   const failed: ApiFailure[] = [];
-  let lostCreate = false;
+  const lostCreates: CreateAttempt[] = [];
   const shown = progress(inputs.__urn, p, inputs.profile);
 
   const post = async (d: IpPolicyRuleSetRule) => {
@@ -640,7 +641,8 @@ async function apply(inputs: { ipPolicyId: string; profile?: string; takeOver?: 
       live[made.id] = member(made);
       shown.count("created");
     } catch (e) {
-      if ((e as ApiFailure).ambiguous) lostCreate = true;
+      const err = e as ApiFailure;
+      if (err.ambiguous) lostCreates.push({ kind: "IP policy rule", sentAt: err.sentAt ?? Date.now(), failedAt: Date.now(), sent: madeOf(d) });
       throw e;
     }
   };
@@ -678,18 +680,35 @@ async function apply(inputs: { ipPolicyId: string; profile?: string; takeOver?: 
   }
   if (!failed.length) return Object.values(live);
 
-  let rules = Object.values(live);
-  if (lostCreate) {
-    // A create whose answer was lost may have made its rule: ask the policy what it holds.
-    rules = await policyRules(inputs.ipPolicyId, inputs.profile, what, [], true).catch(() => rules);
+  const rules = Object.values(live);
+  let lost = "";
+  if (lostCreates.length) {
+    // A create whose answer was lost may have made its rule: the policy tells, and what it holds that
+    // such a create can have made is recorded; anything else there is named and left out of the state.
+    const { upper, lower } = serverClock(source);
+    try {
+      const found = (await policyRules(inputs.ipPolicyId, inputs.profile, what, [], true)).filter((r) => !live[r.id]);
+      const made = found.filter((r) => lostCreates.some((a) => a.sent.cidr === canonicalCidr(r.cidr) && !whyNotMadeBy(a, { id: r.id, createdAt: r.createdAt, fields: madeOf(r) }, upper, lower)));
+      rules.push(...made);
+      const others = found.filter((r) => !made.includes(r));
+      if (others.length) lost = `; not recorded, as nothing proves a create of this run made them: ${listed(others.map((r) => `${r.cidr} ${r.action} (${r.id})`))}`;
+    } catch (listing) {
+      lost = `; the answers to ${lostCreates.length} create${lostCreates.length === 1 ? "" : "s"} were lost (${listed(lostCreates.map((a) => a.sent.cidr!))}) and listing the policy failed too (${(listing as Error).message}): run \`pulumi refresh\` before the next up`;
+    }
   }
   const e = failed[0];
-  const message = `${what}: ${failed.length} call${failed.length === 1 ? "" : "s"} failed, first: ${e.message}. ` +
-    `The policy now holds ${rules.length} rule${rules.length === 1 ? "" : "s"}, recorded in the state; run \`pulumi up\` again to finish`;
+  const message = `${what}: ${failed.length} call${failed.length === 1 ? "" : "s"} failed, first: ${e.message}. ` + (deleting
+    ? `${rules.length} rule${rules.length === 1 ? " is" : "s are"} left${lost}; run the \`pulumi destroy\` (or the \`pulumi up\` that removes the set) again to finish`
+    : `The state records the ${rules.length} rule${rules.length === 1 ? "" : "s"} of the policy this run knows of${lost}; run \`pulumi up\` again to finish`);
   // __provider: the host does not add it to an error's properties, and without it the next
   // refresh or destroy of this resource fails ("code must be a string, not undefined").
   const properties = { ...outputs(inputs, rules, inputs), __provider: inputs.__provider };
   throw plainError(message, { id, properties, reasons: [message], status: e.status });
+}
+
+/** A rule's fields as a create sends them and the service shows them (ownership.ts compares these). */
+function madeOf(r: { cidr: string; action: string; description?: string; metadata?: string }): Record<string, string> {
+  return { cidr: canonicalCidr(r.cidr), action: r.action, description: text(r.description), metadata: text(r.metadata) };
 }
 
 /** Runs tasks, `limit` at once; after the first failure starts no more, and returns when all started ones ended. */

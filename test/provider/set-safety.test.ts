@@ -152,6 +152,34 @@ describe("what up does when not all goes to plan", () => {
     }
   });
 
+  it("a create whose answer is lost: the rule it made is recorded; a rule someone else added meanwhile is named, not recorded", async () => {
+    freshRun();
+    const P = emu.fixtures.ipPolicies[0];
+    const proxy = await startFaultProxy(emu.url);
+    try {
+      await configureTo(proxy.url);
+      const v1 = (await set.check({}, { ipPolicyId: P, rules: [{ cidr: "10.0.0.0/8", action: "allow" }] })).inputs;
+      const made = await set.create(v1);
+      const v2 = (await set.check(v1, { ipPolicyId: P, rules: [{ cidr: "10.0.0.0/8", action: "allow" }, { cidr: "10.2.0.0/16", action: "deny" }] })).inputs;
+      freshRun();
+      proxy.fail({ method: "POST", path: /^\/ip_policy_rules$/, body: /10\.2\.0\.0\/16/, when: "after", status: 502, delayMs: 1100 });
+      const running = set.update(P, made.outs, v2).catch((e: Error & { properties?: any }) => e);
+      await new Promise((r) => setTimeout(r, 300));
+      const theirs = await client(emu.url, emu.adminToken).post("/ip_policy_rules", { ip_policy_id: P, cidr: "10.9.0.0/16", action: "allow" });
+      const err = (await running) as Error & { properties?: any };
+      expect(err.message).toMatch(/create IP policy rule 10\.2\.0\.0\/16: HTTP 502/);
+      expect(err.message).toContain(`not recorded, as nothing proves a create of this run made them: 10.9.0.0/16 allow (${theirs.body.id})`);
+      expect(Object.keys(err.properties.rules).sort()).toEqual(["10.0.0.0/8", "10.2.0.0/16"]);
+      freshRun();
+      await set.delete(P, err.properties);
+      await client(emu.url, emu.adminToken).delete(`/ip_policy_rules/${theirs.body.id}`);
+      expect(await withActions(P)).toEqual([]);
+    } finally {
+      await configureTo(emu.url);
+      await proxy.close();
+    }
+  });
+
   it("a description not known at preview: the plan still names the deny rule up deletes", async () => {
     freshRun();
     const P = emu.fixtures.ipPolicies[1];
