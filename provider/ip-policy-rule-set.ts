@@ -10,7 +10,8 @@
 // A plan is a value: diff computes it from the rules the state records and the declared ones, and
 // shows it under the resource (once per operation: not for the diff a refresh makes). update makes
 // exactly that plan, after checking each rule it touches against a fresh listing: a rule changed
-// since it was recorded is never touched unseen. Creates and PATCHes go first, then deletes.
+// since it was recorded is never touched unseen. It runs in phases that close before they open,
+// and deletes last (see apply).
 import * as ipaddr from "ipaddr.js";
 import { ID_PREFIX } from "../contract/common";
 import { IP_POLICY_RULE_ANSWER, IP_POLICY_RULES_PATH, IpPolicyRuleBody, IpPolicyRuleCreateBody, IpPolicyRuleUpdateBody, RULE_ACTIONS, RuleAction } from "../contract/ip-policy-rule";
@@ -238,7 +239,6 @@ function outputs(inputs: { ipPolicyId: string }, rules: IpPolicyRuleSetMember[],
   return { ipPolicyId: inputs.ipPolicyId, rules: keyed(rules), ...keptInputs(kept) };
 }
 
-/** Every rule of the policy, from the account's rule list (the shared walk of list-reads). */
 /**
  * Every rule of the policy, from the account's rule list: the walk shared by the reads of a refresh,
  * or, for what a write is planned and checked against (`fresh`), a walk of its own.
