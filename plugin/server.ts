@@ -23,6 +23,7 @@ import * as plugproto from "@pulumi/pulumi/proto/plugin_pb";
 import * as provproto from "@pulumi/pulumi/proto/provider_pb";
 import * as statusproto from "@pulumi/pulumi/proto/status_pb";
 import * as apiKey from "../provider/api-key";
+import { isSecretValue, SECRET_SIG, SECRET_VALUE, unwrapSecrets } from "../provider/secret-values";
 import { configProblems, configure as configureProvider, plainTextKey, profilesHoldKey } from "../provider/config";
 import { stopRequests, watchEngine } from "../provider/engine";
 import * as ipPolicyRule from "../provider/ip-policy-rule";
@@ -54,33 +55,21 @@ export const FUNCTIONS: Record<string, (args: Props) => Promise<unknown>> = {
   "accessctl:index:listApiKeys": () => apiKey.listApiKeys(),
 };
 
-// How the protocol marks a secret inside a Struct (the same signature the engine and SDKs use).
-const SIG = "4dabf18193072939515e22adb298388d";
-const SECRET = "1b47061264138c4ac30d75fd1eb44270";
-const isSecret = (v: unknown) => v !== null && typeof v === "object" && (v as Props)[SIG] === SECRET;
 
 /** The properties whose value holds a secret anywhere. */
-const secretKeys = (value: Props): string[] => Object.keys(value).filter((k) => JSON.stringify(value[k] ?? null).includes(SIG));
+const secretKeys = (value: Props): string[] => Object.keys(value).filter((k) => JSON.stringify(value[k] ?? null).includes(SECRET_SIG));
 
 /** Marks `keys` of `values` as secrets (those it has). */
-const markSecret = (values: Props, keys: string[]): Props => ({ ...values, ...Object.fromEntries(keys.filter((k) => values[k] !== undefined).map((k) => [k, { [SIG]: SECRET, value: values[k] }])) });
+const markSecret = (values: Props, keys: string[]): Props => ({ ...values, ...Object.fromEntries(keys.filter((k) => values[k] !== undefined).map((k) => [k, { [SECRET_SIG]: SECRET_VALUE, value: values[k] }])) });
 
 /** What a module gets of a request's properties: the values, and the names of the secret ones. */
 const plainWith = (s: structproto.Struct | undefined, urn: string): Props => {
   const raw = (s?.toJavaScript() ?? {}) as Props;
   const secrets = secretKeys(raw);
-  return { ...unwrap(raw), __urn: urn, ...(secrets.length ? { __secrets: secrets } : {}) };
+  return { ...unwrapSecrets(raw), __urn: urn, ...(secrets.length ? { __secrets: secrets } : {}) };
 };
 
-/** A Struct's values, secrets unwrapped. */
-function unwrap(value: unknown): any {
-  if (isSecret(value)) return unwrap((value as Props).value);
-  if (Array.isArray(value)) return value.map(unwrap);
-  if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, unwrap(v)]));
-  return value;
-}
-
-const fromStruct = (s: structproto.Struct | undefined): Props => unwrap(s?.toJavaScript() ?? {});
+const fromStruct = (s: structproto.Struct | undefined): Props => unwrapSecrets(s?.toJavaScript() ?? {});
 /** Values for the wire: no undefined (a Struct has no such value) and no keys of one host's own (__urn, __provider). */
 const toStruct = (value: Props) => structproto.Struct.fromJavaScript(JSON.parse(JSON.stringify(value, (k, v) => (k === "__urn" || k === "__secrets" || k === "__provider" ? undefined : v))));
 
@@ -144,8 +133,8 @@ export function providerService(options: ServerOptions): grpc.UntypedServiceImpl
       const raw = (req.getArgs()?.toJavaScript() ?? {}) as Props;
       // Only here does the engine say which config values are secrets.
       if (typeof raw.apiKey === "string") throw new Error(plainTextKey());
-      if (raw.profiles !== undefined && !isSecret(raw.profiles) && profilesHoldKey(raw.profiles)) throw new Error(plainTextKey("accessctl:profiles"));
-      const values = unwrap(raw);
+      if (raw.profiles !== undefined && !isSecretValue(raw.profiles) && profilesHoldKey(raw.profiles)) throw new Error(plainTextKey("accessctl:profiles"));
+      const values = unwrapSecrets(raw);
       await configureProvider({ config: { get: (key: string) => values[key.replace(/^accessctl:/, "")] } });
       watchEngine();
       // Secrets come marked from now on (so a plan can leave their values out); this file marks what goes back.
@@ -205,7 +194,7 @@ export function providerService(options: ServerOptions): grpc.UntypedServiceImpl
       const run = FUNCTIONS[req.getTok()];
       if (!run || !results[req.getTok()]) throw new Error(`unknown function ${req.getTok()}`);
       const args = (req.getArgs()?.toJavaScript() ?? {}) as Props;
-      const result = { [results[req.getTok()]]: await run(unwrap(args)) };
+      const result = { [results[req.getTok()]]: await run(unwrapSecrets(args)) };
       // What a secret argument selected is secret too.
       return new provproto.InvokeResponse().setReturn(toStruct(secretKeys(args).length ? markSecret(result, Object.keys(result)) : result));
     }),

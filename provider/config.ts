@@ -11,6 +11,7 @@
 // holds only the name, so credentials are never inputs or state. A profile never falls back to
 // the default account's URL or key: a half-configured profile is an error, not the wrong account.
 
+import { unwrapSecrets } from "./secret-values";
 import { watchEngine } from "./engine";
 import { plainError, quietHostErrorLog } from "./errors";
 import { processState } from "./state";
@@ -136,7 +137,7 @@ export async function configure(req: { config: { get(key: string): unknown } }):
   quietHostErrorLog(); // configure runs in the provider process only
   watchEngine();
   stackConfigSlot().value = configFrom((key) => req.config.get(key) as string | undefined);
-  let raw = unwrap(req.config.get("accessctl:profiles"));
+  let raw = unwrapSecrets(req.config.get("accessctl:profiles")); // (secrets inside structured config may come wrapped)
   if (typeof raw === "string") {
     try {
       raw = JSON.parse(raw);
@@ -147,14 +148,6 @@ export async function configure(req: { config: { get(key: string): unknown } }):
   profilesSlot().profiles = raw && typeof raw === "object" ? (raw as Profiles) : undefined;
 }
 
-// Secrets inside structured config may reach the provider wrapped; take the values out.
-function unwrap(value: unknown): unknown {
-  if (value === null || typeof value !== "object") return value;
-  const v = value as Record<string, unknown>;
-  if (v["4dabf18193072939515e22adb298388d"] === "1b47061264138c4ac30d75fd1eb44270") return unwrap(v.value);
-  if (Array.isArray(value)) return value.map(unwrap);
-  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, unwrap(x)]));
-}
 
 /** Where a resource's requests go: undefined for the default account, else the named profile's settings. */
 export function profileSource(profile: unknown): ConfigSource | undefined {

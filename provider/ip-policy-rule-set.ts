@@ -15,13 +15,13 @@
 import * as ipaddr from "ipaddr.js";
 import { ID_PREFIX } from "../contract/common";
 import { IP_POLICY_RULE_ANSWER, IP_POLICY_RULES_PATH, IpPolicyRuleBody, IpPolicyRuleCreateBody, IpPolicyRuleUpdateBody, RULE_ACTIONS, RuleAction } from "../contract/ip-policy-rule";
-import { api, apiPath } from "./http/api";
+import { api } from "./http/api";
 import { serverClock } from "./http/clock";
 import { ApiFailure } from "./http/failures";
 import { plainError } from "./errors";
 import { report } from "./engine";
 import { asDeclared, changedFields, checkFields, createBody, DiffKind, Fields, liveInputs, outputsOf, updateBody } from "./fields";
-import { canonicalCidr, cidr, FIELDS as RULE_FIELDS } from "./ip-policy-rule";
+import { canonicalCidr, cidr, FIELDS as RULE_FIELDS, rulePath } from "./ip-policy-rule";
 import { limiterState } from "./limiter";
 import { listEverything, listsChanged } from "./list-reads";
 import { adoptExistingAllowed, claim, claimed, claimPolicy, CreateAttempt, noteSetMembers, resourceLabel, whyNotMadeBy } from "./ownership";
@@ -209,7 +209,6 @@ export const FIELDS: Fields<IpPolicyRuleSetInputs> = {
 
 // ---- the rules as they stand ------------------------------------------------------------------
 
-const rulePath = (id: string) => IP_POLICY_RULES_PATH + apiPath`/${id}`;
 
 function member(body: IpPolicyRuleBody): IpPolicyRuleSetMember {
   return { id: body.id, ...outputsOf<Required<IpPolicyRuleSetRule>>(MEMBER_FIELDS, body), uri: body.uri, createdAt: body.created_at };

@@ -84,7 +84,7 @@ export const FIELDS: Fields<IpPolicyRuleInputs, keyof IpPolicyRuleCreateBody | k
   profile: PROFILE_FIELD,
 };
 
-const rulePath = (id: string) => IP_POLICY_RULES_PATH + apiPath`/${id}`;
+export const rulePath = (id: string) => IP_POLICY_RULES_PATH + apiPath`/${id}`;
 
 /** The outputs of a rule the service showed: the table's fields, and what is not an input. */
 export function toOutputs(body: IpPolicyRuleBody): IpPolicyRuleOutputs {
