@@ -171,10 +171,22 @@ export function testStack(options: StackOptions) {
     backend,
     /**
      * What a user does when a killed `pulumi` left the file backend's checkpoint unreadable
-     * ("failed to load checkpoint"): put back the one before it, which Pulumi keeps as <stack>.json.bak.
+     * ("failed to load checkpoint"): put back the one before it, which Pulumi keeps as <stack>.json.bak,
+     * or, when the kill cut that one short too, the newest whole one of the stack's history.
      */
     restoreCheckpointBackup() {
-      fs.copyFileSync(`${stateFile()}.bak`, stateFile());
+      const file = stateFile();
+      const history = path.join(backend, ".pulumi", "history", path.basename(path.dirname(file)), name);
+      const older = fs.existsSync(history) ? fs.readdirSync(history).filter((f) => f.endsWith(".checkpoint.json")).sort().reverse().map((f) => path.join(history, f)) : [];
+      const whole = [`${file}.bak`, ...older].find((f) => {
+        try {
+          return !!JSON.parse(fs.readFileSync(f, "utf8")).checkpoint;
+        } catch {
+          return false;
+        }
+      });
+      if (!whole) throw new Error(`no readable checkpoint to restore for ${file}`);
+      fs.copyFileSync(whole, file);
     },
     run,
     start,
