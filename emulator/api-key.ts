@@ -1,15 +1,15 @@
 // /api_keys: create (the only answer that carries the token), get, list, update, delete.
 import { ApiKeyBody, ApiKeyList, API_KEYS_PATH } from "../contract/api-key";
-import { checkByteLimits, checkFields, Ctx, found, optionalText, page, textFields } from "./api";
+import { answerText, checkByteLimits, checkFields, Ctx, found, page, textFields } from "./api";
 import { apiError, shown } from "./errors";
 import { Reply } from "./http";
 import { KeyRecord } from "./records";
 
-function view(ctx: Ctx, key: KeyRecord, token: string | null = null): ApiKeyBody {
+function view(ctx: Ctx, key: KeyRecord, token: string | null = null, listed = false): ApiKeyBody {
   return {
     id: key.id,
     uri: `${ctx.baseUrl}${API_KEYS_PATH}/${encodeURIComponent(key.id)}`,
-    ...optionalText(key),
+    ...answerText(key, listed),
     created_at: key.createdAt,
     token,
     owner_id: key.ownerId,
@@ -40,7 +40,7 @@ export function get(ctx: Ctx): Reply {
 
 export function list(ctx: Ctx): Reply {
   const { items, uri, next_page_uri } = page(ctx, API_KEYS_PATH, ctx.store.apiKeys);
-  return { status: 200, body: { keys: items.map((k) => view(ctx, k)), uri, next_page_uri } satisfies ApiKeyList };
+  return { status: 200, body: { keys: items.map((k) => view(ctx, k, null, true)), uri, next_page_uri } satisfies ApiKeyList };
 }
 
 export function update(ctx: Ctx): Reply {

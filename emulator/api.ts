@@ -93,10 +93,11 @@ export function textFields(body: Record<string, unknown>): { description?: strin
   return { description: body.description as string | undefined, metadata: body.metadata as string | undefined };
 }
 
-/** Fields of a description/metadata pair as answers show them: omitted when unset. */
-export function optionalText(record: { description: string; metadata: string }): { description?: string; metadata?: string } {
-  return {
-    ...(record.description ? { description: record.description } : {}),
-    ...(record.metadata ? { metadata: record.metadata } : {}),
-  };
+/**
+ * A description/metadata pair as answers show it: "" when unset in the answer about one object (the
+ * service's own clients read both as present), and in a list item an unset metadata left out (as the
+ * contract says of a listed key).
+ */
+export function answerText(record: { description: string; metadata: string }, listed: boolean): { description: string; metadata?: string } {
+  return { description: record.description, ...(record.metadata || !listed ? { metadata: record.metadata } : {}) };
 }

@@ -22,10 +22,10 @@ export function errorBody(err: ApiError, operationId: string): ErrorBody {
 }
 
 // Values from the request are echoed in messages and logs only when they have the shape of an id
-// (or, for field and query parameter names, of a short snake_case name), so that a token pasted
+// (or, for field and query parameter names, of a plain identifier of at most 40 characters), so that a token pasted
 // into the wrong place is never written back or logged, and what is echoed stays short.
 const ID_SHAPE = new RegExp(`^(${Object.values(ID_PREFIX).join("|")})_[A-Za-z0-9]{1,64}$`);
-const NAME_SHAPE = /^[a-z][a-z0-9_]{0,31}$/;
+const NAME_SHAPE = /^[A-Za-z0-9_]{1,40}$/; // a plain identifier: nothing a pasted token could hide in for long
 
 export const isIdShaped = (value: string): boolean => ID_SHAPE.test(value);
 
@@ -34,7 +34,9 @@ export function shown(id: string): string {
 }
 
 export function shownName(name: string): string {
-  return NAME_SHAPE.test(name) ? name : "(a name that is not shown)";
+  // (A long mix of cases may be a token's secret part pasted in the wrong place.)
+  const random = name.length >= 20 && /[a-z]/.test(name) && /[A-Z]/.test(name);
+  return NAME_SHAPE.test(name) && !random ? name : "(a name that is not shown)";
 }
 
 export function notFound(what: string, id: string): ApiError {

@@ -1,7 +1,7 @@
 // /ip_policy_rules: create, get, list, update (description, metadata, cidr), delete.
 import * as ipaddr from "ipaddr.js";
 import { IP_POLICY_RULES_PATH, IpPolicyRuleBody, IpPolicyRuleList, RULE_ACTIONS, RuleAction } from "../contract/ip-policy-rule";
-import { checkByteLimits, checkFields, Ctx, found, optionalText, page, textFields } from "./api";
+import { answerText, checkByteLimits, checkFields, Ctx, found, page, textFields } from "./api";
 import { apiError, notFound } from "./errors";
 import { Reply } from "./http";
 import { RuleRecord } from "./records";
@@ -59,12 +59,12 @@ function canonicalCidr(text: string): string {
   throw apiError(400, "ERR_INVALID_CIDR", `cidr ${echo} ${parsed.reason}`);
 }
 
-function view(ctx: Ctx, rule: RuleRecord): IpPolicyRuleBody {
+function view(ctx: Ctx, rule: RuleRecord, listed = false): IpPolicyRuleBody {
   return {
     id: rule.id,
     uri: `${ctx.baseUrl}${IP_POLICY_RULES_PATH}/${encodeURIComponent(rule.id)}`,
     created_at: rule.createdAt,
-    ...optionalText(rule),
+    ...answerText(rule, listed),
     cidr: rule.cidr,
     ip_policy: { id: rule.ipPolicyId, uri: `${ctx.baseUrl}/ip_policies/${encodeURIComponent(rule.ipPolicyId)}` },
     action: rule.action,
@@ -94,7 +94,7 @@ export function get(ctx: Ctx): Reply {
 
 export function list(ctx: Ctx): Reply {
   const { items, uri, next_page_uri } = page(ctx, IP_POLICY_RULES_PATH, ctx.store.ipPolicyRules);
-  return { status: 200, body: { ip_policy_rules: items.map((r) => view(ctx, r)), uri, next_page_uri } satisfies IpPolicyRuleList };
+  return { status: 200, body: { ip_policy_rules: items.map((r) => view(ctx, r, true)), uri, next_page_uri } satisfies IpPolicyRuleList };
 }
 
 export function update(ctx: Ctx): Reply {

@@ -3,6 +3,7 @@
 // its first line of stdout. The bundle of this file (npm run plugin) is what the plugin runs.
 import * as grpc from "@grpc/grpc-js";
 import * as provrpc from "@pulumi/pulumi/proto/provider_grpc_pb";
+import { watchEngine } from "../provider/engine";
 import { quietHostErrorLog } from "../provider/errors";
 import { setVersion } from "../provider/http/transport";
 import { providerService } from "./server";
@@ -20,6 +21,8 @@ async function main(): Promise<void> {
   server.addService(provrpc.ResourceProviderService, providerService({ version, schema }));
   const port = await new Promise<number>((resolve, reject) => server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
   process.stdout.write(`${port}\n`);
+  // From the start, not from Configure: an engine gone before it calls Configure leaves no one to stop us.
+  watchEngine();
 }
 
 main().catch((e) => {

@@ -145,6 +145,7 @@ export function watchEngine(): void {
     info = processInfo(pid);
   }
   state.process = { pid, started: info?.started };
+  if (pid === 1) return gone(state); // already adopted by init: whatever started us has ended
   setInterval(() => {
     if (!engineAlive(state)) gone(state);
   }, 500).unref();

@@ -542,18 +542,23 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
   const moveTaken = (x: Plan["patches"][number]) => moved(x) && !!held[canonicalCidr(x.to.cidr)];
   const todo: Plan = { ...p, creates: p.creates.filter((d) => !held[canonicalCidr(d.cidr)]), patches: p.patches.filter((x) => !moveTaken(x)) };
   todo.deletes = [...p.deletes, ...p.patches.filter(moveTaken).map((x) => x.rule)].filter((r) => live[r.id]); // gone already: nothing to do
-  // What changed by hand where the plan does nothing is left as it is and recorded, so that the next preview shows it.
+  // What changed by hand where the plan does nothing is left as it is. A rule the state knows is
+  // recorded as it is now, so that the next preview shows what up does to it; a rule it does not know
+  // (another stack's, say) is not recorded: this set's destroy would delete it with no preview naming
+  // it. A refresh records it, and the preview after that shows it.
   const planned: Record<string, true> = {};
   for (const r of [...touched, ...p.deletes]) planned[r.id] = true;
-  const left = [
-    ...recorded.filter((r) => !planned[r.id] && !unchanged(r, live[r.id])).map((r) => (live[r.id] ? `${named(r)}, now ${named(live[r.id])}${texts(live[r.id], secret)}` : `${named(r)}, deleted`)),
-    ...current.filter((r) => !known[r.id] && !adoptedNow.includes(r)).map((r) => `${named(r)}, added`),
-  ];
-  const rules = await apply(news, current, todo, id, what);
+  const changed = recorded.filter((r) => !planned[r.id] && !unchanged(r, live[r.id])).map((r) => (live[r.id] ? `${named(r)}, now ${named(live[r.id])}${texts(live[r.id], secret)}` : `${named(r)}, deleted`));
+  const strangers = current.filter((r) => !known[r.id] && !adoptedNow.includes(r));
+  const rules = await apply(news, current.filter((r) => !strangers.includes(r)), todo, id, what);
   if (adoptedNow.length) report(news.__urn, `${what}: took over ${adoptedNow.length} rule${adoptedNow.length === 1 ? "" : "s"} exactly as declared (ACCESSCTL_ADOPT_EXISTING=1): ${listed(adoptedNow.map(named))}`);
-  if (left.length) {
-    report(news.__urn, `${what}: left ${left.length} rule${left.length === 1 ? "" : "s"} changed since the last refresh, which the preview of this run did not show: ${left.join("; ")}. ` +
+  if (changed.length) {
+    report(news.__urn, `${what}: left ${changed.length} rule${changed.length === 1 ? "" : "s"} changed since the last refresh, which the preview of this run did not show: ${listed(changed)}. ` +
       "They are recorded as they are: the next preview shows what `up` will do to them.", { warning: true });
+  }
+  if (strangers.length) {
+    report(news.__urn, `${what}: left ${strangers.length} rule${strangers.length === 1 ? "" : "s"} added since the last refresh (by hand or by another stack), not recorded: ${listed(strangers.map(named))}. ` +
+      "`pulumi refresh` records them; the preview after it shows what `up` will do to them.", { warning: true });
   }
   return { outs: outputs(news, rules, news) };
 }

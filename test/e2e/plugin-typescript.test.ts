@@ -2,7 +2,9 @@
 // from the tarball the npm package carries, as users install plugins. A stack deployed with the
 // dynamic classes moves to the plugin by its import line: nothing replaced, nothing written, every
 // key's token kept, and the next preview --refresh clean.
+import { spawn } from "node:child_process";
 import * as fs from "node:fs";
+import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { client, listAll, RunningEmulator, startEmulator } from "../helpers/emulator";
 import { alive, descendants, packedPlugin, Spec, testStack } from "../helpers/stack";
@@ -130,6 +132,31 @@ describe("the plugin, cancelled or left without its engine", () => {
     await new Promise((r) => setTimeout(r, 1000));
     expect((await writes(emu)) - atKill).toBeLessThanOrEqual(16); // requests already sent may land; none started after
     await running.done;
+  });
+
+  it("an engine gone before it calls Configure (pulumi killed at start-up): the plugin exits all the same", async () => {
+    const { home } = packedPlugin(cleanups);
+    const bin = path.join(home.env.PULUMI_HOME, "plugins", "resource-accessctl-v0.1.0", "pulumi-resource-accessctl");
+    // A stand-in for the engine: starts the plugin as Pulumi does (the engine's address as its argument),
+    // reads the port it serves on, says the plugin's pid, and ends without a word more.
+    const engine = spawn(process.execPath, ["-e", `
+      const { spawn } = require("node:child_process");
+      const plugin = spawn(${JSON.stringify(bin)}, ["127.0.0.1:9"], { detached: true, stdio: ["ignore", "pipe", "ignore"] });
+      plugin.stdout.once("data", () => { console.log(plugin.pid); process.exit(0); });
+    `], { stdio: ["ignore", "pipe", "inherit"] });
+    const said = await new Promise<string>((resolve) => {
+      let out = "";
+      engine.stdout!.on("data", (d) => (out += d));
+      engine.on("exit", () => resolve(out));
+    });
+    const plugin = Number(said.trim());
+    expect(plugin).toBeGreaterThan(0);
+    cleanups.push(() => {
+      if (alive(plugin)) process.kill(plugin, "SIGKILL");
+    });
+    const deadline = Date.now() + 15_000;
+    while (alive(plugin) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(alive(plugin)).toBe(false);
   });
 });
 

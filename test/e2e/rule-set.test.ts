@@ -119,9 +119,17 @@ describe("IpPolicyRuleSet: the policy as one resource", () => {
     const takeIn = await a.run("up", setSpec(p, [...base, { cidr: "192.0.2.0/24", action: "allow" }]));
     expect(takeIn.ok).toBe(false);
     expect(takeIn.output).toContain(`the plan its preview showed would touch 192.0.2.0/24 allow (${twin.id}) (not recorded`);
-    await a.ok("destroy", setSpec(p, base));
-    expect((await policyRules(emu, p)).map((r) => r.id)).toEqual([twin.id]);
     await api.delete(`/ip_policy_rules/${twin.id}`);
+    // One the plan does not touch is left, named and not recorded: the set's destroy, whose preview
+    // cannot show it, leaves it too.
+    const block = (await api.post("/ip_policy_rules", { ip_policy_id: p, cidr: "10.66.0.0/16", action: "deny" })).body;
+    const grown = await a.ok("up", setSpec(p, [...base, { cidr: "10.2.0.0/16", action: "allow" }]));
+    expect(grown.output).toContain(`left 1 rule added since the last refresh (by hand or by another stack), not recorded: 10.66.0.0/16 deny (${block.id})`);
+    expect(Object.keys(a.state().resources.find((r) => r.type.endsWith(":IpPolicyRuleSet")).outputs.rules)).toEqual(["10.0.0.0/8", "10.2.0.0/16"]);
+    const gone = await a.ok("destroy", setSpec(p, base));
+    expect(gone.output).toContain(`left 1 rule(s) that no refresh of this stack has shown: 10.66.0.0/16 deny (${block.id})`);
+    expect((await policyRules(emu, p)).map((r) => r.id)).toEqual([block.id]);
+    await api.delete(`/ip_policy_rules/${block.id}`);
 
     // A first up of a set with the recovery switch: a rule exactly as declared is taken, any other refused.
     const same = (await api.post("/ip_policy_rules", { ip_policy_id: q, cidr: "10.1.0.0/16", action: "allow" })).body;

@@ -73,6 +73,7 @@ describe("echoes", () => {
       await admin.get("/api_keys", { "service-version": token }),
       await admin.get(`/api_keys?limit=${token}`),
       await admin.get(`/api_keys?${token}=1`),
+      await admin.get(`/api_keys?${token.slice(-32)}=1`), // the secret part alone
       await admin.get(`/api_keys?before_id=${token}`),
       await admin.get(`/api_keys?before_seq=${token}`),
       await admin.post("/ip_policy_rules", { cidr: token, ip_policy_id: emu.fixtures.ipPolicies[0], action: "allow" }),
