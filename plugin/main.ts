@@ -6,6 +6,7 @@ import * as provrpc from "@pulumi/pulumi/proto/provider_grpc_pb";
 import { watchEngine } from "../provider/engine";
 import { quietHostErrorLog } from "../provider/errors";
 import { setVersion } from "../provider/http/transport";
+import { nodeProblem } from "./node-version";
 import { providerService } from "./server";
 
 // Both embedded by the bundle (relative to dist/plugin/, where tsc writes this file).
@@ -15,6 +16,8 @@ const { version } = require("../../package.json") as { version: string };
 const schema = JSON.stringify(require("../../schema/schema.json"));
 
 async function main(): Promise<void> {
+  const problem = nodeProblem(process.version);
+  if (problem) throw new Error(problem);
   setVersion(version);
   quietHostErrorLog();
   const server = new grpc.Server({ "grpc.max_receive_message_length": 400 * 1024 * 1024 });

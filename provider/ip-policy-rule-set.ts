@@ -636,6 +636,7 @@ async function apply(inputs: { ipPolicyId: string; profile?: string; takeOver?: 
   for (const r of current) live[r.id] = r;
   const failed: ApiFailure[] = [];
   const lostCreates: CreateAttempt[] = [];
+  let createsNotFound = 0; // a create answered 404: the policy is not there (or not on this account)
   const shown = progress(inputs.__urn, p, inputs.profile);
 
   const post = async (d: IpPolicyRuleSetRule) => {
@@ -646,6 +647,7 @@ async function apply(inputs: { ipPolicyId: string; profile?: string; takeOver?: 
       shown.count("created");
     } catch (e) {
       const err = e as ApiFailure;
+      if (err.status === 404) createsNotFound++;
       if (err.ambiguous) lostCreates.push({ kind: "IP policy rule", sentAt: err.sentAt ?? Date.now(), failedAt: Date.now(), sent: madeOf(d) });
       throw e;
     }
@@ -701,9 +703,12 @@ async function apply(inputs: { ipPolicyId: string; profile?: string; takeOver?: 
     }
   }
   const e = failed[0];
+  const next = createsNotFound === failed.length
+    ? `the account has no IP policy ${inputs.ipPolicyId}: check ipPolicyId${inputs.profile ? ` and profile "${String(inputs.profile)}"` : " (and the account the API key is of)"}, then run \`pulumi up\` again`
+    : deleting ? "run the `pulumi destroy` (or the `pulumi up` that removes the set) again to finish" : "run `pulumi up` again to finish";
   const message = `${what}: ${failed.length} call${failed.length === 1 ? "" : "s"} failed, first: ${e.message}. ` + (deleting
-    ? `${rules.length} rule${rules.length === 1 ? " is" : "s are"} left${lost}; run the \`pulumi destroy\` (or the \`pulumi up\` that removes the set) again to finish`
-    : `The state records the ${rules.length} rule${rules.length === 1 ? "" : "s"} of the policy this run knows of${lost}; run \`pulumi up\` again to finish`);
+    ? `${rules.length} rule${rules.length === 1 ? " is" : "s are"} left${lost}; ${next}`
+    : `The state records the ${rules.length} rule${rules.length === 1 ? "" : "s"} of the policy this run knows of${lost}; ${next}`);
   // __provider: the host does not add it to an error's properties, and without it the next
   // refresh or destroy of this resource fails ("code must be a string, not undefined").
   const properties = { ...outputs(inputs, rules, inputs), __provider: inputs.__provider };

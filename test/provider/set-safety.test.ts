@@ -180,6 +180,13 @@ describe("what up does when not all goes to plan", () => {
     }
   });
 
+  it("a policy the account does not have: the error says to check ipPolicyId, not to run up again", async () => {
+    freshRun();
+    const inputs = (await set.check({}, { ipPolicyId: "ipp_nosuchpolicy", rules: [{ cidr: "10.0.0.0/8", action: "allow" }] })).inputs;
+    const err = await set.create(inputs).catch((e: Error) => e);
+    expect(err.message).toMatch(/create IP policy rule 10\.0\.0\.0\/8: HTTP 404 .*; the account has no IP policy ipp_nosuchpolicy: check ipPolicyId \(and the account the API key is of\), then run `pulumi up` again$/);
+  });
+
   it("a description not known at preview: the plan still names the deny rule up deletes", async () => {
     freshRun();
     const P = emu.fixtures.ipPolicies[1];
