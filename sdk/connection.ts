@@ -26,3 +26,17 @@ export function checkResource(type: string, name: string, opts: pulumi.CustomRes
     throw new pulumi.RunError(plainTextKey("accessctl:profiles"));
   }
 }
+
+/**
+ * A set's `ignoreChanges` may name `rules` as a whole, not a part of it: the program declares a list
+ * and the state keys the rules by CIDR, so Pulumi cannot match such a path; it says "cannot ignore
+ * changes in added or removed elements" and makes the change all the same.
+ */
+export function checkRulesIgnored(name: string, opts: pulumi.CustomResourceOptions | undefined): void {
+  const part = (opts?.ignoreChanges ?? []).find((p) => /^rules\s*[[.]/.test(p));
+  if (part !== undefined) {
+    throw new pulumi.RunError(`accessctl:IpPolicyRuleSet ${name}: ignoreChanges "${part}" names a part of rules, which Pulumi cannot match (the state keys the rules by CIDR), so the change would be made all the same. ` +
+      'Ignore "rules" as a whole, or keep the rule out of the set (an IpPolicyRule on another policy)');
+  }
+}
+

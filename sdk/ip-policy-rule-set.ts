@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as provider from "../provider/ip-policy-rule-set";
 import { ProviderOf, ResourceArgs } from "./args";
-import { checkResource } from "./connection";
+import { checkResource, checkRulesIgnored } from "./connection";
 
 const TYPE = "IpPolicyRuleSet";
 
@@ -40,6 +40,7 @@ export class IpPolicyRuleSet extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: IpPolicyRuleSetArgs, opts?: pulumi.CustomResourceOptions) {
     checkResource("IpPolicyRuleSet", name, opts, "declare takeOver: true to make the policy's existing rules this resource's");
+    checkRulesIgnored(name, opts);
     // Every output named, so that a lookup by id (get) resolves them all.
     const outputs = { ipPolicyId: undefined, rules: undefined, takeOver: undefined, profile: undefined };
     // The provider shows its plan and progress under this resource: it needs the URN, which a dynamic provider is not told.

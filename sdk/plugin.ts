@@ -10,6 +10,7 @@ import type * as rule from "../provider/ip-policy-rule";
 import type * as ruleSet from "../provider/ip-policy-rule-set";
 import type * as mtls from "../provider/tls-edge-mutual-tls";
 import { ResourceArgs } from "./args";
+import { checkRulesIgnored } from "./connection";
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { version: VERSION } = require("../../package.json") as { version: string }; // the plugin of this package's version
@@ -61,6 +62,7 @@ export class IpPolicyRuleSet extends pulumi.CustomResource {
   }
 
   constructor(name: string, args: ResourceArgs<ruleSet.IpPolicyRuleSetInputs>, opts?: pulumi.CustomResourceOptions) {
+    checkRulesIgnored(name, opts);
     const outputs = named(["ipPolicyId", "rules", "takeOver", "profile"]);
     // Pulumi's diff of a map prints every entry, changed or not: the provider's plan, shown under the resource, names each changed rule.
     super("accessctl:index:IpPolicyRuleSet", name, { ...outputs, ...args }, options("IpPolicyRuleSet", opts, { hideDiffs: ["rules"] }));

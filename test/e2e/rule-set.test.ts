@@ -237,6 +237,11 @@ describe("IpPolicyRuleSet: the policy as one resource", () => {
     expect(both.output).toMatch(
       /the IpPolicyRule for 10\.3\.0\.0\/16 also manages a rule of IP policy ipp_\w+; a set owns every rule of its policy, so the set would delete that rule at every up|IP policy ipp_\w+ is owned by the IpPolicyRuleSet s, which would delete this rule at every up; declare it in the set's rules instead/,
     );
+    // ignoreChanges into `rules` cannot be matched by Pulumi (the state keys rules by CIDR), which would
+    // make the change all the same: refused, naming the path and what works.
+    const ignoring = await stack.run("preview", { ...setSpec(p, [{ cidr: "10.0.0.0/8", action: "allow" }]), opts: { s: { ignoreChanges: ["rules[0].action"] } } });
+    expect(ignoring.ok).toBe(false);
+    expect(ignoring.output).toContain('accessctl:IpPolicyRuleSet s: ignoreChanges "rules[0].action" names a part of rules, which Pulumi cannot match');
     expect((await emu.stats()).requests).toBe(0);
   });
 
