@@ -1,6 +1,7 @@
 // The office allowlist: "the policy holds exactly these ranges", as one IpPolicyRuleSet. Any rule
 // added to the policy by hand makes `pulumi preview --refresh --expect-no-changes` fail (the preview
-// names its CIDR), and the next `pulumi up` deletes it.
+// names its CIDR), and the next `pulumi up --refresh` deletes it (a plain `pulumi up` plans from the
+// state, which does not know it: it leaves it and warns).
 //
 //   pulumi config set ipPolicyId ipp_…
 //   pulumi config set --path 'allow[0].cidr' 203.0.113.0/24

@@ -36,7 +36,7 @@ function project(name: string): { dir: string; binDir: string; nodeDir?: string 
 const ruleCount = async () => (await client(emu.url, emu.adminToken).get("/ip_policy_rules")).body.ip_policy_rules.length;
 
 describe("examples", () => {
-  it("has the examples the README names, each its own project", () => {
+  it("has the examples the docs name, each its own project", () => {
     expect(examples.sort()).toEqual(["many-rules", "office-allowlist", "pipeline", "quickstart"]);
   });
 

@@ -98,7 +98,7 @@ describe("the service dies in the middle of an update", () => {
     expect(survived).toBeGreaterThan(0);
     expect(survived).toBeLessThan(200);
 
-    // The documented recovery step (README, Troubleshooting): rules whose creates landed but whose
+    // The documented recovery step (docs/guides/recovering-interrupted-runs.md): rules whose creates landed but whose
     // answers were lost belong to no resource yet; this one run may take them over.
     await stack.ok("refresh", spec);
     const up = await stack.ok("up", spec, { env: { ACCESSCTL_ADOPT_EXISTING: "1" } });
@@ -129,7 +129,7 @@ describe("pulumi is killed in the middle of an update", () => {
     const orphansPossible = (await liveRules(emu)).length;
     expect(orphansPossible).toBeGreaterThan(0);
 
-    // What a user does after a killed update (README, Troubleshooting): the lock is still there,
+    // What a user does after a killed update (docs/guides/recovering-interrupted-runs.md): the lock is still there,
     // so `pulumi cancel`, then drop the creates that never finished, then up.
     let locked = await stack.run("up", spec);
     if (/failed to load checkpoint/.test(locked.output)) {

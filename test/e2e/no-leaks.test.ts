@@ -1,7 +1,7 @@
 // Secrets in plain text: nowhere that our code writes, and nowhere in the state, its backups or the
 // emulator's log, even with Pulumi's most verbose logging and a gRPC dump. Pulumi's own debug
-// channels are the exception, and this test pins down exactly what they show (see README,
-// "Reliability"): the gRPC dump carries decrypted stack config (so an API key given as
+// channels are the exception, and this test pins down exactly what they show (see
+// docs/design/reliability.md): the gRPC dump carries decrypted stack config (so an API key given as
 // `accessctl:apiKey`) and every token, and @pulumi/pulumi's debug log prints RegisterResource
 // answers, secret outputs included. Neither can be changed by a provider.
 import * as fs from "node:fs";

@@ -1,5 +1,5 @@
 // The repository root is a Pulumi project (Pulumi.yaml, index.ts = the quickstart program), run as
-// the README's Quickstart says, on a fresh copy of the checkout (the files git knows, nothing
+// docs/guides/emulator.md says ("The repository as a Pulumi project"), on a fresh copy of the checkout (the files git knows, nothing
 // built): `npm ci`, `npm run emulator` (which builds dist/) with its startup line in a file,
 // `scripts/emulator-config.js` on that file, then the real `pulumi up`, a clean
 // `preview --refresh --expect-no-changes`, and `destroy`. The program imports "@accessctl/pulumi",
@@ -31,7 +31,7 @@ it("a fresh copy of the repository: npm ci, emulator, pulumi up at the root, pre
   expect(fs.existsSync(path.join(copy, "dist"))).toBe(false);
   execFileSync("npm", ["ci", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel", "error"], { cwd: copy, stdio: ["ignore", "inherit", "inherit"] });
 
-  // The README's terminal 1, in a process group of its own (a signal to npm does not reach the emulator).
+  // The guide's terminal 1, in a process group of its own (a signal to npm does not reach the emulator).
   fs.mkdirSync(path.join(copy, ".state"));
   const startupFile = path.join(copy, ".state/emulator-startup.json");
   const terminal1 = spawn("sh", ["-c", "npm run --silent emulator -- --port 0 --data .state/emulator.json > .state/emulator-startup.json"], { cwd: copy, detached: true, stdio: ["ignore", "ignore", "inherit"] });

@@ -304,7 +304,7 @@ describe("IpPolicyRuleSet: pulumi is killed", () => {
     await until(() => pids.every((pid) => !alive(pid)), "every process of the killed run to end", 20);
   }
 
-  /** README, Troubleshooting: cancel the lock (after restoring the checkpoint if it was cut), drop pending creates. */
+  /** docs/guides/recovering-interrupted-runs.md: cancel the lock (after restoring the checkpoint if it was cut), drop pending creates. */
   async function recover(stack: ReturnType<typeof testStack>, spec: Spec) {
     let locked = await stack.run("up", spec);
     if (/failed to load checkpoint/.test(locked.output)) {

@@ -50,7 +50,7 @@ it("pulumi new <template dir> --generate-only, install the tarball, up against t
   expect(project).not.toMatch(/^template:/m);
   expect(JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")).name).toBe("my-access");
 
-  makeProject(dir, { name: "my-access", tarball }); // `npm install <tarball>`, as the README says
+  makeProject(dir, { name: "my-access", tarball }); // `npm install <tarball>`, as docs/guides/getting-started.md says
   const f = emu.fixtures;
   await must(["stack", "init", "dev", "--non-interactive"]);
   await must(["config", "set", "ipPolicyId", f.ipPolicies[0]]);

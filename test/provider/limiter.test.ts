@@ -127,7 +127,7 @@ describe("pipelines sharing an account", () => {
       const limited = stats.byStatus["429"] ?? 0;
       expect(stats.byStatus["200"]).toBe(300);
       // Those in flight when the account's window fills are answered 429, and a few more at its turn;
-      // the bench measures the real figure with the engine's pace (README, Performance).
+      // the bench measures the real figure with the engine's pace (docs/performance.md, "Rate limit").
       expect(limited / stats.requests).toBeLessThan(0.1);
       // 300 requests need 2 windows (20 s) at least; a generous bound, not a benchmark.
       expect(seconds).toBeLessThan(20 * 2);
