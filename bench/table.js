@@ -1,5 +1,5 @@
 // The bench's printed tables: Markdown, each column padded to its widest cell, so that a table reads
-// in a terminal and pastes into the README as it is.
+// in a terminal and pastes into docs/performance.md as it is.
 "use strict";
 
 /** A number with `d` decimals; anything else as text. */

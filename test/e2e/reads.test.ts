@@ -141,7 +141,7 @@ describe("a service that accepts connections and never answers", () => {
     const preview = await s.run("preview", spec, { refresh: true });
     const seconds = (Date.now() - started) / 1000;
     expect(preview.ok).toBe(false);
-    expect(seconds).toBeLessThan(120); // the README's bound, Pulumi's start-up included
+    expect(seconds).toBeLessThan(120); // the bound docs/design/reliability.md states, Pulumi's start-up included
     const lines = errorLines(preview.output);
     expect(lines.length).toBe(24);
     expect(lines.every((l) => /TIMEOUT/.test(l))).toBe(true);
