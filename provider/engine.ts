@@ -28,6 +28,11 @@ function engine(): EngineState {
   return processState<EngineState>("engine", () => ({}));
 }
 
+/** The engine's process (pulumi), once watched (see watchEngine); undefined outside a provider process. */
+export function engineProcess(): { pid: number; started?: string } | undefined {
+  return engine().process;
+}
+
 /** host:port of the engine: the first argument of this process that looks like one (flags such as -v=9 may come first). */
 export function engineAddress(): string | undefined {
   const state = engine();

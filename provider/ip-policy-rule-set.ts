@@ -27,6 +27,7 @@ import { listEverything, listsChanged } from "./list-reads";
 import { adoptExistingAllowed, claim, claimed, claimPolicy, CreateAttempt, noteSetMembers, resourceLabel, whyNotMadeBy } from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
 import { connection, profileSource } from "./config";
+import { addRecord, records } from "./run-record";
 import { processState } from "./state";
 import { boolean, CheckFailure, id, isUnknown, text, UNKNOWN } from "./validate";
 
@@ -387,6 +388,43 @@ function checkedSets(): { urns: string[] } {
   return processState<{ urns: string[] }>("rule-set-checks", () => ({ urns: [] }));
 }
 
+/**
+ * What this `pulumi` command has shown of a set (run-record.ts: the preview's engine and the
+ * update's write to one record). A plan shown for `urn`: the rules it touches, by the first engine
+ * that showed one (the preview's; the update's own when there was none, e.g. --skip-preview).
+ */
+function noteShownPlan(urn: string, touched: string[]): void {
+  addRecord("set-plan", urn);
+  if (touched.length) addRecord("set-plan-touches", `${urn}\t${touched.join(" ")}`);
+}
+
+/** The ids the first plan shown for `urn` in this command touches, or undefined: none was shown. */
+function promisedTouches(urn: string | undefined): Set<string> | undefined {
+  return urn === undefined ? undefined : firstShown(urn, "set-plan", "set-plan-touches");
+}
+
+/** The rules a takeover's preview listed for `urn` in this command, or undefined: it listed none. */
+function promisedTakeover(urn: string | undefined): Set<string> | undefined {
+  return urn === undefined ? undefined : firstShown(urn, "set-takeover", "set-takeover-rules");
+}
+
+// The first engine that showed one and has not applied one (a `pulumi watch` runs several updates
+// in one command: each holds to its own plan). Marks this engine as having applied.
+function firstShown(urn: string, marker: string, list: string): Set<string> | undefined {
+  const applied = new Set(records("set-applied").filter((r) => r.value === urn).map((r) => r.engine));
+  const first = records(marker).find((r) => r.value === urn && !applied.has(r.engine))?.engine;
+  addRecord("set-applied", urn);
+  if (first === undefined) return undefined;
+  const mine = records(list).filter((r) => r.engine === first && r.value.startsWith(`${urn}\t`));
+  return new Set(mine.flatMap((r) => r.value.slice(urn.length + 1).split(" ")));
+}
+
+/** Rules a refresh of this command recorded for the first time (for `urn`): no preview of a destroy names them. */
+function refreshFound(urn: string | undefined): Set<string> {
+  const mine = urn === undefined ? [] : records("set-refresh-found").filter((r) => r.value.startsWith(`${urn}\t`));
+  return new Set(mine.flatMap((r) => r.value.slice(urn!.length + 1).split(" ")));
+}
+
 // ---- the resource -----------------------------------------------------------------------------
 
 export async function check(olds: Partial<CheckedRuleSetInputs>, news: IpPolicyRuleSetInputs & { __urn?: string }) {
@@ -418,6 +456,10 @@ async function previewCreate(inputs: CheckedRuleSetInputs): Promise<void> {
   } catch (e) {
     return report(inputs.__urn, `${head}: takeOver: could not list the policy to say what the takeover will take (${(e as Error).message})`, { warning: true });
   }
+  if (inputs.__urn) {
+    addRecord("set-takeover", inputs.__urn);
+    if (current.length) addRecord("set-takeover-rules", `${inputs.__urn}\t${current.map((r) => r.id).join(" ")}`);
+  }
   if (!current.length) return report(inputs.__urn, `${head}: takeOver: the policy holds no rule; create ${declared.length}: ${requests(declared.length)}`);
   const next = plan(current, declared, () => true);
   const byCidr = byDeclaredCidr(declared);
@@ -439,14 +481,40 @@ export async function diff(_id: string, olds: IpPolicyRuleSetOutputs, news: Chec
   if (!declared || declared.some((r) => !isObject(r))) {
     // Which CIDRs the program declares is not known yet: no plan can say what up does; say what it may do.
     const may = Object.values(keyed(recorded)).map((r) => `  ? ${r.cidr} ${r.action} (${r.id})${texts(r, secretRules(olds, news))}`);
-    if (show) report(news.__urn, [`plan for ${olds.ipPolicyId}: the rules are not known yet (they depend on other resources): up makes the policy hold exactly the declared rules, and may change or delete any of the ${recorded.length} it holds now`, ...may].join("\n"));
+    if (show) {
+      report(news.__urn, [`plan for ${olds.ipPolicyId}: the rules are not known yet (they depend on other resources): up makes the policy hold exactly the declared rules, and may change or delete any of the ${recorded.length} it holds now`, ...may].join("\n"));
+      noteShownPlan(news.__urn!, recorded.map((r) => r.id));
+    }
     return { changes: true, replaces: [], detailedDiff: { rules: "update" as DiffKind } };
   }
   // A description, metadata or action not known yet counts as changed, and says so.
   const p = plan(recorded, declared, () => true);
   const words = describePlan(p, secretRules(olds, news));
-  if (words && show) report(news.__urn, `plan for ${olds.ipPolicyId}: ${words}`);
+  if (show) {
+    if (words) report(news.__urn, `plan for ${olds.ipPolicyId}: ${words}`);
+    noteShownPlan(news.__urn!, [...p.deletes, ...p.flips.map((x) => x.rule), ...p.patches.map((x) => x.rule)].map((r) => r.id));
+  }
   return { changes: words !== "", replaces: [], detailedDiff: planDiff(p) };
+}
+
+/**
+ * Takes out of `p` what touches a rule `promise` does not hold (deletes, flips, patches; a rule that
+ * would have moved to a declared CIDR leaves a create in its place). Returns the rules taken out.
+ */
+function keepUnpromised(p: Plan, promise: Set<string> | undefined): IpPolicyRuleSetMember[] {
+  if (!promise) return [];
+  const out: IpPolicyRuleSetMember[] = [];
+  const promised = (r: IpPolicyRuleSetMember) => promise.has(r.id) || (out.push(r), false);
+  p.deletes = p.deletes.filter(promised);
+  p.flips = p.flips.filter((x) => promised(x.rule));
+  const patches = p.patches;
+  p.patches = [];
+  for (const x of patches) {
+    if (promised(x.rule)) p.patches.push(x);
+    else if (moved(x)) p.creates.push(x.to); // the declared CIDR still gets its rule
+  }
+  p.kept.push(...out);
+  return out;
 }
 
 /** The plan as property paths (a plugin's DetailedDiff): each rule under its CIDR. */
@@ -472,7 +540,18 @@ export async function create(inputs: CheckedRuleSetInputs) {
   const declared = declaredList(inputs.rules);
   // A takeover records what the policy holds and writes nothing (its preview said so); the next
   // preview shows each change and the next up makes it.
-  if (inputs.takeOver === true && current.length) return { id: inputs.ipPolicyId, outs: outputs(inputs, current, inputs) };
+  // Only what its preview listed: a rule added since is no one's to take unseen (its destroy would delete it).
+  if (inputs.takeOver === true && current.length) {
+    const listedThen = promisedTakeover(inputs.__urn);
+    const taken = listedThen ? current.filter((r) => listedThen.has(r.id)) : current;
+    const since = current.filter((r) => !taken.includes(r)).map((r) => `${r.cidr} ${r.action} (${r.id})`);
+    if (!taken.length) {
+      throw plainError(`${what}: the policy holds ${since.length} rule${since.length === 1 ? "" : "s"} its preview did not show (added since): ${listed(since)}; nothing was changed. ` +
+        "Run `pulumi up` again: its preview shows what the takeover takes.");
+    }
+    if (since.length) report(inputs.__urn, `${what}: left ${since.length} rule${since.length === 1 ? "" : "s"} its preview did not list (added since), not recorded: ${listed(since)}. \`pulumi refresh\` records them; the preview after it shows what \`up\` will do to them.`, { warning: true });
+    return { id: inputs.ipPolicyId, outs: outputs(inputs, taken, inputs) };
+  }
   // ACCESSCTL_ADOPT_EXISTING=1 (after a killed first `up`) takes only what that run can have made:
   // rules exactly as declared. Anything else needs the program to say takeOver: true.
   const byCidr = byDeclaredCidr(declared);
@@ -496,8 +575,34 @@ export async function read(id: string, props: Partial<IpPolicyRuleSetOutputs> = 
   // they are what a program writes: a list (Pulumi writes the program from them).
   const declared = declaredForms(rules);
   const inputs = { ipPolicyId, rules: props.rules === undefined ? declaredList(declared) : declared, ...keptInputs(props) };
+  if (props.rules !== undefined) sayDrift(props, rules);
   return { id, props: outputs({ ipPolicyId }, rules, props), inputs };
 }
+
+/**
+ * A refresh names what it found changed (the diff of `rules` is hidden: it would print every rule),
+ * and notes the rules it records for the first time: this command's destroy leaves them (its
+ * preview cannot name them).
+ */
+function sayDrift(props: Partial<IpPolicyRuleSetOutputs>, rules: IpPolicyRuleSetMember[]): void {
+  const before: Record<string, IpPolicyRuleSetMember> = {};
+  for (const r of members(props.rules)) before[r.id] = r;
+  const now: Record<string, true> = {};
+  for (const r of rules) now[r.id] = true;
+  const secret = secretRules(props);
+  const added = rules.filter((r) => !before[r.id]);
+  const changed = rules.filter((r) => before[r.id] && !unchanged(before[r.id], r)).map((r) => `${named(before[r.id])}, now ${named(r)}${texts(r, secret)}`);
+  const deleted = Object.values(before).filter((r) => !now[r.id]).map(named);
+  if (props.__urn && added.length) addRecord("set-refresh-found", `${props.__urn}\t${added.map((r) => r.id).join(" ")}`);
+  const parts = [
+    ...(added.length ? [`added ${listed(added.map((r) => `${named(r)}${texts(r, secret)}`))}`] : []),
+    ...(changed.length ? [`changed ${listed(changed)}`] : []),
+    ...(deleted.length ? [`deleted ${listed(deleted)}`] : []),
+  ];
+  if (parts.length) report(props.__urn, `refresh of the IpPolicyRuleSet of ${props.ipPolicyId}: since the state last recorded the policy, rules were ${parts.join("; ")}. Recorded as they are now.`);
+}
+
+const named = (r: IpPolicyRuleSetMember) => `${r.cidr} ${r.action} (${r.id})`;
 
 /** Two versions of one rule (by id) that hold the same: nothing was changed by hand between them. */
 const unchanged = (a: IpPolicyRuleSetMember, b: IpPolicyRuleSetMember | undefined) =>
@@ -511,6 +616,8 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
   const recorded = members(olds.rules);
   const declared = declaredList(news.rules);
   const p = plan(recorded, declared, (r) => !claimed("IP policy rule", r.id));
+  // Only what this command's preview showed: a rule a later refresh of it found (or changed) is left.
+  const unpromised = keepUnpromised(p, promisedTouches(news.__urn));
   // Checked against the policy as it is now (a killed or failed run, or a hand, may have changed it).
   const current = await policyRules(news.ipPolicyId, news.profile, what, recorded, true);
   const live: Record<string, IpPolicyRuleSetMember> = {};
@@ -519,7 +626,6 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
   for (const r of recorded) known[r.id] = r;
   const held: Record<string, IpPolicyRuleSetMember> = {};
   for (const r of current) held[canonicalCidr(r.cidr)] = r;
-  const named = (r: IpPolicyRuleSetMember) => `${r.cidr} ${r.action} (${r.id})`;
   const secret = secretRules(olds, news);
 
   // Never touched unseen: a rule the plan changes must be as recorded, and a CIDR it adds must be free
@@ -556,6 +662,10 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
     report(news.__urn, `${what}: left ${changed.length} rule${changed.length === 1 ? "" : "s"} changed since the last refresh, which the preview of this run did not show: ${listed(changed)}. ` +
       "They are recorded as they are: the next preview shows what `up` will do to them.", { warning: true });
   }
+  if (unpromised.length) {
+    report(news.__urn, `${what}: left ${unpromised.length} rule${unpromised.length === 1 ? "" : "s"} the preview of this run showed no change to (a refresh after it found them, or found them changed): ${listed(unpromised.map(named))}. ` +
+      "Run `pulumi up` again: its preview shows what it will do to them.", { warning: true });
+  }
   if (strangers.length) {
     report(news.__urn, `${what}: left ${strangers.length} rule${strangers.length === 1 ? "" : "s"} added since the last refresh (by hand or by another stack), not recorded: ${listed(strangers.map(named))}. ` +
       "`pulumi refresh` records them; the preview after it shows what `up` will do to them.", { warning: true });
@@ -574,13 +684,21 @@ async function remove(id: string, props: IpPolicyRuleSetOutputs): Promise<void> 
   }
   const recorded = members(props.rules);
   const current = await policyRules(ipPolicyId, props.profile, what, recorded, true);
-  // The rules the state knows (those a preview or refresh showed); one that came since is left, and named.
-  const known: Record<string, true> = {};
-  for (const r of recorded) known[r.id] = true;
-  const p: Plan = { creates: [], patches: [], flips: [], deletes: current.filter((r) => known[r.id]), kept: current.filter((r) => !known[r.id]) };
+  // The rules the state knows, as it knows them: one changed since is not deleted unseen (refresh
+  // first); one that came since, or that a refresh of this command recorded first, is left, and named.
+  const known: Record<string, IpPolicyRuleSetMember> = {};
+  for (const r of recorded) known[r.id] = r;
+  const stale = current.filter((r) => known[r.id] && !unchanged(known[r.id], r)).map((r) => `${named(known[r.id])}, now ${named(r)}`);
+  if (stale.length) {
+    throw plainError(`${what}: ${stale.length} rule${stale.length === 1 ? "" : "s"} changed since this stack last recorded ${stale.length === 1 ? "it" : "them"}: ${listed(stale)}; nothing was deleted. ` +
+      "Run `pulumi refresh` first (or `pulumi destroy --refresh`): it records them as they are.");
+  }
+  const foundNow = refreshFound(props.__urn);
+  const ours = (r: IpPolicyRuleSetMember) => !!known[r.id] && !foundNow.has(r.id);
+  const p: Plan = { creates: [], patches: [], flips: [], deletes: current.filter(ours), kept: current.filter((r) => !ours(r)) };
   await apply({ ipPolicyId, profile: props.profile, __urn: props.__urn }, current, p, id, what, true);
   if (p.kept.length) {
-    report(props.__urn, `${what}: left ${p.kept.length} rule(s) that no refresh of this stack has shown: ${listed(p.kept.map((r) => `${r.cidr} ${r.action} (${r.id})`))}`, { warning: true });
+    report(props.__urn, `${what}: left ${p.kept.length} rule(s) that no earlier refresh of this stack recorded: ${listed(p.kept.map(named))}`, { warning: true });
   }
 }
 export { remove as delete };
@@ -622,10 +740,10 @@ function progress(urn: string | undefined, p: Plan, profile: unknown) {
 /**
  * Runs a plan, CONCURRENCY calls at once, in phases, each started only when the one before has
  * succeeded, so that a run stopped anywhere (a failure, a kill) leaves the policy no more open than
- * it was or will be: first what only closes (deny rules created, allow rules flipped to deny: the
- * allow deleted, then the deny created), then deny rules moved to another CIDR (the old range opens
- * only once every new deny holds), then changes of text, then what opens (allow rules created or
- * moved, deny rules flipped to allow), then the deletes of undeclared rules. Tracks every call's
+ * it was or will be: first what only closes (allow rules deleted, deny rules created, allow rules
+ * flipped to deny: the allow deleted, then the deny created), then deny rules moved to another CIDR
+ * (the old range opens only once every new deny holds), then changes of text, then what opens
+ * (allow rules created or moved, deny rules flipped to allow), and last the deny rules deleted. Tracks every call's
  * result. On a failure it starts nothing more, lets the calls under way finish, and throws an error
  * carrying the set's id and outputs that describe the rules that exist now (a partial create or
  * update: the engine records them, and the next `up` finishes the job).
@@ -670,11 +788,11 @@ async function apply(inputs: { ipPolicyId: string; profile?: string; takeOver?: 
   };
   const denies = (x: { to: IpPolicyRuleSetRule }) => x.to.action === "deny";
   const phases: (() => Promise<void>)[][] = [
-    [...p.creates.filter((d) => d.action === "deny").map((d) => () => post(d)), ...p.flips.filter(denies).map(flip)],
+    [...p.deletes.filter((r) => r.action !== "deny").map((r) => () => del(r)), ...p.creates.filter((d) => d.action === "deny").map((d) => () => post(d)), ...p.flips.filter(denies).map(flip)],
     p.patches.filter((x) => moved(x) && denies(x)).map((x) => () => patch(x.rule, x.to)),
     p.patches.filter((x) => !moved(x)).map((x) => () => patch(x.rule, x.to)),
     [...p.creates.filter((d) => d.action !== "deny").map((d) => () => post(d)), ...p.patches.filter((x) => moved(x) && !denies(x)).map((x) => () => patch(x.rule, x.to)), ...p.flips.filter((x) => !denies(x)).map(flip)],
-    p.deletes.map((r) => () => del(r)),
+    p.deletes.filter((r) => r.action === "deny").map((r) => () => del(r)),
   ];
   try {
     for (const phase of phases) {

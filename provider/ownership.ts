@@ -9,39 +9,36 @@ import { createHash } from "node:crypto";
 import { ConfigSource, connection } from "./config";
 import { timeResolution } from "./http/clock";
 import { plainError, setMessage } from "./errors";
+import { addRecord, recorded, records } from "./run-record";
 import { processState } from "./state";
 interface Ownership {
-  /** "<kind> <id>" of every object a resource of this run has claimed. */
-  claimed: string[];
   /** Creates of this run whose answers were lost, by "<kind> <key>". */
   lostCreates: { slot: string; attempt: CreateAttempt }[];
   /** "<kind> <id>" of objects whose resources diff found must be replaced. */
   replacing: string[];
   /** Principal (owner_id of keys it creates) of each API key this process called with, by identity(). */
   principals: Record<string, string>;
-  /** Ids of the rules a set of this run holds in its state (seen by the set's diff). */
-  setMembers: string[];
 }
 
 function ownership(): Ownership {
-  return processState<Ownership>("ownership", () => ({ claimed: [], lostCreates: [], replacing: [], principals: {}, setMembers: [] }));
+  return processState<Ownership>("ownership", () => ({ lostCreates: [], replacing: [], principals: {} }));
 }
 
 /**
  * Records that a resource of this run manages `id`; fails if another one already does. Synchronous,
- * so two concurrent claims cannot both pass.
+ * so two concurrent claims in one process cannot both pass. Every provider process of the command
+ * sees the claim (run-record.ts): a host switch or a plugin upgrade runs two at once.
  */
 export function claim(kind: string, id: string, what: string): void {
-  const { claimed } = ownership();
-  if (claimed.includes(`${kind} ${id}`)) {
+  if (claimed(kind, id)) {
     throw plainError(`${what}: ${kind} ${id} is already managed by another resource of this stack; declare it once`);
   }
-  claimed.push(`${kind} ${id}`);
+  addRecord("claimed", `${kind} ${id}`);
 }
 
 /** Whether a resource of this run manages `id` already. */
 export function claimed(kind: string, id: string): boolean {
-  return ownership().claimed.includes(`${kind} ${id}`);
+  return recorded("claimed", `${kind} ${id}`);
 }
 
 /**
@@ -49,11 +46,11 @@ export function claimed(kind: string, id: string): boolean {
  * program moved them into the set, and an unchanged set writes nothing, so claims nothing).
  */
 export function noteSetMembers(ids: string[]): void {
-  ownership().setMembers.push(...ids);
+  if (ids.length) addRecord("set-members", ids.join(" "));
 }
 
 export function heldBySet(id: string): boolean {
-  return ownership().setMembers.includes(id);
+  return records("set-members").some((r) => r.value.split(" ").includes(id));
 }
 
 /** A create whose answer may be lost: when it was sent and what it sent. */
@@ -175,24 +172,24 @@ export function adoptExistingAllowed(): boolean {
  * A set owns every rule of its policy, so a rule resource on that policy (or a second set) would be
  * deleted by the set, or fight it, at every `up`. check() of each records what it manages, and the
  * second of two that clash fails, naming the other (by its name where the URN is known, else by the
- * rule's CIDR). One provider process checks every resource of a run, in any language.
+ * rule's CIDR). Every provider process of the command sees what the others checked (run-record.ts).
  * Returns the failure's reason, or undefined.
  */
 export function claimPolicy(kind: "set" | "rule", label: string, ipPolicyId: string): string | undefined {
-  const owners = processState<Record<string, { sets: string[]; rules: string[] }>>("policy-owners", () => ({}));
-  const entry = (owners[ipPolicyId] ??= { sets: [], rules: [] });
-  const set = entry.sets.find((s) => s !== label);
+  const owners = (k: "set" | "rule") => records(`policy-${k}s`).map((r) => r.value).filter((v) => v.startsWith(`${ipPolicyId}\t`)).map((v) => v.slice(ipPolicyId.length + 1));
+  const set = owners("set").find((s) => s !== label);
   if (kind === "set" && set !== undefined) {
     return `the ${set} also manages the rules of IP policy ${ipPolicyId}; a set owns every rule of its policy, so the two sets would delete each other's rules. Declare the rules in one set, or use another policy`;
   }
-  if (kind === "set" && entry.rules.length) {
-    return `the ${entry.rules[0]} also manages a rule of IP policy ${ipPolicyId}; a set owns every rule of its policy, so the set would delete that rule at every up. Declare the rule in the set's rules instead, or use another policy`;
+  const rule = owners("rule")[0];
+  if (kind === "set" && rule !== undefined) {
+    return `the ${rule} also manages a rule of IP policy ${ipPolicyId}; a set owns every rule of its policy, so the set would delete that rule at every up. Declare the rule in the set's rules instead, or use another policy`;
   }
   if (kind === "rule" && set !== undefined) {
     return `IP policy ${ipPolicyId} is owned by the ${set}, which would delete this rule at every up; declare it in the set's rules instead, or use another policy`;
   }
-  const mine = kind === "set" ? entry.sets : entry.rules;
-  if (!mine.includes(label)) mine.push(label); // only what passed: the resource that failed is not in the run
+  // Only what passed: the resource that failed is not in the run.
+  if (!owners(kind).includes(label)) addRecord(`policy-${kind}s`, `${ipPolicyId}\t${label}`);
   return undefined;
 }
 

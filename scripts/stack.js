@@ -8,7 +8,7 @@
 //
 //   node scripts/stack.js '<job as JSON>'     or     node scripts/stack.js - < job.json
 // job: { dir, stack, op, binDir, backend, passphrase?, config?: {key: {value, secret}},
-//        refresh?, clearPendingCreates?, runProgram? (refresh), expectNoChanges?, diff? (preview: false
+//        refresh?, withPreview? (up, destroy: a preview first, as a user's run has), clearPendingCreates?, runProgram? (refresh), expectNoChanges?, diff? (preview: false
 //        leaves out --diff), env?, parallel?, verbose?, node? }
 // `node`: a directory holding the `node` to run the program with (else the one on PATH).
 // Pulumi's own output goes to stderr; the last line on stdout is `RESULT {json}`: ok, exitCode,
@@ -58,15 +58,16 @@ async function must(job, args, options) {
   return r;
 }
 
-/** The engine's summary event from an --event-log file: { resourceChanges } or undefined. */
+/** The engine's last summary event from an --event-log file (an up with a preview has two): { resourceChanges } or undefined. */
 function summaryFrom(eventLog) {
   if (!fs.existsSync(eventLog)) return undefined;
+  let last;
   for (const line of fs.readFileSync(eventLog, "utf8").split("\n")) {
     if (!line.trim()) continue;
     const event = JSON.parse(line);
-    if (event.summaryEvent) return event.summaryEvent;
+    if (event.summaryEvent) last = event.summaryEvent;
   }
-  return undefined;
+  return last;
 }
 
 /** Stack outputs as { name: { value, secret } }: `stack output --json` shows secrets as "[secret]". */
@@ -96,7 +97,7 @@ async function run(job) {
   let args;
   switch (job.op) {
     case "up":
-      args = ["up", "--yes", "--skip-preview", ...(job.refresh ? ["--refresh"] : [])];
+      args = ["up", "--yes", ...(job.withPreview ? [] : ["--skip-preview"]), ...(job.refresh ? ["--refresh"] : [])];
       break;
     case "preview":
       args = ["preview", ...(job.diff === false ? [] : ["--diff"]), ...(job.refresh ? ["--refresh"] : []), ...(job.expectNoChanges ? ["--expect-no-changes"] : [])];
@@ -105,7 +106,7 @@ async function run(job) {
       args = ["refresh", "--yes", "--skip-preview", ...(job.clearPendingCreates ? ["--clear-pending-creates"] : []), ...(job.runProgram ? ["--run-program"] : [])];
       break;
     case "destroy":
-      args = ["destroy", "--yes", "--skip-preview", ...(job.refresh ? ["--refresh"] : [])];
+      args = ["destroy", "--yes", ...(job.withPreview ? [] : ["--skip-preview"]), ...(job.refresh ? ["--refresh"] : [])];
       break;
     case "outputs":
       return { ok: true, outputs: await stackOutputs(job), seconds: (Date.now() - started) / 1000 };

@@ -73,6 +73,33 @@ describe("@accessctl/pulumi/plugin", () => {
   });
 });
 
+describe("both hosts in one command (a stack half-way to the plugin)", () => {
+  it("rule resources on the dynamic host handed over to a set on the plugin in one up: their deletes leave the rules; a set and a rule on one policy across hosts are refused", async () => {
+    const { project, home } = packedPlugin(cleanups);
+    const emu = await startEmulator(["--rate-limit", "off"]);
+    cleanups.push(() => emu.stop());
+    const stack = testStack({ project, emulator: emu, name: "plugin-handover", env: home.env });
+    cleanups.push(() => stack.cleanup());
+    const p = emu.fixtures.ipPolicies[0];
+    const rules = [{ cidr: "10.70.0.0/16", action: "deny" }, { cidr: "10.71.0.0/16", action: "allow" }];
+    const before = await stack.ok("up", { rules: { r1: { ipPolicyId: p, ...rules[0] }, r2: { ipPolicyId: p, ...rules[1] } } });
+    const ids = [before.outputs!.rule_r1.value.id, before.outputs!.rule_r2.value.id].sort();
+    const live = async () => (await listAll(emu.url, emu.adminToken, "/ip_policy_rules", "ip_policy_rules")).filter((r) => r.ip_policy.id === p).map((r) => r.id).sort();
+
+    const both = await stack.run("preview", { sets: { s: { ipPolicyId: p, rules, takeOver: true } }, rules: { r3: { ipPolicyId: p, cidr: "10.72.0.0/16", action: "allow" } }, pluginFor: ["s"] });
+    expect(both.ok).toBe(false);
+    expect(both.output).toMatch(/also manages a rule of IP policy ipp_\w+|is owned by the IpPolicyRuleSet s/);
+
+    const handed = await stack.ok("up", { sets: { s: { ipPolicyId: p, rules, takeOver: true } }, pluginFor: ["s"], idsOnly: true });
+    expect(handed.output).toContain("left in place: the IpPolicyRuleSet of");
+    expect(await live()).toEqual(ids);
+    const clean = await stack.run("preview", { sets: { s: { ipPolicyId: p, rules, takeOver: true } }, pluginFor: ["s"], idsOnly: true }, { refresh: true, expectNoChanges: true });
+    expect(clean.exitCode, clean.output).toBe(0);
+    await stack.ok("destroy", { sets: { s: { ipPolicyId: p, rules } }, pluginFor: ["s"], idsOnly: true });
+    expect(await live()).toEqual([]);
+  });
+});
+
 describe("the plugin, cancelled or left without its engine", () => {
   it("Ctrl-C (SIGINT to pulumi) in the middle of a 300-rule set create: the plugin starts no more requests and the state records the rules that exist; the next up finishes", async () => {
     const { project, home } = packedPlugin(cleanups);

@@ -3,7 +3,8 @@
 //   { keys: {name: ApiKeyArgs}, rules: {name: IpPolicyRuleArgs}, modules: {name: TlsEdgeMutualTlsArgs},
 //     sets: {name: IpPolicyRuleSetArgs},
 //     listPolicy?: "ipp_…" (export what the list helpers see, before this run's changes), idsOnly?: sets export their id only,
-//     plugin?: the classes of @accessctl/pulumi/plugin, secretTexts?: the sets' rule descriptions secret,
+//     plugin?: the classes of @accessctl/pulumi/plugin, pluginFor?: [names] only these resources from it,
+//     secretTexts?: the sets' rule descriptions secret,
 //     opts?: {name: resource options}, gets?: {name: {type: "ApiKey"|"IpPolicyRule"|"TlsEdgeMutualTls", id}} }
 "use strict";
 const pulumi = require("@pulumi/pulumi");
@@ -11,25 +12,27 @@ const pulumi = require("@pulumi/pulumi");
 const spec = new pulumi.Config().requireObject("spec");
 // plugin: the same classes backed by the plugin pulumi-resource-accessctl (it must be installed).
 const accessctl = spec.plugin ? require("@accessctl/pulumi/plugin") : require("@accessctl/pulumi");
+// A program may use both hosts at once (a stack half-way to the plugin).
+const classesOf = (name) => ((spec.pluginFor || []).includes(name) ? require("@accessctl/pulumi/plugin") : accessctl);
 const out = {};
 for (const [name, args] of Object.entries(spec.keys || {})) {
-  const key = new accessctl.ApiKey(name, args, (spec.opts || {})[name]);
+  const key = new (classesOf(name).ApiKey)(name, args, (spec.opts || {})[name]);
   out[`key_${name}`] = { id: key.id, ownerId: key.ownerId, description: key.description };
   out[`token_${name}`] = key.token;
 }
 for (const [name, args] of Object.entries(spec.rules || {})) {
-  const rule = new accessctl.IpPolicyRule(name, args, (spec.opts || {})[name]);
+  const rule = new (classesOf(name).IpPolicyRule)(name, args, (spec.opts || {})[name]);
   out[`rule_${name}`] = { id: rule.id, cidr: rule.cidr, action: rule.action };
 }
 for (const [name, args] of Object.entries(spec.sets || {})) {
   // secretTexts: each rule's description a secret, as a program reading it from secret config has it.
   const rules = spec.secretTexts ? args.rules.map((r) => (r.description ? { ...r, description: pulumi.secret(r.description) } : r)) : args.rules;
-  const set = new accessctl.IpPolicyRuleSet(name, { ...args, rules }, (spec.opts || {})[name]);
+  const set = new (classesOf(name).IpPolicyRuleSet)(name, { ...args, rules }, (spec.opts || {})[name]);
   // idsOnly: a stack output of every rule would make each preview print every rule (new values are the inputs then).
   out[`set_${name}`] = spec.idsOnly ? { id: set.id } : { id: set.id, ipPolicyId: set.ipPolicyId, rules: set.rules };
 }
 for (const [name, args] of Object.entries(spec.modules || {})) {
-  const module = new accessctl.TlsEdgeMutualTls(name, args);
+  const module = new (classesOf(name).TlsEdgeMutualTls)(name, args);
   out[`module_${name}`] = { id: module.id, enabled: module.enabled, certificateAuthorityIds: module.certificateAuthorityIds };
 }
 for (const [name, { type, id }] of Object.entries(spec.gets || {})) {

@@ -7,6 +7,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { client, listAll, RunningEmulator, startEmulator } from "../helpers/emulator";
+import { startFaultProxy } from "../helpers/fault-proxy";
 import { alive, killJob, Spec, testStack } from "../helpers/stack";
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
@@ -94,8 +95,51 @@ describe("IpPolicyRuleSet: the policy as one resource", () => {
     // A rule that came after the last refresh was in no preview: destroy deletes the set's rules and leaves it, naming it.
     const late = (await api.post("/ip_policy_rules", { ip_policy_id: p, cidr: "203.0.113.0/24", action: "deny", description: "another stack's" })).body;
     const destroyed = await stack.ok("destroy", setSpec(p, rules));
-    expect(destroyed.output).toContain(`left 1 rule(s) that no refresh of this stack has shown: 203.0.113.0/24 deny (${late.id})`);
+    expect(destroyed.output).toContain(`left 1 rule(s) that no earlier refresh of this stack recorded: 203.0.113.0/24 deny (${late.id})`);
     expect((await policyRules(emu, p)).map((r) => r.id)).toEqual([late.id]);
+  });
+
+  it("within one command, up does only what its preview showed: a rule that lands between the preview's refresh and the update's is left; a takeover takes only what its preview listed; destroy --refresh leaves what its own refresh found first", async () => {
+    const emu = await startEmulator(["--rate-limit", "off"]);
+    cleanups.push(() => emu.stop());
+    const proxy = await startFaultProxy(emu.url);
+    cleanups.push(() => proxy.close());
+    const api = client(emu.url, emu.adminToken);
+    const [p, q] = emu.fixtures.ipPolicies;
+    const stack = testStack({ project: inject("e2e"), emulator: { ...emu, url: proxy.url }, name: "set-between", extraConfig: fast });
+    cleanups.push(() => stack.cleanup());
+    const base: Rule[] = [{ cidr: "10.1.0.0/16", action: "allow" }, { cidr: "10.2.0.0/16", action: "deny" }];
+    await stack.ok("up", setSpec(p, base));
+    const list = /^\/ip_policy_rules$/;
+
+    // up --refresh: another team's deny lands right after the preview's refresh listed the policy.
+    let theirs: { id: string } | undefined;
+    proxy.afterRequest("GET", list, 1, async () => (theirs = (await api.post("/ip_policy_rules", { ip_policy_id: p, cidr: "192.0.2.0/24", action: "deny" })).body));
+    const raced = await stack.ok("up", setSpec(p, base), { refresh: true, withPreview: true });
+    expect(raced.output).toContain(`left 1 rule the preview of this run showed no change to (a refresh after it found them, or found them changed): 192.0.2.0/24 deny (${theirs!.id})`);
+    expect((await api.get(`/ip_policy_rules/${theirs!.id}`)).status).toBe(200);
+    // The next up's preview shows it, and that up deletes it.
+    const next = await stack.ok("up", setSpec(p, base), { withPreview: true });
+    expect(next.output).toMatch(/plan for ipp_\w+: delete 1: 1 request\n\s+- 192\.0\.2\.0\/24 deny/);
+    expect((await api.get(`/ip_policy_rules/${theirs!.id}`)).status).toBe(404);
+
+    // destroy --refresh: a rule its own refresh records first is left, named (the destroy's preview cannot name it).
+    const late = (await api.post("/ip_policy_rules", { ip_policy_id: p, cidr: "203.0.113.0/24", action: "deny" })).body;
+    const destroyed = await stack.ok("destroy", setSpec(p, base), { refresh: true, withPreview: true });
+    expect(destroyed.output).toMatch(new RegExp(`refresh of the IpPolicyRuleSet of ipp_\\w+: since the state last recorded the policy, rules were added 203\\.0\\.113\\.0/24 deny \\(${late.id}\\)`));
+    expect(destroyed.output).toContain(`left 1 rule(s) that no earlier refresh of this stack recorded: 203.0.113.0/24 deny (${late.id})`);
+    expect((await policyRules(emu, p)).map((r) => r.id)).toEqual([late.id]);
+    await api.delete(`/ip_policy_rules/${late.id}`);
+
+    // takeOver: a rule that lands after the preview listed the policy is not taken.
+    const held = (await api.post("/ip_policy_rules", { ip_policy_id: q, cidr: "10.9.0.0/16", action: "allow" })).body;
+    let after: { id: string } | undefined;
+    proxy.afterRequest("GET", list, 1, async () => (after = (await api.post("/ip_policy_rules", { ip_policy_id: q, cidr: "198.51.100.0/24", action: "deny" })).body));
+    const taken = await stack.ok("up", setSpec(q, [{ cidr: "10.9.0.0/16", action: "allow" }], { takeOver: true }), { withPreview: true });
+    expect(taken.output).toContain(`left 1 rule its preview did not list (added since), not recorded: 198.51.100.0/24 deny (${after!.id})`);
+    expect(Object.values(stack.state().resources.find((r) => r.type.endsWith(":IpPolicyRuleSet")).outputs.rules).map((r: any) => r.id)).toEqual([held.id]);
+    await stack.ok("destroy", setSpec(q, [{ cidr: "10.9.0.0/16", action: "allow" }]));
+    expect((await policyRules(emu, q)).map((r) => r.id)).toEqual([after!.id]);
   });
 
   it("a rule no preview of the set showed is never changed: not flipped by update, not taken by ACCESSCTL_ADOPT_EXISTING unless exactly as declared", async () => {
@@ -127,7 +171,7 @@ describe("IpPolicyRuleSet: the policy as one resource", () => {
     expect(grown.output).toContain(`left 1 rule added since the last refresh (by hand or by another stack), not recorded: 10.66.0.0/16 deny (${block.id})`);
     expect(Object.keys(a.state().resources.find((r) => r.type.endsWith(":IpPolicyRuleSet")).outputs.rules)).toEqual(["10.0.0.0/8", "10.2.0.0/16"]);
     const gone = await a.ok("destroy", setSpec(p, base));
-    expect(gone.output).toContain(`left 1 rule(s) that no refresh of this stack has shown: 10.66.0.0/16 deny (${block.id})`);
+    expect(gone.output).toContain(`left 1 rule(s) that no earlier refresh of this stack recorded: 10.66.0.0/16 deny (${block.id})`);
     expect((await policyRules(emu, p)).map((r) => r.id)).toEqual([block.id]);
     await api.delete(`/ip_policy_rules/${block.id}`);
 

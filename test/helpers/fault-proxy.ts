@@ -31,11 +31,17 @@ export interface FaultProxy {
   fail(fault: Fault): void;
   /** "<METHOD> <path> <status>" of every request failed so far. */
   failed: string[];
+  /**
+   * Runs `action` once, when the service has answered the `nth` (1-based) request matching `method`
+   * and `path`, before that answer goes back (another user acting between two requests of a run).
+   */
+  afterRequest(method: string, path: RegExp, nth: number, action: () => Promise<unknown>): void;
   close(): Promise<void>;
 }
 
 export async function startFaultProxy(target: string): Promise<FaultProxy> {
   const faults: (Fault & { left: number })[] = [];
+  const hooks: { method: string; path: RegExp; left: number; action: () => Promise<unknown> }[] = [];
   const failed: string[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -66,6 +72,8 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
           if (!["content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive"].includes(k)) out[k] = v;
         });
         res.writeHead(upstream.status, out);
+        const hook = hooks.find((h) => h.left > 0 && h.method === req.method && h.path.test(path) && --h.left === 0);
+        if (hook) await hook.action(); // before the answer reaches the client: the run cannot move on first
         res.end(text);
       } catch (e) {
         res.writeHead(599);
@@ -77,6 +85,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     fail: (fault) => faults.push({ ...fault, left: fault.times ?? 1 }),
+    afterRequest: (method, path, nth, action) => hooks.push({ method, path, left: nth, action }),
     failed,
     close: () =>
       new Promise<void>((r) => {

@@ -39,5 +39,5 @@ export function compiled<T = any>(file: string): T {
  */
 export function newRun(): void {
   const all = (globalThis as unknown as Record<symbol, Record<string, unknown> | undefined>)[Symbol.for("@accessctl/pulumi/state/v1")];
-  if (all) for (const what of ["policy-owners", "ownership"]) delete all[what];
+  if (all) for (const what of ["ownership", "run-record"]) delete all[what];
 }

@@ -159,10 +159,10 @@ describe("502 and 504 to a create are ambiguous, like a lost answer", () => {
           return json(res, 201, { id: "ak_warm", uri: "u", created_at: made.warmUp, token: "t".repeat(40), owner_id: "usr_a", description: "warm-up" });
         }
         if (req.method === "POST") {
-          return void setTimeout(() => {
-            made[req.url!] = new Date().toISOString();
-            json(res, status, { error_code: "ERR_GATEWAY", status_code: status, msg: "upstream", details: { operation_id: "op_g" } });
-          }, 1100);
+          // Made early in the wait, long enough before the failure that even a created_at that reads
+          // as whole seconds (".000") is provably before it.
+          setTimeout(() => (made[req.url!] = new Date().toISOString()), 50);
+          return void setTimeout(() => json(res, status, { error_code: "ERR_GATEWAY", status_code: status, msg: "upstream", details: { operation_id: "op_g" } }), 1150);
         }
         if (req.method === "DELETE") {
           deleted.push(req.url!);

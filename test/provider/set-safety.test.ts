@@ -180,6 +180,51 @@ describe("what up does when not all goes to plan", () => {
     }
   });
 
+  it("a delete of an allow that fails leaves the deny carve-out inside it: allow deletes go first, deny deletes last (destroy too)", async () => {
+    freshRun();
+    const P = emu.fixtures.ipPolicies[1];
+    const proxy = await startFaultProxy(emu.url);
+    try {
+      await configureTo(proxy.url);
+      const all = [{ cidr: "10.1.0.0/16", action: "allow", description: "office" }, { cidr: "10.1.5.0/24", action: "deny", description: "guest wifi" }, { cidr: "192.0.2.0/24", action: "allow" }];
+      const v1 = (await set.check({}, { ipPolicyId: P, rules: all })).inputs;
+      const made = await set.create(v1);
+      const v2 = (await set.check(v1, { ipPolicyId: P, rules: [all[2]] })).inputs;
+      freshRun();
+      proxy.fail({ method: "DELETE", path: new RegExp(`^/ip_policy_rules/${made.outs.rules["10.1.0.0/16"].id}$`), when: "before", status: 500 });
+      const err = await set.update(P, made.outs, v2).catch((e: Error & { properties?: any }) => e);
+      expect(err.message).toMatch(/1 call failed, first: delete IP policy rule ipr_\w+ \(10\.1\.0\.0\/16\): HTTP 500/);
+      expect(await withActions(P)).toEqual(["10.1.0.0/16 allow", "10.1.5.0/24 deny", "192.0.2.0/24 allow"]); // the carve-out still holds
+      freshRun();
+      const recorded = (err as Error & { properties: any }).properties;
+      proxy.fail({ method: "DELETE", path: new RegExp(`^/ip_policy_rules/${made.outs.rules["10.1.0.0/16"].id}$`), when: "before", status: 500 });
+      await expect(set.delete(P, recorded)).rejects.toThrow(/1 call failed/);
+      expect(await withActions(P)).toEqual(["10.1.0.0/16 allow", "10.1.5.0/24 deny"]);
+      freshRun();
+      await set.delete(P, recorded);
+      expect(await withActions(P)).toEqual([]);
+    } finally {
+      await configureTo(emu.url);
+      await proxy.close();
+    }
+  });
+
+  it("destroy of a set one of whose rules was changed by hand since it was recorded: refuses before any delete, naming it", async () => {
+    freshRun();
+    const P = emu.fixtures.ipPolicies[1];
+    const v1 = (await set.check({}, { ipPolicyId: P, rules: [{ cidr: "10.2.0.0/16", action: "deny" }, { cidr: "10.3.0.0/16", action: "allow" }] })).inputs;
+    const made = await set.create(v1);
+    const deny = made.outs.rules["10.2.0.0/16"].id;
+    await client(emu.url, emu.adminToken).patch(`/ip_policy_rules/${deny}`, { cidr: "10.200.0.0/16", description: "repurposed" });
+    freshRun();
+    const err = await set.delete(P, made.outs).catch((e: Error) => e);
+    expect(err.message).toMatch(new RegExp(`1 rule changed since this stack last recorded it: 10\\.2\\.0\\.0/16 deny \\(${deny}\\), now 10\\.200\\.0\\.0/16 deny \\(${deny}\\); nothing was deleted\\. Run \`pulumi refresh\` first`));
+    expect(await live(P)).toEqual(["10.200.0.0/16", "10.3.0.0/16"]);
+    freshRun();
+    await set.delete(P, (await set.read(P, made.outs)).props); // after a refresh: deleted
+    expect(await live(P)).toEqual([]);
+  });
+
   it("a policy the account does not have: the error says to check ipPolicyId, not to run up again", async () => {
     freshRun();
     const inputs = (await set.check({}, { ipPolicyId: "ipp_nosuchpolicy", rules: [{ cidr: "10.0.0.0/8", action: "allow" }] })).inputs;
