@@ -27,7 +27,7 @@ import { listEverything, listsChanged } from "./list-reads";
 import { adoptExistingAllowed, claim, claimed, claimPolicy, CreateAttempt, noteSetMembers, resourceLabel, whyNotMadeBy } from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
 import { connection, profileSource } from "./config";
-import { addRecord, records } from "./run-record";
+import { addRecord, recordEngine, records } from "./run-record";
 import { processState } from "./state";
 import { boolean, CheckFailure, id, isUnknown, text, UNKNOWN } from "./validate";
 
@@ -315,7 +315,9 @@ export function plan(current: IpPolicyRuleSetMember[], declared: IpPolicyRuleSet
   for (const action of RULE_ACTIONS) {
     const adds = added[action] ?? [];
     const rems = removed[action] ?? [];
-    const n = Math.min(adds.length, rems.length);
+    // Only allow rules move (one PATCH). A deny moved would open its old range to the allow rules
+    // still held until the run ends: the new deny is created first and the old one deleted last.
+    const n = action === "allow" ? Math.min(adds.length, rems.length) : 0;
     for (let i = 0; i < n; i++) p.patches.push({ rule: rems[i], to: adds[i] });
     p.creates.push(...adds.slice(n));
     p.deletes.push(...rems.slice(n));
@@ -390,17 +392,27 @@ function checkedSets(): { urns: string[] } {
 
 /**
  * What this `pulumi` command has shown of a set (run-record.ts: the preview's engine and the
- * update's write to one record). A plan shown for `urn`: the rules it touches, by the first engine
- * that showed one (the preview's; the update's own when there was none, e.g. --skip-preview).
+ * update's write to one record). A plan shown for `urn`: its operations (planOps), by the first
+ * engine that showed one (the preview's; the update's own when there was none, e.g. --skip-preview).
  */
-function noteShownPlan(urn: string, touched: string[]): void {
+function noteShownPlan(urn: string, ops: string[]): void {
   addRecord("set-plan", urn);
-  if (touched.length) addRecord("set-plan-touches", `${urn}\t${touched.join(" ")}`);
+  if (ops.length) addRecord("set-plan-ops", `${urn}\t${ops.join(" ")}`);
 }
 
-/** The ids the first plan shown for `urn` in this command touches, or undefined: none was shown. */
-function promisedTouches(urn: string | undefined): Set<string> | undefined {
-  return urn === undefined ? undefined : firstShown(urn, "set-plan", "set-plan-touches");
+// One word per operation (ids and canonical CIDRs have no spaces): what a promise is made of.
+const createOp = (d: IpPolicyRuleSetRule) => `create:${canonicalCidr(d.cidr)}`;
+const deleteOp = (r: IpPolicyRuleSetMember) => `delete:${r.id}`;
+const flipOp = (x: { rule: IpPolicyRuleSetMember }) => `flip:${x.rule.id}`;
+const patchOp = (x: { rule: IpPolicyRuleSetMember; to: IpPolicyRuleSetRule }) => `patch:${x.rule.id}:${canonicalCidr(x.to.cidr)}`;
+const planOps = (p: Plan) => [...p.creates.map(createOp), ...p.deletes.map(deleteOp), ...p.flips.map(flipOp), ...p.patches.map(patchOp)];
+
+/** A promise that holds anything: what the preview showed was not known yet. */
+const ANY = "*";
+
+/** The operations of the first plan shown for `urn` in this command, or undefined: none was shown. */
+function promisedOps(urn: string | undefined): Set<string> | undefined {
+  return urn === undefined ? undefined : firstShown(urn, "set-plan", "set-plan-ops");
 }
 
 /** The rules a takeover's preview listed for `urn` in this command, or undefined: it listed none. */
@@ -408,21 +420,29 @@ function promisedTakeover(urn: string | undefined): Set<string> | undefined {
   return urn === undefined ? undefined : firstShown(urn, "set-takeover", "set-takeover-rules");
 }
 
-// The first engine that showed one and has not applied one (a `pulumi watch` runs several updates
-// in one command: each holds to its own plan). Marks this engine as having applied.
+// The first engine that showed one whose promise no update has used yet (a `pulumi watch` runs
+// several updates in one command: each holds to the plan shown before it). Marks it used.
 function firstShown(urn: string, marker: string, list: string): Set<string> | undefined {
-  const applied = new Set(records("set-applied").filter((r) => r.value === urn).map((r) => r.engine));
-  const first = records(marker).find((r) => r.value === urn && !applied.has(r.engine))?.engine;
-  addRecord("set-applied", urn);
+  const used = new Set(records(`${marker}-used`).filter((r) => r.value.startsWith(`${urn}\t`)).map((r) => r.value.slice(urn.length + 1)));
+  const first = records(marker).find((r) => r.value === urn && !used.has(r.engine))?.engine;
   if (first === undefined) return undefined;
+  addRecord(`${marker}-used`, `${urn}\t${first}`);
   const mine = records(list).filter((r) => r.engine === first && r.value.startsWith(`${urn}\t`));
   return new Set(mine.flatMap((r) => r.value.slice(urn.length + 1).split(" ")));
 }
 
-/** Rules a refresh of this command recorded for the first time (for `urn`): no preview of a destroy names them. */
-function refreshFound(urn: string | undefined): Set<string> {
-  const mine = urn === undefined ? [] : records("set-refresh-found").filter((r) => r.value.startsWith(`${urn}\t`));
-  return new Set(mine.flatMap((r) => r.value.slice(urn!.length + 1).split(" ")));
+/**
+ * Rules this engine's refresh found added or changed that the refresh of the engine before it in
+ * this command (the preview's) did not: they came after the preview, which cannot have shown them.
+ */
+function foundAfterPreview(urn: string | undefined): Set<string> {
+  if (urn === undefined) return new Set();
+  const me = recordEngine();
+  const preview = records("set-refreshed").filter((r) => r.value === urn && r.engine !== me).pop()?.engine;
+  if (preview === undefined) return new Set(); // no preview refreshed: this refresh's words were the only ones
+  const found = (engine: string) => records("set-refresh-found").filter((r) => r.engine === engine && r.value.startsWith(`${urn}\t`)).flatMap((r) => r.value.slice(urn.length + 1).split(" "));
+  const seen = new Set(found(preview));
+  return new Set(found(me).filter((id) => !seen.has(id)));
 }
 
 // ---- the resource -----------------------------------------------------------------------------
@@ -438,7 +458,16 @@ export async function check(olds: Partial<CheckedRuleSetInputs>, news: IpPolicyR
     if (clash) failures.push({ property: "ipPolicyId", reason: clash });
   }
   // A new set (or one moving to another policy) is created now: what will it do?
-  if (!failures.length && olds.ipPolicyId !== inputs.ipPolicyId && !isUnknown(inputs.ipPolicyId) && !isUnknown(inputs.rules)) await previewCreate(inputs);
+  if (!failures.length && olds.ipPolicyId !== inputs.ipPolicyId) {
+    if (!isUnknown(inputs.ipPolicyId) && !isUnknown(inputs.rules) && !isUnknown(inputs.takeOver)) await previewCreate(inputs);
+    else if ((inputs.takeOver === true || isUnknown(inputs.takeOver)) && inputs.__urn) {
+      // Nothing can be listed yet: the preview says the takeover may take any rule, and that is its promise.
+      const policy = isUnknown(inputs.ipPolicyId) ? "the set's policy" : inputs.ipPolicyId;
+      report(inputs.__urn, `plan for ${policy}: not known yet (it depends on other resources); with takeOver, up takes over whatever rules the policy holds then, as they are`);
+      addRecord("set-takeover", inputs.__urn);
+      addRecord("set-takeover-rules", `${inputs.__urn}\t${ANY}`);
+    }
+  }
   return { inputs, failures };
 }
 
@@ -450,16 +479,15 @@ async function previewCreate(inputs: CheckedRuleSetInputs): Promise<void> {
   const declared = declaredList(inputs.rules);
   const head = `plan for ${inputs.ipPolicyId}`;
   if (inputs.takeOver !== true) return report(inputs.__urn, `${head}: create ${declared.length} rule${declared.length === 1 ? "" : "s"}: ${requests(declared.length)}`);
+  // Recorded before the listing: a preview that could not list promised to take nothing.
+  if (inputs.__urn) addRecord("set-takeover", inputs.__urn);
   let current: IpPolicyRuleSetMember[];
   try {
     current = await policyRules(inputs.ipPolicyId, inputs.profile, `preview the takeover of ${inputs.ipPolicyId}`);
   } catch (e) {
-    return report(inputs.__urn, `${head}: takeOver: could not list the policy to say what the takeover will take (${(e as Error).message})`, { warning: true });
+    return report(inputs.__urn, `${head}: takeOver: could not list the policy to say what the takeover will take (${(e as Error).message}); up will take none of its rules`, { warning: true });
   }
-  if (inputs.__urn) {
-    addRecord("set-takeover", inputs.__urn);
-    if (current.length) addRecord("set-takeover-rules", `${inputs.__urn}\t${current.map((r) => r.id).join(" ")}`);
-  }
+  if (inputs.__urn && current.length) addRecord("set-takeover-rules", `${inputs.__urn}\t${current.map((r) => r.id).join(" ")}`);
   if (!current.length) return report(inputs.__urn, `${head}: takeOver: the policy holds no rule; create ${declared.length}: ${requests(declared.length)}`);
   const next = plan(current, declared, () => true);
   const byCidr = byDeclaredCidr(declared);
@@ -483,7 +511,7 @@ export async function diff(_id: string, olds: IpPolicyRuleSetOutputs, news: Chec
     const may = Object.values(keyed(recorded)).map((r) => `  ? ${r.cidr} ${r.action} (${r.id})${texts(r, secretRules(olds, news))}`);
     if (show) {
       report(news.__urn, [`plan for ${olds.ipPolicyId}: the rules are not known yet (they depend on other resources): up makes the policy hold exactly the declared rules, and may change or delete any of the ${recorded.length} it holds now`, ...may].join("\n"));
-      noteShownPlan(news.__urn!, recorded.map((r) => r.id));
+      noteShownPlan(news.__urn!, [ANY]);
     }
     return { changes: true, replaces: [], detailedDiff: { rules: "update" as DiffKind } };
   }
@@ -492,29 +520,37 @@ export async function diff(_id: string, olds: IpPolicyRuleSetOutputs, news: Chec
   const words = describePlan(p, secretRules(olds, news));
   if (show) {
     if (words) report(news.__urn, `plan for ${olds.ipPolicyId}: ${words}`);
-    noteShownPlan(news.__urn!, [...p.deletes, ...p.flips.map((x) => x.rule), ...p.patches.map((x) => x.rule)].map((r) => r.id));
+    noteShownPlan(news.__urn!, planOps(p));
   }
   return { changes: words !== "", replaces: [], detailedDiff: planDiff(p) };
 }
 
 /**
- * Takes out of `p` what touches a rule `promise` does not hold (deletes, flips, patches; a rule that
- * would have moved to a declared CIDR leaves a create in its place). Returns the rules taken out.
+ * Takes out of `p` what `promise` (the operations a preview showed) does not hold; a move not shown
+ * is done as the delete and the create that were shown, if any. Returns what was left undone.
  */
-function keepUnpromised(p: Plan, promise: Set<string> | undefined): IpPolicyRuleSetMember[] {
-  if (!promise) return [];
-  const out: IpPolicyRuleSetMember[] = [];
-  const promised = (r: IpPolicyRuleSetMember) => promise.has(r.id) || (out.push(r), false);
-  p.deletes = p.deletes.filter(promised);
-  p.flips = p.flips.filter((x) => promised(x.rule));
+function keepUnpromised(p: Plan, promise: Set<string> | undefined): string[] {
+  if (!promise || promise.has(ANY)) return [];
+  const left: string[] = [];
+  const shown = (op: string, what: string) => promise.has(op) || (left.push(what), false);
+  p.creates = p.creates.filter((d) => shown(createOp(d), `create ${d.cidr} ${d.action}`));
+  const deletes = p.deletes;
+  p.deletes = [];
+  const keepOrDelete = (r: IpPolicyRuleSetMember) => (shown(deleteOp(r), `delete ${named(r)}`) ? p.deletes : p.kept).push(r);
+  deletes.forEach(keepOrDelete);
+  const flips = p.flips;
+  p.flips = flips.filter((x) => shown(flipOp(x), `${x.rule.action} → ${x.to.action} ${named(x.rule)}`) || (p.kept.push(x.rule), false));
   const patches = p.patches;
   p.patches = [];
   for (const x of patches) {
-    if (promised(x.rule)) p.patches.push(x);
-    else if (moved(x)) p.creates.push(x.to); // the declared CIDR still gets its rule
+    if (promise.has(patchOp(x))) p.patches.push(x);
+    else if (!moved(x)) (left.push(`update ${named(x.rule)}`), p.kept.push(x.rule));
+    else {
+      keepOrDelete(x.rule);
+      if (shown(createOp(x.to), `create ${x.to.cidr} ${x.to.action}`)) p.creates.push(x.to);
+    }
   }
-  p.kept.push(...out);
-  return out;
+  return left;
 }
 
 /** The plan as property paths (a plugin's DetailedDiff): each rule under its CIDR. */
@@ -543,7 +579,7 @@ export async function create(inputs: CheckedRuleSetInputs) {
   // Only what its preview listed: a rule added since is no one's to take unseen (its destroy would delete it).
   if (inputs.takeOver === true && current.length) {
     const listedThen = promisedTakeover(inputs.__urn);
-    const taken = listedThen ? current.filter((r) => listedThen.has(r.id)) : current;
+    const taken = listedThen && !listedThen.has(ANY) ? current.filter((r) => listedThen.has(r.id)) : current;
     const since = current.filter((r) => !taken.includes(r)).map((r) => `${r.cidr} ${r.action} (${r.id})`);
     if (!taken.length) {
       throw plainError(`${what}: the policy holds ${since.length} rule${since.length === 1 ? "" : "s"} its preview did not show (added since): ${listed(since)}; nothing was changed. ` +
@@ -593,7 +629,11 @@ function sayDrift(props: Partial<IpPolicyRuleSetOutputs>, rules: IpPolicyRuleSet
   const added = rules.filter((r) => !before[r.id]);
   const changed = rules.filter((r) => before[r.id] && !unchanged(before[r.id], r)).map((r) => `${named(before[r.id])}, now ${named(r)}${texts(r, secret)}`);
   const deleted = Object.values(before).filter((r) => !now[r.id]).map(named);
-  if (props.__urn && added.length) addRecord("set-refresh-found", `${props.__urn}\t${added.map((r) => r.id).join(" ")}`);
+  if (props.__urn) {
+    addRecord("set-refreshed", props.__urn);
+    const found = [...added, ...rules.filter((r) => before[r.id] && !unchanged(before[r.id], r))];
+    if (found.length) addRecord("set-refresh-found", `${props.__urn}\t${found.map((r) => r.id).join(" ")}`);
+  }
   const parts = [
     ...(added.length ? [`added ${listed(added.map((r) => `${named(r)}${texts(r, secret)}`))}`] : []),
     ...(changed.length ? [`changed ${listed(changed)}`] : []),
@@ -617,7 +657,7 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
   const declared = declaredList(news.rules);
   const p = plan(recorded, declared, (r) => !claimed("IP policy rule", r.id));
   // Only what this command's preview showed: a rule a later refresh of it found (or changed) is left.
-  const unpromised = keepUnpromised(p, promisedTouches(news.__urn));
+  const unpromised = keepUnpromised(p, promisedOps(news.__urn));
   // Checked against the policy as it is now (a killed or failed run, or a hand, may have changed it).
   const current = await policyRules(news.ipPolicyId, news.profile, what, recorded, true);
   const live: Record<string, IpPolicyRuleSetMember> = {};
@@ -663,8 +703,8 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
       "They are recorded as they are: the next preview shows what `up` will do to them.", { warning: true });
   }
   if (unpromised.length) {
-    report(news.__urn, `${what}: left ${unpromised.length} rule${unpromised.length === 1 ? "" : "s"} the preview of this run showed no change to (a refresh after it found them, or found them changed): ${listed(unpromised.map(named))}. ` +
-      "Run `pulumi up` again: its preview shows what it will do to them.", { warning: true });
+    report(news.__urn, `${what}: left undone ${unpromised.length} change${unpromised.length === 1 ? "" : "s"} the preview of this run did not show (a refresh after it found the policy changed, or a value of the program changed): ${listed(unpromised)}. ` +
+      "Run `pulumi up` again: its preview shows them.", { warning: true });
   }
   if (strangers.length) {
     report(news.__urn, `${what}: left ${strangers.length} rule${strangers.length === 1 ? "" : "s"} added since the last refresh (by hand or by another stack), not recorded: ${listed(strangers.map(named))}. ` +
@@ -685,7 +725,9 @@ async function remove(id: string, props: IpPolicyRuleSetOutputs): Promise<void> 
   const recorded = members(props.rules);
   const current = await policyRules(ipPolicyId, props.profile, what, recorded, true);
   // The rules the state knows, as it knows them: one changed since is not deleted unseen (refresh
-  // first); one that came since, or that a refresh of this command recorded first, is left, and named.
+  // first); one that came since (or that the refresh after this command's preview found) is left, and
+  // named: a deny left closes; an allow left would stay open with nothing managing it, so then nothing
+  // is deleted.
   const known: Record<string, IpPolicyRuleSetMember> = {};
   for (const r of recorded) known[r.id] = r;
   const stale = current.filter((r) => known[r.id] && !unchanged(known[r.id], r)).map((r) => `${named(known[r.id])}, now ${named(r)}`);
@@ -693,12 +735,17 @@ async function remove(id: string, props: IpPolicyRuleSetOutputs): Promise<void> 
     throw plainError(`${what}: ${stale.length} rule${stale.length === 1 ? "" : "s"} changed since this stack last recorded ${stale.length === 1 ? "it" : "them"}: ${listed(stale)}; nothing was deleted. ` +
       "Run `pulumi refresh` first (or `pulumi destroy --refresh`): it records them as they are.");
   }
-  const foundNow = refreshFound(props.__urn);
-  const ours = (r: IpPolicyRuleSetMember) => !!known[r.id] && !foundNow.has(r.id);
+  const unshown = foundAfterPreview(props.__urn);
+  const ours = (r: IpPolicyRuleSetMember) => !!known[r.id] && !unshown.has(r.id);
   const p: Plan = { creates: [], patches: [], flips: [], deletes: current.filter(ours), kept: current.filter((r) => !ours(r)) };
+  const open = p.kept.filter((r) => r.action !== "deny");
+  if (open.length) {
+    throw plainError(`${what}: the policy holds ${open.length} allow rule${open.length === 1 ? "" : "s"} no preview of this stack showed (added since its last refresh, by hand, another stack or an interrupted up): ${listed(open.map(named))}; nothing was deleted, ` +
+      "as deleting the set's other rules would leave them open with nothing managing them. Run `pulumi destroy --refresh`: its preview's refresh names them, and the destroy deletes them with the set.");
+  }
   await apply({ ipPolicyId, profile: props.profile, __urn: props.__urn }, current, p, id, what, true);
   if (p.kept.length) {
-    report(props.__urn, `${what}: left ${p.kept.length} rule(s) that no earlier refresh of this stack recorded: ${listed(p.kept.map(named))}`, { warning: true });
+    report(props.__urn, `${what}: left ${p.kept.length} deny rule(s) no preview of this stack showed (added since its last refresh): ${listed(p.kept.map(named))}`, { warning: true });
   }
 }
 export { remove as delete };
@@ -740,11 +787,11 @@ function progress(urn: string | undefined, p: Plan, profile: unknown) {
 /**
  * Runs a plan, CONCURRENCY calls at once, in phases, each started only when the one before has
  * succeeded, so that a run stopped anywhere (a failure, a kill) leaves the policy no more open than
- * it was or will be: first what only closes (allow rules deleted, deny rules created, allow rules
- * flipped to deny: the allow deleted, then the deny created), then deny rules moved to another CIDR
- * (the old range opens only once every new deny holds), then changes of text, then what opens
- * (allow rules created or moved, deny rules flipped to allow), and last the deny rules deleted. Tracks every call's
- * result. On a failure it starts nothing more, lets the calls under way finish, and throws an error
+ * it was or will be (each address allowed at any moment is allowed before or after the run): first
+ * the deny rules created (allow rules flipped to deny: the allow deleted, then the deny created),
+ * then changes of text, then what opens (allow rules created or moved, deny rules flipped to allow),
+ * then the allow rules deleted, and last the deny rules deleted (a failed allow delete leaves the
+ * denies). Deny rules never move (see plan). Tracks every call's result. On a failure it starts nothing more, lets the calls under way finish, and throws an error
  * carrying the set's id and outputs that describe the rules that exist now (a partial create or
  * update: the engine records them, and the next `up` finishes the job).
  */
@@ -788,10 +835,10 @@ async function apply(inputs: { ipPolicyId: string; profile?: string; takeOver?: 
   };
   const denies = (x: { to: IpPolicyRuleSetRule }) => x.to.action === "deny";
   const phases: (() => Promise<void>)[][] = [
-    [...p.deletes.filter((r) => r.action !== "deny").map((r) => () => del(r)), ...p.creates.filter((d) => d.action === "deny").map((d) => () => post(d)), ...p.flips.filter(denies).map(flip)],
-    p.patches.filter((x) => moved(x) && denies(x)).map((x) => () => patch(x.rule, x.to)),
+    [...p.creates.filter((d) => d.action === "deny").map((d) => () => post(d)), ...p.flips.filter(denies).map(flip)],
     p.patches.filter((x) => !moved(x)).map((x) => () => patch(x.rule, x.to)),
-    [...p.creates.filter((d) => d.action !== "deny").map((d) => () => post(d)), ...p.patches.filter((x) => moved(x) && !denies(x)).map((x) => () => patch(x.rule, x.to)), ...p.flips.filter((x) => !denies(x)).map(flip)],
+    [...p.creates.filter((d) => d.action !== "deny").map((d) => () => post(d)), ...p.patches.filter(moved).map((x) => () => patch(x.rule, x.to)), ...p.flips.filter((x) => !denies(x)).map(flip)],
+    p.deletes.filter((r) => r.action !== "deny").map((r) => () => del(r)),
     p.deletes.filter((r) => r.action === "deny").map((r) => () => del(r)),
   ];
   try {

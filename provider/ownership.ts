@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import { ConfigSource, connection } from "./config";
 import { timeResolution } from "./http/clock";
 import { plainError, setMessage } from "./errors";
-import { addRecord, recorded, records } from "./run-record";
+import { addRecord, engineRecords } from "./run-record";
 import { processState } from "./state";
 interface Ownership {
   /** Creates of this run whose answers were lost, by "<kind> <key>". */
@@ -26,7 +26,7 @@ function ownership(): Ownership {
 
 /**
  * Records that a resource of this run manages `id`; fails if another one already does. Synchronous,
- * so two concurrent claims in one process cannot both pass. Every provider process of the command
+ * so two concurrent claims in one process cannot both pass. Every provider process of the engine
  * sees the claim (run-record.ts): a host switch or a plugin upgrade runs two at once.
  */
 export function claim(kind: string, id: string, what: string): void {
@@ -38,7 +38,7 @@ export function claim(kind: string, id: string, what: string): void {
 
 /** Whether a resource of this run manages `id` already. */
 export function claimed(kind: string, id: string): boolean {
-  return recorded("claimed", `${kind} ${id}`);
+  return engineRecords("claimed").includes(`${kind} ${id}`);
 }
 
 /**
@@ -50,7 +50,7 @@ export function noteSetMembers(ids: string[]): void {
 }
 
 export function heldBySet(id: string): boolean {
-  return records("set-members").some((r) => r.value.split(" ").includes(id));
+  return engineRecords("set-members").some((v) => v.split(" ").includes(id));
 }
 
 /** A create whose answer may be lost: when it was sent and what it sent. */
@@ -172,11 +172,11 @@ export function adoptExistingAllowed(): boolean {
  * A set owns every rule of its policy, so a rule resource on that policy (or a second set) would be
  * deleted by the set, or fight it, at every `up`. check() of each records what it manages, and the
  * second of two that clash fails, naming the other (by its name where the URN is known, else by the
- * rule's CIDR). Every provider process of the command sees what the others checked (run-record.ts).
+ * rule's CIDR). Every provider process of the engine sees what the others checked (run-record.ts).
  * Returns the failure's reason, or undefined.
  */
 export function claimPolicy(kind: "set" | "rule", label: string, ipPolicyId: string): string | undefined {
-  const owners = (k: "set" | "rule") => records(`policy-${k}s`).map((r) => r.value).filter((v) => v.startsWith(`${ipPolicyId}\t`)).map((v) => v.slice(ipPolicyId.length + 1));
+  const owners = (k: "set" | "rule") => engineRecords(`policy-${k}s`).filter((v) => v.startsWith(`${ipPolicyId}\t`)).map((v) => v.slice(ipPolicyId.length + 1));
   const set = owners("set").find((s) => s !== label);
   if (kind === "set" && set !== undefined) {
     return `the ${set} also manages the rules of IP policy ${ipPolicyId}; a set owns every rule of its policy, so the two sets would delete each other's rules. Declare the rules in one set, or use another policy`;

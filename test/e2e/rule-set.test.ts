@@ -92,10 +92,10 @@ describe("IpPolicyRuleSet: the policy as one resource", () => {
     await expectExactly(emu, p, rules.map((r) => ({ ...r, cidr: r.cidr.toLowerCase() })));
     expect((await stack.ok("preview", setSpec(p, rules), { refresh: true, expectNoChanges: true })).changeSummary).toEqual({ same: 2 });
 
-    // A rule that came after the last refresh was in no preview: destroy deletes the set's rules and leaves it, naming it.
+    // A deny that came after the last refresh was in no preview: destroy deletes the set's rules and leaves it, naming it.
     const late = (await api.post("/ip_policy_rules", { ip_policy_id: p, cidr: "203.0.113.0/24", action: "deny", description: "another stack's" })).body;
     const destroyed = await stack.ok("destroy", setSpec(p, rules));
-    expect(destroyed.output).toContain(`left 1 rule(s) that no earlier refresh of this stack recorded: 203.0.113.0/24 deny (${late.id})`);
+    expect(destroyed.output).toContain(`left 1 deny rule(s) no preview of this stack showed (added since its last refresh): 203.0.113.0/24 deny (${late.id})`);
     expect((await policyRules(emu, p)).map((r) => r.id)).toEqual([late.id]);
   });
 
@@ -116,20 +116,30 @@ describe("IpPolicyRuleSet: the policy as one resource", () => {
     let theirs: { id: string } | undefined;
     proxy.afterRequest("GET", list, 1, async () => (theirs = (await api.post("/ip_policy_rules", { ip_policy_id: p, cidr: "192.0.2.0/24", action: "deny" })).body));
     const raced = await stack.ok("up", setSpec(p, base), { refresh: true, withPreview: true });
-    expect(raced.output).toContain(`left 1 rule the preview of this run showed no change to (a refresh after it found them, or found them changed): 192.0.2.0/24 deny (${theirs!.id})`);
+    expect(raced.output).toContain(`left undone 1 change the preview of this run did not show (a refresh after it found the policy changed, or a value of the program changed): delete 192.0.2.0/24 deny (${theirs!.id})`);
     expect((await api.get(`/ip_policy_rules/${theirs!.id}`)).status).toBe(200);
     // The next up's preview shows it, and that up deletes it.
     const next = await stack.ok("up", setSpec(p, base), { withPreview: true });
     expect(next.output).toMatch(/plan for ipp_\w+: delete 1: 1 request\n\s+- 192\.0\.2\.0\/24 deny/);
     expect((await api.get(`/ip_policy_rules/${theirs!.id}`)).status).toBe(404);
 
-    // destroy --refresh: a rule its own refresh records first is left, named (the destroy's preview cannot name it).
-    const late = (await api.post("/ip_policy_rules", { ip_policy_id: p, cidr: "203.0.113.0/24", action: "deny" })).body;
+    // A responder deletes a declared allow right after the preview's refresh: the preview showed no change, so up does not put it back.
+    const allow = (await policyRules(emu, p)).find((r) => r.cidr === "10.1.0.0/16")!;
+    proxy.afterRequest("GET", list, 1, async () => void (await api.delete(`/ip_policy_rules/${allow.id}`)));
+    const closed = await stack.ok("up", setSpec(p, base), { refresh: true, withPreview: true });
+    expect(closed.output).toContain("left undone 1 change the preview of this run did not show (a refresh after it found the policy changed, or a value of the program changed): create 10.1.0.0/16 allow");
+    expect((await policyRules(emu, p)).map((r) => r.cidr)).toEqual(["10.2.0.0/16"]);
+    await stack.ok("up", setSpec(p, base), { withPreview: true }); // shown now, and made
+    expect((await policyRules(emu, p)).map((r) => r.cidr).sort()).toEqual(["10.1.0.0/16", "10.2.0.0/16"]);
+
+    // destroy --refresh: a rule that only the refresh after its preview found is left, named (the preview cannot have shown it).
+    let late: { id: string } | undefined;
+    proxy.afterRequest("GET", list, 1, async () => (late = (await api.post("/ip_policy_rules", { ip_policy_id: p, cidr: "203.0.113.0/24", action: "deny" })).body));
     const destroyed = await stack.ok("destroy", setSpec(p, base), { refresh: true, withPreview: true });
-    expect(destroyed.output).toMatch(new RegExp(`refresh of the IpPolicyRuleSet of ipp_\\w+: since the state last recorded the policy, rules were added 203\\.0\\.113\\.0/24 deny \\(${late.id}\\)`));
-    expect(destroyed.output).toContain(`left 1 rule(s) that no earlier refresh of this stack recorded: 203.0.113.0/24 deny (${late.id})`);
-    expect((await policyRules(emu, p)).map((r) => r.id)).toEqual([late.id]);
-    await api.delete(`/ip_policy_rules/${late.id}`);
+    expect(destroyed.output).toMatch(new RegExp(`refresh of the IpPolicyRuleSet of ipp_\\w+: since the state last recorded the policy, rules were added 203\\.0\\.113\\.0/24 deny \\(${late!.id}\\)`));
+    expect(destroyed.output).toContain(`left 1 deny rule(s) no preview of this stack showed (added since its last refresh): 203.0.113.0/24 deny (${late!.id})`);
+    expect((await policyRules(emu, p)).map((r) => r.id)).toEqual([late!.id]);
+    await api.delete(`/ip_policy_rules/${late!.id}`);
 
     // takeOver: a rule that lands after the preview listed the policy is not taken.
     const held = (await api.post("/ip_policy_rules", { ip_policy_id: q, cidr: "10.9.0.0/16", action: "allow" })).body;

@@ -140,12 +140,13 @@ describe("what up does when not all goes to plan", () => {
       const v2 = (await set.check(v1, { ipPolicyId: P, rules: [{ cidr: "10.0.0.0/8", action: "allow" }, { cidr: "10.1.0.0/17", action: "deny" }, { cidr: "10.1.128.0/17", action: "deny" }] })).inputs;
       freshRun();
       proxy.fail({ method: "POST", path: /^\/ip_policy_rules$/, body: /10\.1\.128\.0\/17/, when: "before", status: 500 });
-      const err = await set.update(P, made.outs, v2).catch((e: Error) => e);
+      const err = await set.update(P, made.outs, v2).catch((e: Error & { properties?: any }) => e);
       expect(err.message).toMatch(/1 call failed, first: create IP policy rule 10\.1\.128\.0\/17: HTTP 500/);
-      // The plan moves the /16 to the first /17; that waits for the second /17 to be created, which failed.
-      expect(await withActions(P)).toEqual(["10.0.0.0/8 allow", "10.1.0.0/16 deny"]);
+      // A deny never moves: both /17 are created first, and the /16 is deleted only after; the second failed.
+      expect(await withActions(P)).toEqual(["10.0.0.0/8 allow", "10.1.0.0/16 deny", "10.1.0.0/17 deny"]);
       freshRun();
-      await set.delete(P, made.outs);
+      await set.delete(P, (err as Error & { properties: any }).properties);
+      expect(await withActions(P)).toEqual([]);
     } finally {
       await configureTo(emu.url);
       await proxy.close();
@@ -170,9 +171,9 @@ describe("what up does when not all goes to plan", () => {
       expect(err.message).toMatch(/create IP policy rule 10\.2\.0\.0\/16: HTTP 502/);
       expect(err.message).toContain(`not recorded, as nothing proves a create of this run made them: 10.9.0.0/16 allow (${theirs.body.id})`);
       expect(Object.keys(err.properties.rules).sort()).toEqual(["10.0.0.0/8", "10.2.0.0/16"]);
+      await client(emu.url, emu.adminToken).delete(`/ip_policy_rules/${theirs.body.id}`);
       freshRun();
       await set.delete(P, err.properties);
-      await client(emu.url, emu.adminToken).delete(`/ip_policy_rules/${theirs.body.id}`);
       expect(await withActions(P)).toEqual([]);
     } finally {
       await configureTo(emu.url);
@@ -223,6 +224,51 @@ describe("what up does when not all goes to plan", () => {
     freshRun();
     await set.delete(P, (await set.read(P, made.outs)).props); // after a refresh: deleted
     expect(await live(P)).toEqual([]);
+  });
+
+  it("a deny moved to another range while an allow covers the old one: the old range is never open (the deny is created, then the old one deleted last)", async () => {
+    freshRun();
+    const P = emu.fixtures.ipPolicies[0];
+    const proxy = await startFaultProxy(emu.url);
+    try {
+      await configureTo(proxy.url);
+      const v1 = (await set.check({}, { ipPolicyId: P, rules: [{ cidr: "10.0.0.0/8", action: "allow" }, { cidr: "10.5.0.0/16", action: "deny" }] })).inputs;
+      const made = await set.create(v1);
+      const v2 = (await set.check(v1, { ipPolicyId: P, rules: [{ cidr: "172.16.0.0/12", action: "allow" }, { cidr: "192.0.2.0/24", action: "deny" }] })).inputs;
+      freshRun();
+      // The allow's move fails: before the fix the deny had already moved off 10.5/16, inside the allow still on 10/8.
+      proxy.fail({ method: "PATCH", path: new RegExp(`^/ip_policy_rules/${made.outs.rules["10.0.0.0/8"].id}$`), when: "before", status: 500 });
+      const err = await set.update(P, made.outs, v2).catch((e: Error & { properties?: any }) => e);
+      expect(err.message).toMatch(/1 call failed, first: update IP policy rule ipr_\w+ \(10\.0\.0\.0\/8 → 172\.16\.0\.0\/12\): HTTP 500/);
+      expect(await withActions(P)).toEqual(["10.0.0.0/8 allow", "10.5.0.0/16 deny", "192.0.2.0/24 deny"]);
+      freshRun();
+      await set.update(P, (err as Error & { properties: any }).properties, v2);
+      expect(await withActions(P)).toEqual(["172.16.0.0/12 allow", "192.0.2.0/24 deny"]);
+      freshRun();
+      await set.delete(P, (await set.read(P, { ipPolicyId: P })).props);
+    } finally {
+      await configureTo(emu.url);
+      await proxy.close();
+    }
+  });
+
+  it("destroy of a set whose policy holds an allow rule the state has not recorded: refuses before any delete, naming it; a deny is left, named", async () => {
+    freshRun();
+    const P = emu.fixtures.ipPolicies[1];
+    const api = client(emu.url, emu.adminToken);
+    const v1 = (await set.check({}, { ipPolicyId: P, rules: [{ cidr: "10.2.0.0/16", action: "deny" }] })).inputs;
+    const made = await set.create(v1);
+    const stray = (await api.post("/ip_policy_rules", { ip_policy_id: P, cidr: "10.0.0.0/8", action: "allow" })).body;
+    freshRun();
+    const err = await set.delete(P, made.outs).catch((e: Error) => e);
+    expect(err.message).toContain(`the policy holds 1 allow rule no preview of this stack showed (added since its last refresh, by hand, another stack or an interrupted up): 10.0.0.0/8 allow (${stray.id}); nothing was deleted`);
+    expect(await live(P)).toEqual(["10.0.0.0/8", "10.2.0.0/16"]);
+    await api.delete(`/ip_policy_rules/${stray.id}`);
+    const deny = (await api.post("/ip_policy_rules", { ip_policy_id: P, cidr: "10.3.0.0/16", action: "deny" })).body;
+    freshRun();
+    await set.delete(P, made.outs);
+    expect(await live(P)).toEqual(["10.3.0.0/16"]);
+    await api.delete(`/ip_policy_rules/${deny.id}`);
   });
 
   it("a policy the account does not have: the error says to check ipPolicyId, not to run up again", async () => {

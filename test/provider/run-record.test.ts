@@ -1,0 +1,75 @@
+// The record the provider processes of one `pulumi` command share (provider/run-record.ts): what one
+// engine's processes write, the others read; claims hold in one engine; a directory others can
+// write, or lines that are not records, are not trusted.
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { compiled, newRun } from "../helpers/provider";
+
+const record = compiled("provider/run-record.js");
+const state = (): Record<string, any> => ((globalThis as any)[Symbol.for("@accessctl/pulumi/state/v1")] ??= {});
+let tmp: string;
+const savedTmp = process.env.TMPDIR;
+
+/** A new provider process of `pulumi` (PID `pid`), started by the engine at `address`. */
+function asProcess(address: string, pid = 4242): void {
+  newRun();
+  state().engine = { address, process: { pid, started: "9999" } };
+}
+
+beforeEach(() => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), "run-record-"));
+  process.env.TMPDIR = tmp;
+});
+afterEach(() => {
+  if (savedTmp === undefined) delete process.env.TMPDIR;
+  else process.env.TMPDIR = savedTmp;
+  delete state().engine;
+  newRun();
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+it("what one process writes, the others of the command read, each line tagged with its engine; engineRecords are this engine's only", () => {
+  asProcess("127.0.0.1:1001");
+  record.addRecord("set-plan", "urn:a");
+  asProcess("127.0.0.1:1001"); // the plugin beside the dynamic host, same engine
+  expect(record.engineRecords("set-plan")).toEqual(["urn:a"]);
+  asProcess("127.0.0.1:2002"); // the update's engine
+  expect(record.records("set-plan")).toEqual([{ engine: "127.0.0.1:1001", value: "urn:a" }]);
+  expect(record.engineRecords("set-plan")).toEqual([]);
+  const dir = path.join(tmp, `accessctl-${process.getuid!()}`);
+  expect(fs.statSync(dir).mode & 0o777).toBe(0o700);
+  expect(fs.readdirSync(dir)).toEqual(["run-4242-9999.jsonl"]);
+  asProcess("127.0.0.1:2002", 5353); // another pulumi command
+  expect(record.records("set-plan")).toEqual([]);
+});
+
+it("a directory another user could write is not used: each process keeps its records, and says so once", () => {
+  const dir = path.join(tmp, `accessctl-${process.getuid!()}`);
+  fs.mkdirSync(dir, { mode: 0o777 });
+  fs.chmodSync(dir, 0o777);
+  fs.writeFileSync(path.join(dir, "run-4242-9999.jsonl"), `${JSON.stringify(["set-plan", "127.0.0.1:1001", "urn:planted"])}\n`);
+  const said: string[] = [];
+  const write = process.stderr.write;
+  process.stderr.write = ((s: string) => (said.push(s), true)) as typeof process.stderr.write;
+  try {
+    asProcess("127.0.0.1:1001");
+    record.addRecord("set-plan", "urn:a");
+    record.addRecord("set-plan", "urn:b");
+    expect(record.engineRecords("set-plan")).toEqual(["urn:a", "urn:b"]);
+  } finally {
+    process.stderr.write = write;
+  }
+  expect(said).toHaveLength(1);
+  expect(said[0]).toMatch(/cannot share what they recorded \(.*is not a directory only this user can write\); each holds to its own/);
+});
+
+it("lines that are not records (another writer's, half a line) are left out", () => {
+  asProcess("127.0.0.1:1001");
+  record.addRecord("claimed", "IP policy rule ipr_1");
+  const file = path.join(tmp, `accessctl-${process.getuid!()}`, "run-4242-9999.jsonl");
+  fs.appendFileSync(file, 'null\n[1,2,3]\n{"a":1}\n["claimed","127.0.0.1:1001"');
+  asProcess("127.0.0.1:1001");
+  expect(record.engineRecords("claimed")).toEqual(["IP policy rule ipr_1"]);
+});
