@@ -627,7 +627,7 @@ function sayDrift(props: Partial<IpPolicyRuleSetOutputs>, rules: IpPolicyRuleSet
   for (const r of rules) now[r.id] = true;
   const secret = secretRules(props);
   const added = rules.filter((r) => !before[r.id]);
-  const changed = rules.filter((r) => before[r.id] && !unchanged(before[r.id], r)).map((r) => `${named(before[r.id])}, now ${named(r)}${texts(r, secret)}`);
+  const changed = rules.filter((r) => before[r.id] && !unchanged(before[r.id], r)).map((r) => `${named(before[r.id])}: ${driftOf(before[r.id], r, secret)}`);
   const deleted = Object.values(before).filter((r) => !now[r.id]).map(named);
   if (props.__urn) {
     addRecord("set-refreshed", props.__urn);
@@ -643,6 +643,13 @@ function sayDrift(props: Partial<IpPolicyRuleSetOutputs>, rules: IpPolicyRuleSet
 }
 
 const named = (r: IpPolicyRuleSetMember) => `${r.cidr} ${r.action} (${r.id})`;
+
+/** What changed in a rule: `cidr a → b, description "x" → "y"`. */
+function driftOf(was: IpPolicyRuleSetMember, now: IpPolicyRuleSetMember, secret: boolean): string {
+  const moves = canonicalCidr(was.cidr) !== canonicalCidr(now.cidr) ? [`cidr ${was.cidr} → ${now.cidr}`] : [];
+  const flips = was.action !== now.action ? [`action ${was.action} → ${now.action}`] : [];
+  return [...moves, ...flips, changes(was, now, secret)].filter(Boolean).join(", ");
+}
 
 /** Two versions of one rule (by id) that hold the same: nothing was changed by hand between them. */
 const unchanged = (a: IpPolicyRuleSetMember, b: IpPolicyRuleSetMember | undefined) =>

@@ -181,7 +181,7 @@ describe("IpPolicyRuleSet: the policy as one resource", () => {
     expect(grown.output).toContain(`left 1 rule added since the last refresh (by hand or by another stack), not recorded: 10.66.0.0/16 deny (${block.id})`);
     expect(Object.keys(a.state().resources.find((r) => r.type.endsWith(":IpPolicyRuleSet")).outputs.rules)).toEqual(["10.0.0.0/8", "10.2.0.0/16"]);
     const gone = await a.ok("destroy", setSpec(p, base));
-    expect(gone.output).toContain(`left 1 rule(s) that no earlier refresh of this stack recorded: 10.66.0.0/16 deny (${block.id})`);
+    expect(gone.output).toContain(`left 1 deny rule(s) no preview of this stack showed (added since its last refresh): 10.66.0.0/16 deny (${block.id})`);
     expect((await policyRules(emu, p)).map((r) => r.id)).toEqual([block.id]);
     await api.delete(`/ip_policy_rules/${block.id}`);
 

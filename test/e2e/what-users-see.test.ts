@@ -82,7 +82,9 @@ describe("a set's drift and plans read as the rules that changed", () => {
     // Without --diff: the plan in Diagnostics under the set's own resource, once.
     const summary = await stack.run("preview", setSpec(p, rules), { refresh: true, diff: false });
     const underSet = diagnosticsOf(summary.output, /^ {2}pulumi-nodejs:dynamic\/accessctl:IpPolicyRuleSet \(s\):$/);
-    expect(underSet[0], summary.output).toMatch(/^plan for ipp_\w+: update 1, delete 1: 2 requests$/);
+    // First what the refresh found, in one line; then the plan.
+    expect(underSet[0], summary.output).toMatch(/^refresh of the IpPolicyRuleSet of ipp_\w+: since the state last recorded the policy, rules were added 0\.0\.0\.0\/0 allow \(ipr_\w+\), description "in a hurry"; changed 10\.20\.5\.0\/24 allow \(ipr_\w+\): description "rule 5" → "by hand"\. Recorded as they are now\.$/);
+    expect(underSet[1], summary.output).toMatch(/^plan for ipp_\w+: update 1, delete 1: 2 requests$/);
     expect(underSet.filter((l) => l.startsWith("plan for"))).toHaveLength(1);
     expect(summary.output).toMatch(/IpPolicyRuleSet s update \[diff: ~rules\]; plan for ipp_\w+: update 1, delete 1: 2 requests/); // its row says it too
     expect(underSet).toContain('~ 10.20.5.0/24: description "by hand" → "rule 5"');
