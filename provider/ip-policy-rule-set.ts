@@ -12,6 +12,7 @@
 // exactly that plan, after checking each rule it touches against a fresh listing: a rule changed
 // since it was recorded is never touched unseen. It runs in phases that close before they open,
 // and deletes last (see apply).
+import { createHash } from "node:crypto";
 import * as ipaddr from "ipaddr.js";
 import { ID_PREFIX } from "../contract/common";
 import { IP_POLICY_RULE_ANSWER, IP_POLICY_RULES_PATH, IpPolicyRuleBody, IpPolicyRuleCreateBody, IpPolicyRuleUpdateBody, RULE_ACTIONS, RuleAction } from "../contract/ip-policy-rule";
@@ -400,12 +401,31 @@ function noteShownPlan(urn: string, ops: string[]): void {
   if (ops.length) addRecord("set-plan-ops", `${urn}\t${ops.join(" ")}`);
 }
 
-// One word per operation (ids and canonical CIDRs have no spaces): what a promise is made of.
-const createOp = (d: IpPolicyRuleSetRule) => `create:${canonicalCidr(d.cidr)}`;
-const deleteOp = (r: IpPolicyRuleSetMember) => `delete:${r.id}`;
-const flipOp = (x: { rule: IpPolicyRuleSetMember }) => `flip:${x.rule.id}`;
-const patchOp = (x: { rule: IpPolicyRuleSetMember; to: IpPolicyRuleSetRule }) => `patch:${x.rule.id}:${canonicalCidr(x.to.cidr)}`;
+// One word per operation, what a promise is made of: slots joined by "|", each rule touched as the
+// plan saw it (CIDR, action, a hash of its texts) and what it becomes. A value not known at preview
+// is "*", which holds any value at update. Ids, CIDRs and hashes have no spaces or "|".
+const textsOf = (r: { description?: string; metadata?: string }) =>
+  isUnknown(r.description) || isUnknown(r.metadata) ? ANY : createHash("sha256").update(JSON.stringify([r.description ?? "", r.metadata ?? ""])).digest("hex").slice(0, 16);
+const ruleOf = (r: IpPolicyRuleSetMember) => `${r.id}|${canonicalCidr(r.cidr)}|${r.action}|${textsOf(r)}`;
+const actionOf = (d: IpPolicyRuleSetRule) => (isUnknown(d.action) ? ANY : d.action);
+const createOp = (d: IpPolicyRuleSetRule) => `create|${canonicalCidr(d.cidr)}|${actionOf(d)}|${textsOf(d)}`;
+const deleteOp = (r: IpPolicyRuleSetMember) => `delete|${ruleOf(r)}`;
+const flipOp = (x: { rule: IpPolicyRuleSetMember; to: IpPolicyRuleSetRule }) => `flip|${ruleOf(x.rule)}|${actionOf(x.to)}|${textsOf(x.to)}`;
+const patchOp = (x: { rule: IpPolicyRuleSetMember; to: IpPolicyRuleSetRule }) => `patch|${ruleOf(x.rule)}|${canonicalCidr(x.to.cidr)}|${textsOf(x.to)}`;
 const planOps = (p: Plan) => [...p.creates.map(createOp), ...p.deletes.map(deleteOp), ...p.flips.map(flipOp), ...p.patches.map(patchOp)];
+/** What a plan whose declared rules were not known yet may do to the rules it lists: anything, to those only. */
+const anyOps = (recorded: IpPolicyRuleSetMember[]) => [`create|${ANY}|${ANY}|${ANY}`, ...recorded.flatMap((r) => [`delete|${ruleOf(r)}`, `flip|${ruleOf(r)}|${ANY}|${ANY}`, `patch|${ruleOf(r)}|${ANY}|${ANY}`])];
+
+/** Whether `promise` holds `op`: the same word, or one with "*" in any of the slots after the rule. */
+function holds(promise: Set<string>, op: string): boolean {
+  const slots = op.split("|");
+  const free = op.startsWith("create|") ? [1, 2, 3] : op.startsWith("delete|") ? [] : [slots.length - 2, slots.length - 1];
+  for (let mask = 0; mask < 1 << free.length; mask++) {
+    const word = slots.map((v, i) => (free.some((f, b) => f === i && mask & (1 << b)) ? ANY : v)).join("|");
+    if (promise.has(word)) return true;
+  }
+  return false;
+}
 
 /** A promise that holds anything: what the preview showed was not known yet. */
 const ANY = "*";
@@ -441,8 +461,8 @@ function foundAfterPreview(urn: string | undefined): Set<string> {
   const preview = records("set-refreshed").filter((r) => r.value === urn && r.engine !== me).pop()?.engine;
   if (preview === undefined) return new Set(); // no preview refreshed: this refresh's words were the only ones
   const found = (engine: string) => records("set-refresh-found").filter((r) => r.engine === engine && r.value.startsWith(`${urn}\t`)).flatMap((r) => r.value.slice(urn.length + 1).split(" "));
-  const seen = new Set(found(preview));
-  return new Set(found(me).filter((id) => !seen.has(id)));
+  const seen = new Set(found(preview)); // each rule as that refresh found it: one changed again since is not seen
+  return new Set(found(me).filter((rule) => !seen.has(rule)).map((rule) => rule.split("|")[0]));
 }
 
 // ---- the resource -----------------------------------------------------------------------------
@@ -460,12 +480,15 @@ export async function check(olds: Partial<CheckedRuleSetInputs>, news: IpPolicyR
   // A new set (or one moving to another policy) is created now: what will it do?
   if (!failures.length && olds.ipPolicyId !== inputs.ipPolicyId) {
     if (!isUnknown(inputs.ipPolicyId) && !isUnknown(inputs.rules) && !isUnknown(inputs.takeOver)) await previewCreate(inputs);
-    else if ((inputs.takeOver === true || isUnknown(inputs.takeOver)) && inputs.__urn) {
-      // Nothing can be listed yet: the preview says the takeover may take any rule, and that is its promise.
-      const policy = isUnknown(inputs.ipPolicyId) ? "the set's policy" : inputs.ipPolicyId;
-      report(inputs.__urn, `plan for ${policy}: not known yet (it depends on other resources); with takeOver, up takes over whatever rules the policy holds then, as they are`);
-      addRecord("set-takeover", inputs.__urn);
-      addRecord("set-takeover-rules", `${inputs.__urn}\t${ANY}`);
+    else if (inputs.__urn) {
+      // Nothing can be planned yet: the preview says so, and that is its promise (any create).
+      noteShownPlan(inputs.__urn, [`create|${ANY}|${ANY}|${ANY}`]);
+      if (inputs.takeOver === true || isUnknown(inputs.takeOver)) {
+        const policy = isUnknown(inputs.ipPolicyId) ? "the set's policy" : inputs.ipPolicyId;
+        report(inputs.__urn, `plan for ${policy}: not known yet (it depends on other resources); with takeOver, up takes over whatever rules the policy holds then, as they are`);
+        addRecord("set-takeover", inputs.__urn);
+        addRecord("set-takeover-rules", `${inputs.__urn}\t${ANY}`);
+      }
     }
   }
   return { inputs, failures };
@@ -478,6 +501,7 @@ export async function check(olds: Partial<CheckedRuleSetInputs>, news: IpPolicyR
 async function previewCreate(inputs: CheckedRuleSetInputs): Promise<void> {
   const declared = declaredList(inputs.rules);
   const head = `plan for ${inputs.ipPolicyId}`;
+  if (inputs.__urn) noteShownPlan(inputs.__urn, declared.map(createOp)); // what up may create (a takeover creates nothing)
   if (inputs.takeOver !== true) return report(inputs.__urn, `${head}: create ${declared.length} rule${declared.length === 1 ? "" : "s"}: ${requests(declared.length)}`);
   // Recorded before the listing: a preview that could not list promised to take nothing.
   if (inputs.__urn) addRecord("set-takeover", inputs.__urn);
@@ -511,7 +535,7 @@ export async function diff(_id: string, olds: IpPolicyRuleSetOutputs, news: Chec
     const may = Object.values(keyed(recorded)).map((r) => `  ? ${r.cidr} ${r.action} (${r.id})${texts(r, secretRules(olds, news))}`);
     if (show) {
       report(news.__urn, [`plan for ${olds.ipPolicyId}: the rules are not known yet (they depend on other resources): up makes the policy hold exactly the declared rules, and may change or delete any of the ${recorded.length} it holds now`, ...may].join("\n"));
-      noteShownPlan(news.__urn!, [ANY]);
+      noteShownPlan(news.__urn!, anyOps(recorded));
     }
     return { changes: true, replaces: [], detailedDiff: { rules: "update" as DiffKind } };
   }
@@ -530,25 +554,34 @@ export async function diff(_id: string, olds: IpPolicyRuleSetOutputs, news: Chec
  * is done as the delete and the create that were shown, if any. Returns what was left undone.
  */
 function keepUnpromised(p: Plan, promise: Set<string> | undefined): string[] {
-  if (!promise || promise.has(ANY)) return [];
+  if (!promise) return [];
   const left: string[] = [];
-  const shown = (op: string, what: string) => promise.has(op) || (left.push(what), false);
-  p.creates = p.creates.filter((d) => shown(createOp(d), `create ${d.cidr} ${d.action}`));
+  let closingLeft = false;
+  const shown = (op: string, what: string) => holds(promise, op) || (left.push(what), false);
+  p.creates = p.creates.filter((d) => shown(createOp(d), `create ${d.cidr} ${d.action}`) || ((closingLeft ||= d.action === "deny"), false));
   const deletes = p.deletes;
   p.deletes = [];
   const keepOrDelete = (r: IpPolicyRuleSetMember) => (shown(deleteOp(r), `delete ${named(r)}`) ? p.deletes : p.kept).push(r);
   deletes.forEach(keepOrDelete);
   const flips = p.flips;
-  p.flips = flips.filter((x) => shown(flipOp(x), `${x.rule.action} → ${x.to.action} ${named(x.rule)}`) || (p.kept.push(x.rule), false));
+  p.flips = flips.filter((x) => shown(flipOp(x), `${x.rule.action} → ${x.to.action} ${named(x.rule)}`) || (p.kept.push(x.rule), (closingLeft ||= x.to.action === "deny"), false));
   const patches = p.patches;
   p.patches = [];
   for (const x of patches) {
-    if (promise.has(patchOp(x))) p.patches.push(x);
+    if (holds(promise, patchOp(x))) p.patches.push(x);
     else if (!moved(x)) (left.push(`update ${named(x.rule)}`), p.kept.push(x.rule));
     else {
       keepOrDelete(x.rule);
       if (shown(createOp(x.to), `create ${x.to.cidr} ${x.to.action}`)) p.creates.push(x.to);
     }
+  }
+  // A deny left undone: nothing that opens goes ahead without it (an allow it would have carved).
+  if (closingLeft) {
+    const opening = (what: string) => (left.push(`${what} (held back with the deny)`), false);
+    p.creates = p.creates.filter((d) => d.action === "deny" || opening(`create ${d.cidr} ${d.action}`));
+    p.patches = p.patches.filter((x) => !moved(x) || (p.kept.push(x.rule), opening(`move ${named(x.rule)} → ${x.to.cidr}`)));
+    p.flips = p.flips.filter((x) => x.to.action === "deny" || (p.kept.push(x.rule), opening(`${x.rule.action} → ${x.to.action} ${named(x.rule)}`)));
+    p.deletes = p.deletes.filter((r) => r.action !== "deny" || (p.kept.push(r), opening(`delete ${named(r)}`)));
   }
   return left;
 }
@@ -599,7 +632,10 @@ export async function create(inputs: CheckedRuleSetInputs) {
       (adoptExistingAllowed() ? "ACCESSCTL_ADOPT_EXISTING=1 takes only rules exactly as declared (what an interrupted `pulumi up` of this stack can have made)." :
         "If an interrupted `pulumi up` of this stack made them, run `ACCESSCTL_ADOPT_EXISTING=1 pulumi up` once."));
   }
-  const rules = await apply(inputs, current, plan(current, declared, () => false), inputs.ipPolicyId, what);
+  const p = plan(current, declared, () => false);
+  const unpromised = keepUnpromised(p, promisedOps(inputs.__urn));
+  const rules = await apply(inputs, current, p, inputs.ipPolicyId, what);
+  reportUnpromised(inputs.__urn, what, unpromised);
   return { id: inputs.ipPolicyId, outs: outputs(inputs, rules, inputs) };
 }
 
@@ -632,7 +668,7 @@ function sayDrift(props: Partial<IpPolicyRuleSetOutputs>, rules: IpPolicyRuleSet
   if (props.__urn) {
     addRecord("set-refreshed", props.__urn);
     const found = [...added, ...rules.filter((r) => before[r.id] && !unchanged(before[r.id], r))];
-    if (found.length) addRecord("set-refresh-found", `${props.__urn}\t${found.map((r) => r.id).join(" ")}`);
+    if (found.length) addRecord("set-refresh-found", `${props.__urn}\t${found.map(ruleOf).join(" ")}`);
   }
   const parts = [
     ...(added.length ? [`added ${listed(added.map((r) => `${named(r)}${texts(r, secret)}`))}`] : []),
@@ -709,15 +745,18 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
     report(news.__urn, `${what}: left ${changed.length} rule${changed.length === 1 ? "" : "s"} changed since the last refresh, which the preview of this run did not show: ${listed(changed)}. ` +
       "They are recorded as they are: the next preview shows what `up` will do to them.", { warning: true });
   }
-  if (unpromised.length) {
-    report(news.__urn, `${what}: left undone ${unpromised.length} change${unpromised.length === 1 ? "" : "s"} the preview of this run did not show (a refresh after it found the policy changed, or a value of the program changed): ${listed(unpromised)}. ` +
-      "Run `pulumi up` again: its preview shows them.", { warning: true });
-  }
+  reportUnpromised(news.__urn, what, unpromised);
   if (strangers.length) {
     report(news.__urn, `${what}: left ${strangers.length} rule${strangers.length === 1 ? "" : "s"} added since the last refresh (by hand or by another stack), not recorded: ${listed(strangers.map(named))}. ` +
       "`pulumi refresh` records them; the preview after it shows what `up` will do to them.", { warning: true });
   }
   return { outs: outputs(news, rules, news) };
+}
+
+function reportUnpromised(urn: string | undefined, what: string, unpromised: string[]): void {
+  if (!unpromised.length) return;
+  report(urn, `${what}: left undone ${unpromised.length} change${unpromised.length === 1 ? "" : "s"} the preview of this run did not show (a refresh after it found the policy changed, or a value of the program changed): ${listed(unpromised)}. ` +
+    "Run `pulumi up` again: its preview shows them.", { warning: true });
 }
 
 async function remove(id: string, props: IpPolicyRuleSetOutputs): Promise<void> {
@@ -748,7 +787,7 @@ async function remove(id: string, props: IpPolicyRuleSetOutputs): Promise<void> 
   const open = p.kept.filter((r) => r.action !== "deny");
   if (open.length) {
     throw plainError(`${what}: the policy holds ${open.length} allow rule${open.length === 1 ? "" : "s"} no preview of this stack showed (added since its last refresh, by hand, another stack or an interrupted up): ${listed(open.map(named))}; nothing was deleted, ` +
-      "as deleting the set's other rules would leave them open with nothing managing them. Run `pulumi destroy --refresh`: its preview's refresh names them, and the destroy deletes them with the set.");
+      "as deleting the set's other rules would leave them open with nothing managing them. Run `pulumi up --refresh` (or `pulumi destroy --refresh` when destroying the stack): its preview's refresh names them, and the delete then takes them with the set.");
   }
   await apply({ ipPolicyId, profile: props.profile, __urn: props.__urn }, current, p, id, what, true);
   if (p.kept.length) {

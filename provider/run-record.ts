@@ -4,7 +4,7 @@
 // one of them knows (a set took over a policy; the rules a preview showed) must hold in the others:
 // a rule resource deleted by one process must not take a rule from the set another one just created.
 // So records go to a file named after the `pulumi` process (its PID and start time: unique while the
-// machine runs), in a directory only this user can write, one JSON line each, appended (small appends
+// machine runs), in a directory of Pulumi's home only this user can write, one JSON line each, appended (small appends
 // are atomic), tagged with the engine (its address) that wrote them: what one engine checked (claims)
 // holds in that engine only; what a preview showed holds for the update after it. Without an engine
 // (tests), or where the start time or the directory is not to be had, they stay in each process.
@@ -55,16 +55,17 @@ function runFile(): string | undefined {
 }
 
 /**
- * A directory only this user can write (a shared temp directory lets anyone create a file under a
- * name they can guess), or undefined: then records stay in each process.
+ * A directory only this user can write, in Pulumi's home (PULUMI_HOME, else ~/.pulumi), not in a
+ * shared temp directory where anyone can create a file under a name they can guess; or undefined:
+ * then records stay in each process.
  */
 function privateDir(): string | undefined {
   const uid = process.getuid?.();
-  const dir = path.join(os.tmpdir(), `accessctl-${uid ?? "user"}`);
+  const dir = path.join(process.env.PULUMI_HOME || path.join(os.homedir(), ".pulumi"), "accessctl-runs");
   try {
-    fs.mkdirSync(dir, { mode: 0o700 });
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== "EEXIST") return warnOnce(e);
+    return warnOnce(e);
   }
   try {
     const st = fs.lstatSync(dir);

@@ -10,7 +10,7 @@ import { compiled, newRun } from "../helpers/provider";
 const record = compiled("provider/run-record.js");
 const state = (): Record<string, any> => ((globalThis as any)[Symbol.for("@accessctl/pulumi/state/v1")] ??= {});
 let tmp: string;
-const savedTmp = process.env.TMPDIR;
+const savedHome = process.env.PULUMI_HOME;
 
 /** A new provider process of `pulumi` (PID `pid`), started by the engine at `address`. */
 function asProcess(address: string, pid = 4242): void {
@@ -20,11 +20,11 @@ function asProcess(address: string, pid = 4242): void {
 
 beforeEach(() => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), "run-record-"));
-  process.env.TMPDIR = tmp;
+  process.env.PULUMI_HOME = tmp;
 });
 afterEach(() => {
-  if (savedTmp === undefined) delete process.env.TMPDIR;
-  else process.env.TMPDIR = savedTmp;
+  if (savedHome === undefined) delete process.env.PULUMI_HOME;
+  else process.env.PULUMI_HOME = savedHome;
   delete state().engine;
   newRun();
   fs.rmSync(tmp, { recursive: true, force: true });
@@ -38,15 +38,15 @@ it("what one process writes, the others of the command read, each line tagged wi
   asProcess("127.0.0.1:2002"); // the update's engine
   expect(record.records("set-plan")).toEqual([{ engine: "127.0.0.1:1001", value: "urn:a" }]);
   expect(record.engineRecords("set-plan")).toEqual([]);
-  const dir = path.join(tmp, `accessctl-${process.getuid!()}`);
+  const dir = path.join(tmp, "accessctl-runs");
   expect(fs.statSync(dir).mode & 0o777).toBe(0o700);
   expect(fs.readdirSync(dir)).toEqual(["run-4242-9999.jsonl"]);
   asProcess("127.0.0.1:2002", 5353); // another pulumi command
   expect(record.records("set-plan")).toEqual([]);
 });
 
-it("a directory another user could write is not used: each process keeps its records, and says so once", () => {
-  const dir = path.join(tmp, `accessctl-${process.getuid!()}`);
+it("a directory another user could write (in Pulumi's home) is not used: each process keeps its records, and says so once", () => {
+  const dir = path.join(tmp, "accessctl-runs");
   fs.mkdirSync(dir, { mode: 0o777 });
   fs.chmodSync(dir, 0o777);
   fs.writeFileSync(path.join(dir, "run-4242-9999.jsonl"), `${JSON.stringify(["set-plan", "127.0.0.1:1001", "urn:planted"])}\n`);
@@ -68,7 +68,7 @@ it("a directory another user could write is not used: each process keeps its rec
 it("lines that are not records (another writer's, half a line) are left out", () => {
   asProcess("127.0.0.1:1001");
   record.addRecord("claimed", "IP policy rule ipr_1");
-  const file = path.join(tmp, `accessctl-${process.getuid!()}`, "run-4242-9999.jsonl");
+  const file = path.join(tmp, "accessctl-runs", "run-4242-9999.jsonl");
   fs.appendFileSync(file, 'null\n[1,2,3]\n{"a":1}\n["claimed","127.0.0.1:1001"');
   asProcess("127.0.0.1:1001");
   expect(record.engineRecords("claimed")).toEqual(["IP policy rule ipr_1"]);

@@ -1,0 +1,133 @@
+// A preview is a promise, within one `pulumi` command: `pulumi up` previews in one engine and updates
+// in another, each with its own provider processes, sharing the command's record (run-record.ts).
+// Here both engines run in this process, one after the other, as `up --refresh` runs them: the
+// preview's refresh, check and diff; then something changes (a hand, or a value of the program);
+// then the update's refresh, check, diff and update. What a second attack found, each fixed.
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
+import { client, RunningEmulator, startEmulator } from "../helpers/emulator";
+import { compiled, configureRequest, newRun, serializedProvider } from "../helpers/provider";
+
+const config = compiled("provider/config.js");
+const { UNKNOWN } = compiled("provider/validate.js");
+const state = (): Record<string, any> => ((globalThis as any)[Symbol.for("@accessctl/pulumi/state/v1")] ??= {});
+const URN = "urn:pulumi:dev::promise::accessctl:index:IpPolicyRuleSet::s";
+let emu: RunningEmulator;
+let set: any;
+let home: string;
+const savedHome = process.env.PULUMI_HOME;
+// The `pulumi` process: this one (alive, as the engine watch asks), with its start time from /proc.
+const started = fs.readFileSync("/proc/self/stat", "utf8").split(")").pop()!.trim().split(" ")[19];
+
+beforeAll(async () => {
+  emu = await startEmulator(["--rate-limit", "off"]);
+  set = (await serializedProvider("ip-policy-rule-set")).provider;
+  await config.configure(configureRequest({ "accessctl:apiUrl": emu.url, "accessctl:apiKey": emu.adminToken }));
+});
+afterAll(async () => {
+  if (savedHome === undefined) delete process.env.PULUMI_HOME;
+  else process.env.PULUMI_HOME = savedHome;
+  delete state().engine;
+  newRun();
+  await emu.stop();
+  fs.rmSync(home, { recursive: true, force: true });
+});
+beforeEach(() => {
+  // Each test is a `pulumi` command of its own: its record in a Pulumi home of its own.
+  if (home) fs.rmSync(home, { recursive: true, force: true });
+  home = fs.mkdtempSync(path.join(os.tmpdir(), "set-promise-"));
+  process.env.PULUMI_HOME = home;
+});
+
+/** A new provider process of this test's `pulumi` command, started by its engine `engine` (a port that takes no calls). */
+function processOf(engine: "preview" | "update" | "setup"): void {
+  newRun();
+  for (const what of ["list-reads", "rule-set-checks"]) delete state()[what];
+  state().engine = { address: `127.0.0.1:${{ setup: 9, preview: 10, update: 11 }[engine]}`, process: { pid: process.pid, started } };
+}
+
+type Rule = { cidr: string; action: string; description?: string };
+const api = () => client(emu.url, emu.adminToken);
+const live = async (p: string) => ((await api().get("/ip_policy_rules")).body.ip_policy_rules as any[]).filter((r) => r.ip_policy.id === p).map((r) => `${r.cidr} ${r.action}`).sort();
+
+/** A set on `p` holding `rules`, made by an earlier command: its outputs (the state). */
+async function existing(p: string, rules: Rule[]) {
+  processOf("setup");
+  const inputs = (await set.check({}, { ipPolicyId: p, rules, __urn: URN })).inputs;
+  return (await set.create(inputs)).outs;
+}
+
+/** The preview's engine: refresh, check, diff. Returns the refreshed state. */
+async function preview(p: string, state: any, rules: Rule[] | string) {
+  processOf("preview");
+  const refreshed = state ? (await set.read(p, state)).props : undefined;
+  const news = (await set.check(refreshed ?? {}, { ipPolicyId: p, rules, __urn: URN })).inputs;
+  if (refreshed) await set.diff(p, refreshed, news);
+  return refreshed;
+}
+
+/** The update's engine: refresh, check, diff, then update (or create). */
+async function update(p: string, state: any, rules: Rule[]) {
+  processOf("update");
+  const refreshed = state ? (await set.read(p, state)).props : undefined;
+  const news = (await set.check(refreshed ?? {}, { ipPolicyId: p, rules, __urn: URN })).inputs;
+  if (!refreshed) return (await set.create(news)).outs;
+  await set.diff(p, refreshed, news);
+  return (await set.update(p, refreshed, news)).outs;
+}
+
+async function cleanUp(p: string) {
+  for (const r of (await api().get("/ip_policy_rules")).body.ip_policy_rules as any[]) if (r.ip_policy.id === p) await api().delete(`/ip_policy_rules/${r.id}`);
+}
+
+it("a rule changed by hand after the preview showed its delete is not deleted (the preview saw another rule)", async () => {
+  const p = emu.fixtures.ipPolicies[0];
+  const state0 = await existing(p, [{ cidr: "10.0.0.0/8", action: "allow" }, { cidr: "10.5.0.0/16", action: "deny" }]);
+  const keep = [{ cidr: "10.0.0.0/8", action: "allow" }];
+  await preview(p, state0, keep); // shows: - 10.5.0.0/16 deny
+  await api().patch(`/ip_policy_rules/${state0.rules["10.5.0.0/16"].id}`, { cidr: "10.7.0.0/16", description: "block attacker" });
+  const after = await update(p, state0, keep);
+  expect(await live(p)).toEqual(["10.0.0.0/8 allow", "10.7.0.0/16 deny"]);
+  expect(Object.keys(after.rules).sort()).toEqual(["10.0.0.0/8", "10.7.0.0/16"]); // recorded as it is: the next preview shows its delete
+  await cleanUp(p);
+});
+
+it("the preview showed a deny created, the program's value changed to allow by the update: nothing is created", async () => {
+  const p = emu.fixtures.ipPolicies[0];
+  const state0 = await existing(p, [{ cidr: "10.0.0.0/8", action: "deny" }]);
+  await preview(p, state0, [{ cidr: "10.0.0.0/8", action: "deny" }, { cidr: "192.0.2.0/24", action: "deny" }]);
+  await update(p, state0, [{ cidr: "10.0.0.0/8", action: "deny" }, { cidr: "192.0.2.0/24", action: "allow" }]);
+  expect(await live(p)).toEqual(["10.0.0.0/8 deny"]);
+  await cleanUp(p);
+});
+
+it("a new set whose deny changed between preview and update: the allow it would carve is not created either", async () => {
+  const p = emu.fixtures.ipPolicies[1];
+  await preview(p, undefined, [{ cidr: "10.0.0.0/8", action: "allow" }, { cidr: "10.5.0.0/16", action: "deny" }]);
+  const made = await update(p, undefined, [{ cidr: "10.0.0.0/8", action: "allow" }, { cidr: "10.5.0.0/17", action: "deny" }]);
+  expect(await live(p)).toEqual([]);
+  expect(made.rules).toEqual({});
+  await cleanUp(p);
+});
+
+it("rules not known at preview: up may change the rules the preview listed, and no other (a deny added by hand after it is kept)", async () => {
+  const p = emu.fixtures.ipPolicies[1];
+  const state0 = await existing(p, [{ cidr: "10.0.0.0/8", action: "allow" }, { cidr: "10.9.0.0/16", action: "allow" }]);
+  await preview(p, state0, UNKNOWN); // lists: ? 10.0.0.0/8 allow, ? 10.9.0.0/16 allow
+  await api().post("/ip_policy_rules", { ip_policy_id: p, cidr: "10.66.0.0/16", action: "deny", description: "incident 42" });
+  await update(p, state0, [{ cidr: "10.0.0.0/8", action: "allow" }]);
+  expect(await live(p)).toEqual(["10.0.0.0/8 allow", "10.66.0.0/16 deny"]); // 10.9 deleted (listed), 10.66 kept
+  await cleanUp(p);
+});
+
+it("what the preview showed is done: a create, a delete and a change of text", async () => {
+  const p = emu.fixtures.ipPolicies[0];
+  const state0 = await existing(p, [{ cidr: "10.0.0.0/8", action: "allow" }, { cidr: "10.9.0.0/16", action: "deny" }]);
+  const next = [{ cidr: "10.0.0.0/8", action: "allow", description: "office" }, { cidr: "192.0.2.0/24", action: "deny" }];
+  await preview(p, state0, next);
+  await update(p, state0, next);
+  expect(await live(p)).toEqual(["10.0.0.0/8 allow", "192.0.2.0/24 deny"]);
+  await cleanUp(p);
+});
