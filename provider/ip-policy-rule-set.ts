@@ -477,8 +477,8 @@ export async function check(olds: Partial<CheckedRuleSetInputs>, news: IpPolicyR
     const clash = claimPolicy("set", resourceLabel(inputs.__urn, "IpPolicyRuleSet", `IpPolicyRuleSet of ${inputs.ipPolicyId}`), inputs.ipPolicyId);
     if (clash) failures.push({ property: "ipPolicyId", reason: clash });
   }
-  // A new set (or one moving to another policy) is created now: what will it do?
-  if (!failures.length && olds.ipPolicyId !== inputs.ipPolicyId) {
+  // A new set (or one replaced: another policy, another profile) is created now: what will it do?
+  if (!failures.length && (olds.ipPolicyId === undefined || changedFields(FIELDS, olds, inputs).replaces.length)) {
     if (!isUnknown(inputs.ipPolicyId) && !isUnknown(inputs.rules) && !isUnknown(inputs.takeOver)) await previewCreate(inputs);
     else if (inputs.__urn) {
       // Nothing can be planned yet: the preview says so, and that is its promise (any create).
@@ -612,7 +612,8 @@ export async function create(inputs: CheckedRuleSetInputs) {
   // Only what its preview listed: a rule added since is no one's to take unseen (its destroy would delete it).
   if (inputs.takeOver === true && current.length) {
     const listedThen = promisedTakeover(inputs.__urn);
-    const taken = listedThen && !listedThen.has(ANY) ? current.filter((r) => listedThen.has(r.id)) : current;
+    // No listing by a preview (in a run by the engine, which gives a URN): take nothing unseen.
+    const taken = listedThen?.has(ANY) || (!listedThen && !inputs.__urn) ? current : current.filter((r) => listedThen?.has(r.id));
     const since = current.filter((r) => !taken.includes(r)).map((r) => `${r.cidr} ${r.action} (${r.id})`);
     if (!taken.length) {
       throw plainError(`${what}: the policy holds ${since.length} rule${since.length === 1 ? "" : "s"} its preview did not show (added since): ${listed(since)}; nothing was changed. ` +
@@ -739,7 +740,26 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
   for (const r of [...touched, ...p.deletes]) planned[r.id] = true;
   const changed = recorded.filter((r) => !planned[r.id] && !unchanged(r, live[r.id])).map((r) => (live[r.id] ? `${named(r)}, now ${named(live[r.id])}${texts(live[r.id], secret)}` : `${named(r)}, deleted`));
   const strangers = current.filter((r) => !known[r.id] && !adoptedNow.includes(r));
+  // Nothing opens more than the preview showed. A deny delete frees its range to every allow still
+  // held: not while an allow the plan did not count on stays (left undone, changed or added by hand).
+  // What opens (allow creates and moves, flips to allow) needs every deny the plan keeps: not while
+  // one of them is gone or changed.
+  const changedNow = recorded.filter((r) => !planned[r.id] && live[r.id] && !unchanged(r, live[r.id])).map((r) => live[r.id]);
+  const unexpectedAllow = [...p.kept.flatMap((r) => [r, live[r.id]]), ...changedNow, ...strangers].some((r) => r && r.action !== "deny");
+  const denyLost = recorded.some((r) => !planned[r.id] && r.action === "deny" && !unchanged(r, live[r.id]));
+  const heldBack: string[] = [];
+  const hold = (what: string) => (heldBack.push(what), false);
+  if (unexpectedAllow) todo.deletes = todo.deletes.filter((r) => r.action !== "deny" || hold(`delete ${named(r)}`));
+  if (denyLost) {
+    todo.creates = todo.creates.filter((d) => d.action === "deny" || hold(`create ${d.cidr} ${d.action}`));
+    todo.patches = todo.patches.filter((x) => !moved(x) || hold(`move ${named(x.rule)} → ${x.to.cidr}`));
+    todo.flips = todo.flips.filter((x) => x.to.action === "deny" || hold(`${x.rule.action} → ${x.to.action} ${named(x.rule)}`));
+  }
   const rules = await apply(news, current.filter((r) => !strangers.includes(r)), todo, id, what);
+  if (heldBack.length) {
+    report(news.__urn, `${what}: held back ${heldBack.length} change${heldBack.length === 1 ? "" : "s"} that would open more than the preview showed, as the policy changed since (${[unexpectedAllow ? "an allow rule the plan does not delete is there" : "", denyLost ? "a deny rule the plan keeps is gone or changed" : ""].filter(Boolean).join("; ")}): ${listed(heldBack)}. ` +
+      "Run `pulumi up --refresh`: its preview shows what it will do.", { warning: true });
+  }
   if (adoptedNow.length) report(news.__urn, `${what}: took over ${adoptedNow.length} rule${adoptedNow.length === 1 ? "" : "s"} exactly as declared (ACCESSCTL_ADOPT_EXISTING=1): ${listed(adoptedNow.map(named))}`);
   if (changed.length) {
     report(news.__urn, `${what}: left ${changed.length} rule${changed.length === 1 ? "" : "s"} changed since the last refresh, which the preview of this run did not show: ${listed(changed)}. ` +

@@ -24,7 +24,8 @@ const started = fs.readFileSync("/proc/self/stat", "utf8").split(")").pop()!.tri
 beforeAll(async () => {
   emu = await startEmulator(["--rate-limit", "off"]);
   set = (await serializedProvider("ip-policy-rule-set")).provider;
-  await config.configure(configureRequest({ "accessctl:apiUrl": emu.url, "accessctl:apiKey": emu.adminToken }));
+  const staging = { apiUrl: emu.url, apiKey: emu.adminToken }; // another profile of the same account
+  await config.configure(configureRequest({ "accessctl:apiUrl": emu.url, "accessctl:apiKey": emu.adminToken, "accessctl:profiles": JSON.stringify({ staging }) }));
 });
 afterAll(async () => {
   if (savedHome === undefined) delete process.env.PULUMI_HOME;
@@ -60,18 +61,18 @@ async function existing(p: string, rules: Rule[]) {
 }
 
 /** The preview's engine: refresh, check, diff. Returns the refreshed state. */
-async function preview(p: string, state: any, rules: Rule[] | string) {
+async function preview(p: string, state: any, rules: Rule[] | string, more: object = {}) {
   processOf("preview");
   const refreshed = state ? (await set.read(p, state)).props : undefined;
-  const news = (await set.check(refreshed ?? {}, { ipPolicyId: p, rules, __urn: URN })).inputs;
+  const news = (await set.check(refreshed ?? {}, { ipPolicyId: p, rules, __urn: URN, ...more })).inputs;
   if (refreshed) await set.diff(p, refreshed, news);
   return refreshed;
 }
 
-/** The update's engine: refresh, check, diff, then update (or create). */
-async function update(p: string, state: any, rules: Rule[]) {
+/** The update's engine: refresh (unless `refresh` is false: a plain `up`), check, diff, then update (or create). */
+async function update(p: string, state: any, rules: Rule[], refresh = true) {
   processOf("update");
-  const refreshed = state ? (await set.read(p, state)).props : undefined;
+  const refreshed = state && refresh ? (await set.read(p, state)).props : state;
   const news = (await set.check(refreshed ?? {}, { ipPolicyId: p, rules, __urn: URN })).inputs;
   if (!refreshed) return (await set.create(news)).outs;
   await set.diff(p, refreshed, news);
@@ -129,5 +130,54 @@ it("what the preview showed is done: a create, a delete and a change of text", a
   await preview(p, state0, next);
   await update(p, state0, next);
   expect(await live(p)).toEqual(["10.0.0.0/8 allow", "192.0.2.0/24 deny"]);
+  await cleanUp(p);
+});
+
+it("an allow changed by hand after the preview showed its delete and a deny's: the allow is left, and so is the deny (it would open the allow's range)", async () => {
+  const p = emu.fixtures.ipPolicies[0];
+  const state0 = await existing(p, [{ cidr: "10.0.0.0/8", action: "allow" }, { cidr: "10.5.0.0/16", action: "deny" }]);
+  await preview(p, state0, []);
+  await api().patch(`/ip_policy_rules/${state0.rules["10.0.0.0/8"].id}`, { description: "still needed" });
+  await update(p, state0, []);
+  expect(await live(p)).toEqual(["10.0.0.0/8 allow", "10.5.0.0/16 deny"]);
+  await cleanUp(p);
+});
+
+it("plain up: a deny deleted by hand before the up that adds an allow around it: the allow is held back", async () => {
+  const p = emu.fixtures.ipPolicies[0];
+  const state0 = await existing(p, [{ cidr: "11.5.0.0/16", action: "deny" }]);
+  const next = [{ cidr: "11.0.0.0/8", action: "allow" }, { cidr: "11.5.0.0/16", action: "deny" }];
+  await api().delete(`/ip_policy_rules/${state0.rules["11.5.0.0/16"].id}`);
+  processOf("preview"); // a plain up's preview: no refresh
+  await set.diff(p, state0, (await set.check(state0, { ipPolicyId: p, rules: next, __urn: URN })).inputs);
+  const after = await update(p, state0, next, false);
+  expect(await live(p)).toEqual([]);
+  expect(after.rules).toEqual({}); // recorded as it is: the next preview shows the deny created, then the allow
+  await cleanUp(p);
+});
+
+it("plain up: an allow added by hand (not recorded) stays, so the deny the plan deletes stays too", async () => {
+  const p = emu.fixtures.ipPolicies[1];
+  const state0 = await existing(p, [{ cidr: "10.5.0.0/16", action: "deny" }, { cidr: "192.0.2.0/24", action: "allow" }]);
+  const next = [{ cidr: "192.0.2.0/24", action: "allow" }];
+  await api().post("/ip_policy_rules", { ip_policy_id: p, cidr: "10.0.0.0/8", action: "allow" });
+  processOf("preview");
+  await set.diff(p, state0, (await set.check(state0, { ipPolicyId: p, rules: next, __urn: URN })).inputs);
+  await update(p, state0, next, false);
+  expect(await live(p)).toEqual(["10.0.0.0/8 allow", "10.5.0.0/16 deny", "192.0.2.0/24 allow"]);
+  await cleanUp(p);
+});
+
+it("a set replaced on its policy (another profile) with takeOver: a rule added after the preview listed the policy is not taken", async () => {
+  const p = emu.fixtures.ipPolicies[1];
+  const rules = [{ cidr: "10.0.0.0/8", action: "allow" }];
+  const state0 = await existing(p, rules);
+  await preview(p, state0, rules, { profile: "staging", takeOver: true });
+  const later = (await api().post("/ip_policy_rules", { ip_policy_id: p, cidr: "203.0.113.0/24", action: "allow", description: "other stack" })).body;
+  processOf("update");
+  const news = (await set.check(state0, { ipPolicyId: p, rules, profile: "staging", takeOver: true, __urn: URN })).inputs;
+  const made = await set.create(news);
+  expect(Object.keys(made.outs.rules)).toEqual(["10.0.0.0/8"]);
+  expect((await api().get(`/ip_policy_rules/${later.id}`)).status).toBe(200);
   await cleanUp(p);
 });
