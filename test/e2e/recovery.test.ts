@@ -66,7 +66,7 @@ describe("a lost answer to a rule create (defect 1)", () => {
       // The gateway holds our create 1.5 s, the service makes the rule, the answer is lost. Another
       // create of the run, answered, tells the service's clock to the millisecond: the rule is
       // provably made after our create was sent.
-      proxy.fail({ method: "POST", path: /^\/ip_policy_rules$/, body: /198\.51\.100\.0/, when: "after", delayMs: 1500 });
+      proxy.fail({ method: "POST", path: /^\/ip_policy_rules$/, body: /198\.51\.100\.0/, when: "after", delayMs: 1500, answerDelayMs: 1100 });
       const spec = { rules: { block: { ipPolicyId: policy, cidr: "198.51.100.0/24", action: "deny", description: "ours" }, warm: { ipPolicyId: policy, cidr: "198.51.101.0/24", action: "allow" } } };
       const up = await stack.ok("up", spec);
       expect(proxy.failed).toContain("POST /ip_policy_rules 502");

@@ -23,6 +23,12 @@ export interface Fault {
    * after the send, not sooner.
    */
   delayMs?: number;
+  /**
+   * "after" only: hold the service's answer this long before dropping it (a gateway that times out
+   * after the service acted). A creation time shown as ".650" may be any moment of its hundredth (and
+   * ".000" of its second): only a failure that comes back later than that proves the creation before it.
+   */
+  answerDelayMs?: number;
 }
 
 export interface FaultProxy {
@@ -66,6 +72,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
         const body = chunks.length ? Buffer.concat(chunks) : undefined;
         const upstream = await fetch(target + req.url, { method: req.method, headers, body });
         const text = Buffer.from(await upstream.arrayBuffer());
+        if (fault?.answerDelayMs) await new Promise((r) => setTimeout(r, fault.answerDelayMs));
         if (fault) return refuse();
         const out: Record<string, string> = {};
         upstream.headers.forEach((v, k) => {

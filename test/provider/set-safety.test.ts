@@ -163,7 +163,7 @@ describe("what up does when not all goes to plan", () => {
       const made = await set.create(v1);
       const v2 = (await set.check(v1, { ipPolicyId: P, rules: [{ cidr: "10.0.0.0/8", action: "allow" }, { cidr: "10.2.0.0/16", action: "deny" }] })).inputs;
       freshRun();
-      proxy.fail({ method: "POST", path: /^\/ip_policy_rules$/, body: /10\.2\.0\.0\/16/, when: "after", status: 502, delayMs: 1100 });
+      proxy.fail({ method: "POST", path: /^\/ip_policy_rules$/, body: /10\.2\.0\.0\/16/, when: "after", status: 502, delayMs: 1100, answerDelayMs: 1100 });
       const running = set.update(P, made.outs, v2).catch((e: Error & { properties?: any }) => e);
       await new Promise((r) => setTimeout(r, 300));
       const theirs = await client(emu.url, emu.adminToken).post("/ip_policy_rules", { ip_policy_id: P, cidr: "10.9.0.0/16", action: "allow" });
