@@ -52,8 +52,9 @@ export interface IpPolicyRuleSetInputs extends ProfileInput {
   ipPolicyId: string;
   /**
    * Every rule the policy should hold, in any order; any other rule of the policy is deleted by `up`.
-   * A changed description or metadata is one PATCH, a CIDR replaced by another of the same action
-   * reuses the rule (one PATCH), a changed action deletes the rule and creates it again.
+   * A changed description or metadata is one PATCH, an allow CIDR replaced by another reuses the
+   * rule (one PATCH; a deny is created anew, the old one deleted last), a changed action deletes the
+   * rule and creates it again.
    * @onChange one request per changed rule
    */
   rules: IpPolicyRuleSetRule[];

@@ -100,7 +100,7 @@ export interface IpPolicyRuleSetArgs {
      */
     profile?: pulumi.Input<string | undefined>;
     /**
-     * Every rule the policy should hold, in any order; any other rule of the policy is deleted by `up`. A changed description or metadata is one PATCH, a CIDR replaced by another of the same action reuses the rule (one PATCH), a changed action deletes the rule and creates it again.
+     * Every rule the policy should hold, in any order; any other rule of the policy is deleted by `up`. A changed description or metadata is one PATCH, an allow CIDR replaced by another reuses the rule (one PATCH; a deny is created anew, the old one deleted last), a changed action deletes the rule and creates it again.
      */
     rules: pulumi.Input<pulumi.Input<inputs.IpPolicyRuleSetRuleArgs>[]>;
     /**

@@ -83,7 +83,7 @@ type ipPolicyRuleSetArgs struct {
 	IpPolicyId string `pulumi:"ipPolicyId"`
 	// The account profile this object belongs to (e.g. "staging"); its URL and key come from the stack config `accessctl:profiles.<name>` or ACCESSCTL_<NAME>_API_URL/_API_KEY. Unset: the default account. Changing it replaces the object.
 	Profile *string `pulumi:"profile"`
-	// Every rule the policy should hold, in any order; any other rule of the policy is deleted by `up`. A changed description or metadata is one PATCH, a CIDR replaced by another of the same action reuses the rule (one PATCH), a changed action deletes the rule and creates it again.
+	// Every rule the policy should hold, in any order; any other rule of the policy is deleted by `up`. A changed description or metadata is one PATCH, an allow CIDR replaced by another reuses the rule (one PATCH; a deny is created anew, the old one deleted last), a changed action deletes the rule and creates it again.
 	Rules []IpPolicyRuleSetRule `pulumi:"rules"`
 	// Creating the set on a policy that already holds rules fails, naming them, unless this is true: then the set takes the policy's rules over as they are and writes nothing; the next `up` (whose preview shows each change) brings them to the declaration, deleting the undeclared ones.
 	TakeOver *bool `pulumi:"takeOver"`
@@ -95,7 +95,7 @@ type IpPolicyRuleSetArgs struct {
 	IpPolicyId pulumi.StringInput
 	// The account profile this object belongs to (e.g. "staging"); its URL and key come from the stack config `accessctl:profiles.<name>` or ACCESSCTL_<NAME>_API_URL/_API_KEY. Unset: the default account. Changing it replaces the object.
 	Profile pulumi.StringPtrInput
-	// Every rule the policy should hold, in any order; any other rule of the policy is deleted by `up`. A changed description or metadata is one PATCH, a CIDR replaced by another of the same action reuses the rule (one PATCH), a changed action deletes the rule and creates it again.
+	// Every rule the policy should hold, in any order; any other rule of the policy is deleted by `up`. A changed description or metadata is one PATCH, an allow CIDR replaced by another reuses the rule (one PATCH; a deny is created anew, the old one deleted last), a changed action deletes the rule and creates it again.
 	Rules IpPolicyRuleSetRuleArrayInput
 	// Creating the set on a policy that already holds rules fails, naming them, unless this is true: then the set takes the policy's rules over as they are and writes nothing; the next `up` (whose preview shows each change) brings them to the declaration, deleting the undeclared ones.
 	TakeOver pulumi.BoolPtrInput

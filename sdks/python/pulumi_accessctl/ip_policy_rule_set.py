@@ -29,7 +29,7 @@ class IpPolicyRuleSetArgs:
         The set of arguments for constructing a IpPolicyRuleSet resource.
 
         :param pulumi.Input[_builtins.str] ip_policy_id: The IP policy (`ipp_…`) whose rules this resource owns, all of them. Changing it replaces the set.
-        :param pulumi.Input[Sequence[pulumi.Input['IpPolicyRuleSetRuleArgs']]] rules: Every rule the policy should hold, in any order; any other rule of the policy is deleted by `up`. A changed description or metadata is one PATCH, a CIDR replaced by another of the same action reuses the rule (one PATCH), a changed action deletes the rule and creates it again.
+        :param pulumi.Input[Sequence[pulumi.Input['IpPolicyRuleSetRuleArgs']]] rules: Every rule the policy should hold, in any order; any other rule of the policy is deleted by `up`. A changed description or metadata is one PATCH, an allow CIDR replaced by another reuses the rule (one PATCH; a deny is created anew, the old one deleted last), a changed action deletes the rule and creates it again.
         :param pulumi.Input[_builtins.str] profile: The account profile this object belongs to (e.g. "staging"); its URL and key come from the stack config `accessctl:profiles.<name>` or ACCESSCTL_<NAME>_API_URL/_API_KEY. Unset: the default account. Changing it replaces the object.
         :param pulumi.Input[_builtins.bool] take_over: Creating the set on a policy that already holds rules fails, naming them, unless this is true: then the set takes the policy's rules over as they are and writes nothing; the next `up` (whose preview shows each change) brings them to the declaration, deleting the undeclared ones.
         """
@@ -56,7 +56,7 @@ class IpPolicyRuleSetArgs:
     @pulumi.getter
     def rules(self) -> pulumi.Input[Sequence[pulumi.Input['IpPolicyRuleSetRuleArgs']]]:
         """
-        Every rule the policy should hold, in any order; any other rule of the policy is deleted by `up`. A changed description or metadata is one PATCH, a CIDR replaced by another of the same action reuses the rule (one PATCH), a changed action deletes the rule and creates it again.
+        Every rule the policy should hold, in any order; any other rule of the policy is deleted by `up`. A changed description or metadata is one PATCH, an allow CIDR replaced by another reuses the rule (one PATCH; a deny is created anew, the old one deleted last), a changed action deletes the rule and creates it again.
         """
         return pulumi.get(self, "rules")
 
@@ -107,7 +107,7 @@ class IpPolicyRuleSet(pulumi.CustomResource):
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input[_builtins.str] ip_policy_id: The IP policy (`ipp_…`) whose rules this resource owns, all of them. Changing it replaces the set.
         :param pulumi.Input[_builtins.str] profile: The account profile this object belongs to (e.g. "staging"); its URL and key come from the stack config `accessctl:profiles.<name>` or ACCESSCTL_<NAME>_API_URL/_API_KEY. Unset: the default account. Changing it replaces the object.
-        :param pulumi.Input[Sequence[pulumi.Input[Union['IpPolicyRuleSetRuleArgs', 'IpPolicyRuleSetRuleArgsDict']]]] rules: Every rule the policy should hold, in any order; any other rule of the policy is deleted by `up`. A changed description or metadata is one PATCH, a CIDR replaced by another of the same action reuses the rule (one PATCH), a changed action deletes the rule and creates it again.
+        :param pulumi.Input[Sequence[pulumi.Input[Union['IpPolicyRuleSetRuleArgs', 'IpPolicyRuleSetRuleArgsDict']]]] rules: Every rule the policy should hold, in any order; any other rule of the policy is deleted by `up`. A changed description or metadata is one PATCH, an allow CIDR replaced by another reuses the rule (one PATCH; a deny is created anew, the old one deleted last), a changed action deletes the rule and creates it again.
         :param pulumi.Input[_builtins.bool] take_over: Creating the set on a policy that already holds rules fails, naming them, unless this is true: then the set takes the policy's rules over as they are and writes nothing; the next `up` (whose preview shows each change) brings them to the declaration, deleting the undeclared ones.
         """
         ...
