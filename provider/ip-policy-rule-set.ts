@@ -743,14 +743,14 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
   const strangers = current.filter((r) => !known[r.id] && !adoptedNow.includes(r));
   // Nothing opens more than the preview showed. A deny delete frees its range to every allow still
   // held: not while an allow the plan did not count on stays (left undone, changed or added by hand).
-  // What opens (allow creates and moves, flips to allow) needs every deny the plan keeps: not while
-  // one of them is gone or changed.
+  // What opens (allow creates and moves, flips to allow, deny deletes) needs every deny the plan
+  // keeps: not while one of them is gone, moved or turned allow (a change of its text opens nothing).
   const changedNow = recorded.filter((r) => !planned[r.id] && live[r.id] && !unchanged(r, live[r.id])).map((r) => live[r.id]);
   const unexpectedAllow = [...p.kept.flatMap((r) => [r, live[r.id]]), ...changedNow, ...strangers].some((r) => r && r.action !== "deny");
-  const denyLost = recorded.some((r) => !planned[r.id] && r.action === "deny" && !unchanged(r, live[r.id]));
+  const denyLost = recorded.some((r) => !planned[r.id] && r.action === "deny" && (!live[r.id] || live[r.id].action !== "deny" || canonicalCidr(live[r.id].cidr) !== canonicalCidr(r.cidr)));
   const heldBack: string[] = [];
   const hold = (what: string) => (heldBack.push(what), false);
-  if (unexpectedAllow) todo.deletes = todo.deletes.filter((r) => r.action !== "deny" || hold(`delete ${named(r)}`));
+  if (unexpectedAllow || denyLost) todo.deletes = todo.deletes.filter((r) => r.action !== "deny" || hold(`delete ${named(r)}`));
   if (denyLost) {
     todo.creates = todo.creates.filter((d) => d.action === "deny" || hold(`create ${d.cidr} ${d.action}`));
     todo.patches = todo.patches.filter((x) => !moved(x) || hold(`move ${named(x.rule)} → ${x.to.cidr}`));
@@ -758,7 +758,7 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
   }
   const rules = await apply(news, current.filter((r) => !strangers.includes(r)), todo, id, what);
   if (heldBack.length) {
-    report(news.__urn, `${what}: held back ${heldBack.length} change${heldBack.length === 1 ? "" : "s"} that would open more than the preview showed, as the policy changed since (${[unexpectedAllow ? "an allow rule the plan does not delete is there" : "", denyLost ? "a deny rule the plan keeps is gone or changed" : ""].filter(Boolean).join("; ")}): ${listed(heldBack)}. ` +
+    report(news.__urn, `${what}: held back ${heldBack.length} change${heldBack.length === 1 ? "" : "s"} that would open more than the preview showed, as the policy changed since (${[unexpectedAllow ? "an allow rule the plan does not delete is there" : "", denyLost ? "a deny rule the plan keeps is gone, moved or turned allow" : ""].filter(Boolean).join("; ")}): ${listed(heldBack)}. ` +
       "Run `pulumi up --refresh`: its preview shows what it will do.", { warning: true });
   }
   if (adoptedNow.length) report(news.__urn, `${what}: took over ${adoptedNow.length} rule${adoptedNow.length === 1 ? "" : "s"} exactly as declared (ACCESSCTL_ADOPT_EXISTING=1): ${listed(adoptedNow.map(named))}`);

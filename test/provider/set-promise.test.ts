@@ -181,3 +181,27 @@ it("a set replaced on its policy (another profile) with takeOver: a rule added a
   expect((await api().get(`/ip_policy_rules/${later.id}`)).status).toBe(200);
   await cleanUp(p);
 });
+
+it("plain up: a deny the plan keeps was deleted by hand: the deny inside it that the plan deletes stays too", async () => {
+  const p = emu.fixtures.ipPolicies[0];
+  const state0 = await existing(p, [{ cidr: "10.0.0.0/8", action: "allow" }, { cidr: "10.5.0.0/16", action: "deny" }, { cidr: "10.5.1.0/24", action: "deny" }]);
+  const next = [{ cidr: "10.0.0.0/8", action: "allow" }, { cidr: "10.5.0.0/16", action: "deny" }];
+  await api().delete(`/ip_policy_rules/${state0.rules["10.5.0.0/16"].id}`);
+  processOf("preview"); // a plain up's preview: no refresh
+  await set.diff(p, state0, (await set.check(state0, { ipPolicyId: p, rules: next, __urn: URN })).inputs);
+  await update(p, state0, next, false);
+  expect(await live(p)).toEqual(["10.0.0.0/8 allow", "10.5.1.0/24 deny"]);
+  await cleanUp(p);
+});
+
+it("plain up: a deny whose description alone changed by hand opens nothing: the plan goes ahead", async () => {
+  const p = emu.fixtures.ipPolicies[0];
+  const state0 = await existing(p, [{ cidr: "10.0.0.0/8", action: "allow" }, { cidr: "10.5.0.0/16", action: "deny" }, { cidr: "192.168.5.0/24", action: "deny" }]);
+  const next = [{ cidr: "172.16.0.0/12", action: "allow" }, { cidr: "192.168.5.0/24", action: "deny" }];
+  await api().patch(`/ip_policy_rules/${state0.rules["192.168.5.0/24"].id}`, { description: "noted by hand" });
+  processOf("preview");
+  await set.diff(p, state0, (await set.check(state0, { ipPolicyId: p, rules: next, __urn: URN })).inputs);
+  await update(p, state0, next, false);
+  expect(await live(p)).toEqual(["172.16.0.0/12 allow", "192.168.5.0/24 deny"]);
+  await cleanUp(p);
+});
