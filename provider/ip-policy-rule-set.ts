@@ -739,13 +739,14 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
   // it. A refresh records it, and the preview after that shows it.
   const planned: Record<string, true> = {};
   for (const r of [...touched, ...p.deletes]) planned[r.id] = true;
-  const changed = recorded.filter((r) => !planned[r.id] && !unchanged(r, live[r.id])).map((r) => (live[r.id] ? `${named(r)}, now ${named(live[r.id])}${texts(live[r.id], secret)}` : `${named(r)}, deleted`));
+  const changedRules = recorded.filter((r) => !planned[r.id] && !unchanged(r, live[r.id]));
+  const changed = changedRules.map((r) => (live[r.id] ? `${named(r)}, now ${named(live[r.id])}${texts(live[r.id], secret)}` : `${named(r)}, deleted`));
   const strangers = current.filter((r) => !known[r.id] && !adoptedNow.includes(r));
   // Nothing opens more than the preview showed. A deny delete frees its range to every allow still
   // held: not while an allow the plan did not count on stays (left undone, changed or added by hand).
   // What opens (allow creates and moves, flips to allow, deny deletes) needs every deny the plan
   // keeps: not while one of them is gone, moved or turned allow (a change of its text opens nothing).
-  const changedNow = recorded.filter((r) => !planned[r.id] && live[r.id] && !unchanged(r, live[r.id])).map((r) => live[r.id]);
+  const changedNow = changedRules.filter((r) => live[r.id]).map((r) => live[r.id]);
   const unexpectedAllow = [...p.kept.flatMap((r) => [r, live[r.id]]), ...changedNow, ...strangers].some((r) => r && r.action !== "deny");
   const denyLost = recorded.some((r) => !planned[r.id] && r.action === "deny" && (!live[r.id] || live[r.id].action !== "deny" || canonicalCidr(live[r.id].cidr) !== canonicalCidr(r.cidr)));
   const heldBack: string[] = [];
