@@ -14,15 +14,15 @@ import * as path from "node:path";
 import { engineAddress, engineProcess } from "./engine";
 import { processState } from "./state";
 
-export interface RunRecord {
+export interface RunRecord<T = string> {
   /** The engine (its address) of the process that wrote it: the preview's, or the update's. */
   engine: string;
-  value: string;
+  value: T;
 }
 
-/** [list, engine, value] */
-type Line = [string, string, string];
-const isLine = (l: unknown): l is Line => Array.isArray(l) && l.length === 3 && l.every((x) => typeof x === "string");
+/** [list, engine, value]: a value is a string or a JSON value of the list's own type. */
+type Line = [string, string, unknown];
+const isLine = (l: unknown): l is Line => Array.isArray(l) && l.length === 3 && typeof l[0] === "string" && typeof l[1] === "string";
 
 interface Cache {
   file?: string | null;
@@ -126,14 +126,14 @@ export function recordEngine(): string {
 }
 
 /** Adds `value` to the list `list` of this command. */
-export function addRecord(list: string, value: string): void {
+export function addRecord<T = string>(list: string, value: T): void {
   const line: Line = [list, recordEngine(), value];
   if (!runFile() || !append([line])) cache().local.push(line);
 }
 
 /** The list `list` of this command, in the order written, by every process of it. */
-export function records(list: string): RunRecord[] {
-  return all().filter(([l]) => l === list).map(([, engine, value]) => ({ engine, value }));
+export function records<T = string>(list: string): RunRecord<T>[] {
+  return all().filter(([l]) => l === list).map(([, engine, value]) => ({ engine, value: value as T }));
 }
 
 /**

@@ -124,44 +124,6 @@ describe("IpPolicyRuleSet diff", () => {
   });
 });
 
-describe("IpPolicyRuleSet plan", () => {
-  const current = [member("ipr_1", "10.0.0.0/8", "allow", "a"), member("ipr_2", "10.1.0.0/16", "allow"), member("ipr_3", "10.2.0.0/16", "deny"), member("ipr_4", "10.3.0.0/16", "allow")];
-
-  it("reuses removed rules of the same action for added CIDRs (one PATCH each), flips an action by delete then create, deletes the rest; says every change, with old and new values", async () => {
-    const declared = [
-      { cidr: "10.0.0.0/8", action: "allow", description: "a2" }, // description: PATCH
-      { cidr: "10.2.0.0/16", action: "allow" }, // action flip
-      { cidr: "172.16.0.0/12", action: "allow" }, // takes ipr_2 or ipr_4 by PATCH of cidr
-      { cidr: "192.168.0.0/16", action: "deny", description: "lab" }, // no deny rule to reuse: create
-    ];
-    const p = await set.plan(current, declared, () => true);
-    expect(p.patches.map((x: any) => `${x.rule.id} ${x.to.cidr}`)).toEqual(["ipr_1 10.0.0.0/8", "ipr_2 172.16.0.0/12"]);
-    expect(p.flips.map((x: any) => `${x.rule.id} ${x.to.action}`)).toEqual(["ipr_3 allow"]);
-    expect(p.creates.map((d: any) => d.cidr)).toEqual(["192.168.0.0/16"]);
-    expect(p.deletes.map((r: any) => r.id)).toEqual(["ipr_4"]);
-    expect(await set.describePlan(p)).toBe([
-      "create 1, update 1, move 1, replace 1, delete 1: 6 requests",
-      '  + 192.168.0.0/16 deny, description "lab"',
-      '  ~ 10.0.0.0/8: description "a" → "a2"',
-      "  ~ 10.1.0.0/16 → 172.16.0.0/12 (ipr_2, allow: one PATCH of cidr)",
-      "  ± 10.2.0.0/16: action deny → allow (ipr_3 deleted, then created again)",
-      "  - 10.3.0.0/16 allow (ipr_4)",
-    ].join("\n"));
-  });
-
-  it("counts one request in the singular", async () => {
-    const p = await set.plan([], [{ cidr: "10.0.0.0/8", action: "allow" }], () => true);
-    expect((await set.describePlan(p)).split("\n")[0]).toBe("create 1: 1 request");
-  });
-
-  it("keeps undeclared rules that may not be deleted (a rule another resource of the run manages)", async () => {
-    const p = await set.plan(current, [{ cidr: "10.9.0.0/16", action: "allow" }], (r: { id: string }) => r.id === "ipr_2");
-    expect(p.patches.map((x: any) => `${x.rule.id} ${x.to.cidr}`)).toEqual(["ipr_2 10.9.0.0/16"]);
-    expect(p.kept.map((r: any) => r.id)).toEqual(["ipr_1", "ipr_3", "ipr_4"]);
-    expect(p.deletes).toEqual([]);
-  });
-});
-
 describe("a policy has one owner: a set, or rule resources (check, every host)", () => {
   it("a rule on a set's policy, a set on a policy with a rule, and a second set fail, naming the other; rules alone may share a policy", async () => {
     const rule = (await serializedProvider("ip-policy-rule")).provider;

@@ -1,0 +1,193 @@
+// Carrying out a set's steps: CONCURRENCY calls at once, in the phases of plan.ts phase() (each
+// started only when the one before has succeeded, so that a run stopped anywhere, by a failure or a
+// kill, leaves every address with the verdict it had before the run or the one it has after it),
+// with progress shown live under the resource, and, on a failure, an error that carries what exists
+// now (a partial create or update: the engine records it, and the next `up` finishes the job).
+import { IP_POLICY_RULE_ANSWER, IP_POLICY_RULES_PATH, IpPolicyRuleBody, IpPolicyRuleCreateBody, IpPolicyRuleUpdateBody } from "../../contract/ip-policy-rule";
+import { connection, profileSource } from "../config";
+import { report } from "../engine";
+import { plainError } from "../errors";
+import { createBody, updateBody } from "../fields";
+import { api } from "../http/api";
+import { serverClock } from "../http/clock";
+import { ApiFailure } from "../http/failures";
+import { canonicalCidr, FIELDS as RULE_FIELDS, rulePath } from "../ip-policy-rule";
+import { limiterState } from "../limiter";
+import { listsChanged } from "../list-reads";
+import { CreateAttempt, whyNotMadeBy } from "../ownership";
+import { text } from "../validate";
+import { DeclaredRule } from "./declared";
+import { IpPolicyRuleSetMember, member as memberOf, outputs, policyRules } from "./live";
+import { phase, Step } from "./plan";
+
+type Member = IpPolicyRuleSetMember;
+const CONCURRENCY = 16; // creates, patches and deletes at once; the account's limiter paces them
+const PROGRESS_MS = 2000; // how often a running operation says how far it has got
+const SHOWN = 5; // rules named in an error
+
+/** The set a run of steps is for. */
+export interface Target {
+  ipPolicyId: string;
+  profile?: string;
+  takeOver?: boolean;
+  __provider?: unknown;
+  __urn?: string;
+}
+
+export function listed(items: string[]): string {
+  return items.slice(0, SHOWN).join(", ") + (items.length > SHOWN ? `, … (${items.length - SHOWN} more)` : "");
+}
+
+/**
+ * Makes `steps` on the policy whose rules are `current`; returns the rules it holds after. On a
+ * failure it starts nothing more, lets the calls under way finish, and throws an error carrying the
+ * set's id and outputs that describe the rules that exist now.
+ */
+export async function apply(set: Target, current: Member[], steps: Step[], id: string, what: string, deleting = false): Promise<Member[]> {
+  const live: Record<string, Member> = {};
+  for (const r of current) live[r.id] = r;
+  const run = calls(set, live, progress(set.__urn, steps, set.profile));
+  try {
+    for (let p = 0; p <= 4; p++) {
+      await pool(steps.filter((s) => phase(s) === p).map((s) => () => run.step(s)), CONCURRENCY, (e) => run.failed.push(e as ApiFailure));
+      if (run.failed.length) break;
+    }
+  } finally {
+    run.shown.end();
+  }
+  if (!run.failed.length) return Object.values(live);
+  throw await failure(set, Object.values(live), run, id, what, deleting);
+}
+
+/** The calls of a run, each keeping `live` (id → rule) as it leaves the policy. */
+function calls(set: Target, live: Record<string, Member>, shown: ReturnType<typeof progress>) {
+  const source = profileSource(set.profile);
+  const run = { failed: [] as ApiFailure[], lostCreates: [] as CreateAttempt[], createsNotFound: 0, shown, step: async (_s: Step) => {} };
+  const post = async (d: DeclaredRule) => {
+    const body = createBody<IpPolicyRuleCreateBody>(RULE_FIELDS, { ...d, ipPolicyId: set.ipPolicyId });
+    try {
+      const made = (await api<IpPolicyRuleBody>("POST", IP_POLICY_RULES_PATH, { what: `create IP policy rule ${d.cidr}`, body, expect: IP_POLICY_RULE_ANSWER, source }).finally(listsChanged)).body;
+      live[made.id] = memberOf(made);
+      shown.count("created");
+    } catch (e) {
+      const err = e as ApiFailure;
+      if (err.status === 404) run.createsNotFound++;
+      if (err.ambiguous) run.lostCreates.push({ kind: "IP policy rule", sentAt: err.sentAt ?? Date.now(), failedAt: Date.now(), sent: madeOf(d) });
+      throw e;
+    }
+  };
+  const patch = async (r: Member, d: DeclaredRule) => {
+    const body = updateBody<IpPolicyRuleUpdateBody>(RULE_FIELDS, d, r); // what the step changes: texts, or the cidr of a move
+    const moving = canonicalCidr(r.cidr) !== d.cidr ? ` → ${d.cidr}` : "";
+    const done = (await api<IpPolicyRuleBody>("PATCH", rulePath(r.id), { what: `update IP policy rule ${r.id} (${r.cidr}${moving})`, body, expect: IP_POLICY_RULE_ANSWER, source }).finally(listsChanged)).body;
+    live[r.id] = memberOf(done);
+    shown.count("updated");
+  };
+  const del = async (r: Member) => {
+    await api("DELETE", rulePath(r.id), { what: `delete IP policy rule ${r.id} (${r.cidr})`, allow404: true, source }).finally(listsChanged);
+    delete live[r.id];
+    shown.count("deleted");
+  };
+  run.step = async (s: Step) => {
+    if (s.op === "create") return post(s.to);
+    if (s.op === "delete") return del(s.rule);
+    if (s.op === "flip") return del(s.rule).then(() => post(s.to));
+    return patch(s.rule, s.to);
+  };
+  return run;
+}
+
+/** The error of a failed run: what exists now (a lost create's rule too, when proven), and what to do. */
+async function failure(set: Target, rules: Member[], run: ReturnType<typeof calls>, id: string, what: string, deleting: boolean): Promise<Error> {
+  const lost = run.lostCreates.length ? await recoverLostCreates(set, rules, run.lostCreates, what) : "";
+  const e = run.failed[0];
+  const next = run.createsNotFound === run.failed.length
+    ? `the account has no IP policy ${set.ipPolicyId}: check ipPolicyId${set.profile ? ` and profile "${String(set.profile)}"` : " (and the account the API key is of)"}, then run \`pulumi up\` again`
+    : deleting ? "run the `pulumi destroy` (or the `pulumi up` that removes the set) again to finish" : "run `pulumi up` again to finish";
+  const n = run.failed.length;
+  const message = `${what}: ${n} call${n === 1 ? "" : "s"} failed, first: ${e.message}. ` + (deleting
+    ? `${rules.length} rule${rules.length === 1 ? " is" : "s are"} left${lost}; ${next}`
+    : `The state records the ${rules.length} rule${rules.length === 1 ? "" : "s"} of the policy this run knows of${lost}; ${next}`);
+  // __provider: the host does not add it to an error's properties, and without it the next
+  // refresh or destroy of this resource fails ("code must be a string, not undefined").
+  const properties = { ...outputs(set, rules, set), __provider: set.__provider };
+  return plainError(message, { id, properties, reasons: [message], status: e.status });
+}
+
+/**
+ * A create whose answer was lost may have made its rule: the policy tells, and what it holds that
+ * such a create can have made is added to `rules`; anything else there is named and left out of the
+ * state. Returns what to add to the error's message.
+ */
+async function recoverLostCreates(set: Target, rules: Member[], lostCreates: CreateAttempt[], what: string): Promise<string> {
+  const { upper, lower } = serverClock(profileSource(set.profile));
+  try {
+    const have: Record<string, true> = {};
+    for (const r of rules) have[r.id] = true;
+    const found = (await policyRules(set.ipPolicyId, set.profile, what, [], true)).filter((r) => !have[r.id]);
+    const made = found.filter((r) => lostCreates.some((a) => a.sent.cidr === canonicalCidr(r.cidr) && !whyNotMadeBy(a, { id: r.id, createdAt: r.createdAt, fields: madeOf(r) }, upper, lower)));
+    rules.push(...made);
+    const others = found.filter((r) => !made.includes(r));
+    return others.length ? `; not recorded, as nothing proves a create of this run made them: ${listed(others.map((r) => `${r.cidr} ${r.action} (${r.id})`))}` : "";
+  } catch (listing) {
+    return `; the answers to ${lostCreates.length} create${lostCreates.length === 1 ? "" : "s"} were lost (${listed(lostCreates.map((a) => a.sent.cidr!))}) and listing the policy failed too (${(listing as Error).message}): run \`pulumi refresh\` before the next up`;
+  }
+}
+
+/** A rule's fields as a create sends them and the service shows them (ownership.ts compares these). */
+function madeOf(r: { cidr: string; action: unknown; description?: unknown; metadata?: unknown }): Record<string, string> {
+  return { cidr: canonicalCidr(r.cidr), action: String(r.action), description: text(r.description), metadata: text(r.metadata) };
+}
+
+/** How far a running plan has got, shown live under the resource every PROGRESS_MS (and once at the end, if it ran that long). */
+function progress(urn: string | undefined, steps: Step[], profile: unknown) {
+  const n = (...ops: Step["op"][]) => steps.filter((s) => ops.includes(s.op)).length;
+  const totals = { created: n("create", "flip"), updated: n("retext", "move"), deleted: n("delete", "flip") };
+  const done = { created: 0, updated: 0, deleted: 0 };
+  const started = Date.now();
+  let last = "";
+  const say = () => {
+    const counts = (Object.keys(totals) as (keyof typeof totals)[]).filter((k) => totals[k]).map((k) => `${k} ${done[k]} of ${totals[k]}`).join(", ") + pace(profile);
+    if (counts !== last) report(urn, counts, { ephemeral: true });
+    last = counts;
+  };
+  const timer = setInterval(say, PROGRESS_MS);
+  timer.unref();
+  return {
+    count: (what: keyof typeof done) => void done[what]++,
+    end: () => {
+      clearInterval(timer);
+      if (Date.now() - started >= PROGRESS_MS) say();
+    },
+  };
+}
+
+/** What a progress line adds while requests wait for the account's rate limit. */
+function pace(profile: unknown): string {
+  try {
+    const conn = connection(profileSource(profile));
+    const limit = limiterState(conn);
+    if (!limit?.waiting) return "";
+    return `; waiting for the service's rate limit (${limit.blocked ? "it answered 429 Too Many Requests" : `${conn.maxRequestsPerMinute} requests a minute`})`;
+  } catch {
+    return ""; // the requests themselves say what is wrong with the connection
+  }
+}
+
+/** Runs tasks, `limit` at once; after the first failure starts no more, and returns when all started ones ended. */
+async function pool(tasks: (() => Promise<void>)[], limit: number, onError: (e: unknown) => void): Promise<void> {
+  let next = 0;
+  let stop = false;
+  const worker = async () => {
+    while (!stop && next < tasks.length) {
+      const task = tasks[next++];
+      try {
+        await task();
+      } catch (e) {
+        stop = true;
+        onError(e);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
+}

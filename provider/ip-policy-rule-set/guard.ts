@@ -1,0 +1,195 @@
+// Pure: what an update of a set may write, decided between the fresh listing and the first write.
+// The plan (plan.ts) says what brings the recorded rules to the declared ones; the guard takes out
+// what the preview did not show, what another resource of this run manages, what would touch a
+// rule that changed since it was recorded (then nothing is written at all), and what would open
+// more than the preview showed now that the policy changed; it says what it left, and why.
+import { canonicalCidr } from "../ip-policy-rule";
+import { asDeclared } from "../fields";
+import { DeclaredRule, MEMBER_FIELDS } from "./declared";
+import { IpPolicyRuleSetMember, named } from "./live";
+import { opens, Plan, Step, texts } from "./plan";
+import { covers, Shown, StepSeen } from "./promise";
+
+type Member = IpPolicyRuleSetMember;
+
+/** A step in words, as the reports name it: `create 10.0.0.0/8 allow`, `delete 10.5.0.0/16 deny (ipr_…)`. */
+export function say(s: Step): string {
+  switch (s.op) {
+    case "create":
+      return `create ${s.to.cidr} ${s.to.action}`;
+    case "delete":
+      return `delete ${named(s.rule)}`;
+    case "flip":
+      return `${s.rule.action} → ${s.to.action} ${named(s.rule)}`;
+    case "retext":
+      return `update ${named(s.rule)}`;
+    case "move":
+      return `move ${named(s.rule)} → ${s.to.cidr}`;
+  }
+}
+
+export interface Held {
+  steps: Step[];
+  /** The rules whose steps were left: they stay as they are. */
+  kept: Member[];
+  /** What was left undone, in words. */
+  left: string[];
+}
+
+/**
+ * The steps a preview showed (`shown`; undefined: nothing to hold to, every step passes). A move not
+ * shown is made as the delete and the create that were shown, if any. A deny left undone holds back
+ * everything that opens (an allow it would have carved stays out with it).
+ */
+export function holdToShown(p: Plan, shown: Shown[] | undefined, see: (s: Step) => StepSeen): Held {
+  if (!shown) return { steps: p.steps, kept: [], left: [] };
+  const kept: Member[] = [];
+  const left: string[] = [];
+  let closingLeft = false;
+  const isShown = (s: Step) => covers(shown, see(s)) || (left.push(say(s)), false);
+  const of = <O extends Step["op"]>(op: O) => p.steps.filter((s): s is Extract<Step, { op: O }> => s.op === op);
+  const steps: Step[] = [];
+  for (const s of of("create")) if (isShown(s)) steps.push(s); else closingLeft ||= s.to.action === "deny";
+  const deleteOrKeep = (rule: Member) => (isShown({ op: "delete", rule }) ? steps.push({ op: "delete", rule }) : kept.push(rule));
+  for (const s of of("delete")) deleteOrKeep(s.rule);
+  for (const s of of("flip")) if (isShown(s)) steps.push(s); else (kept.push(s.rule), (closingLeft ||= s.to.action === "deny"));
+  for (const s of [...of("retext"), ...of("move")]) {
+    if (covers(shown, see(s))) steps.push(s);
+    else if (s.op === "retext") (left.push(say(s)), kept.push(s.rule));
+    else if (s.op === "move") {
+      deleteOrKeep(s.rule);
+      const create: Step = { op: "create", to: s.to };
+      if (isShown(create)) steps.push(create);
+    }
+  }
+  // In the plan's order: a move made as its delete and create takes the move's place.
+  const index = new Map<unknown, number>();
+  p.steps.forEach((x, i) => ("to" in x && index.set(x.to, i), "rule" in x && index.set(x.rule, i)));
+  const at = (x: Step) => index.get("rule" in x ? x.rule : x.to) ?? 0;
+  steps.sort((a, b) => at(a) - at(b));
+  if (!closingLeft) return { steps, kept, left };
+  const holding = (s: Step) => (left.push(`${say(s)} (held back with the deny)`), "rule" in s && kept.push(s.rule), false);
+  return { steps: steps.filter((s) => !opens(s) || holding(s)), kept, left };
+}
+
+export interface Situation {
+  /** The rules the state records, which the plan was made from. */
+  recorded: Member[];
+  declared: DeclaredRule[];
+  /** The policy's rules as listed now (a recorded one missing from the list confirmed gone by its own 404). */
+  live: Member[];
+  /** What a preview of this command showed (undefined: nothing to hold to). */
+  shown?: Shown[];
+  /** A step in the promise's terms. */
+  see: (s: Step) => StepSeen;
+  /** A rule another resource of this run manages (an IpPolicyRule in a handover): the set neither deletes nor moves it. */
+  claimedElsewhere: (id: string) => boolean;
+  /** ACCESSCTL_ADOPT_EXISTING=1: a rule exactly as declared on a CIDR to add is taken over. */
+  adoptExisting: boolean;
+  /** Texts are secret: messages show `[secret]`. */
+  secret: boolean;
+}
+
+export interface Decision {
+  /** The steps to make. */
+  steps: Step[];
+  /** Why nothing may be written: a rule the plan touches changed since it was recorded, a CIDR it adds is held by a rule no preview showed. */
+  refused: string[];
+  /** Steps on rules another resource of this run manages, left. */
+  withheld: string[];
+  /** Steps the preview did not show, left undone. */
+  leftUndone: string[];
+  /** Steps held back as they would open more than the preview showed, and why. */
+  heldBack: string[];
+  heldBecause: string[];
+  /** Rules taken over exactly as declared (ACCESSCTL_ADOPT_EXISTING). */
+  adopted: Member[];
+  /** Rules of the policy the state does not know (added by hand or another stack): left, not recorded. */
+  strangers: Member[];
+  /** Recorded rules changed by hand where the plan does nothing: recorded as they are now. */
+  changedByHand: string[];
+}
+
+/** Two versions of one rule (by id) that hold the same: nothing was changed by hand between them. */
+export const unchanged = (a: Member, b: Member | undefined) => b !== undefined && canonicalCidr(a.cidr) === canonicalCidr(b.cidr) && asDeclared(MEMBER_FIELDS, b, a);
+
+/** A rule exactly as declared: what an interrupted run of this stack can have made. */
+export function exactlyAsDeclared(declared: DeclaredRule[], r: Member): boolean {
+  const d = declared.find((x) => x.cidr === canonicalCidr(r.cidr));
+  return d !== undefined && asDeclared(MEMBER_FIELDS, r, d);
+}
+
+/** The rules another resource of this run manages are not the set's to delete or move: a move becomes a create of its target. */
+function withhold(p: Plan, claimedElsewhere: (id: string) => boolean): { plan: Plan; kept: Member[]; withheld: string[] } {
+  const kept: Member[] = [];
+  const withheld: string[] = [];
+  const steps = p.steps.flatMap((s): Step[] => {
+    if ((s.op !== "delete" && s.op !== "move") || !claimedElsewhere(s.rule.id)) return [s];
+    kept.push(s.rule);
+    withheld.push(say(s));
+    return s.op === "move" ? [{ op: "create", to: s.to }] : [];
+  });
+  return { plan: { steps }, kept, withheld };
+}
+
+/** Everything an update decides between the listing and the first write. */
+export function reconcile(p: Plan, s: Situation): Decision {
+  const mine = withhold(p, s.claimedElsewhere);
+  const held = holdToShown(mine.plan, s.shown, s.see);
+  const kept = [...mine.kept, ...held.kept];
+  const live = byId(s.live);
+  const known = byId(s.recorded);
+  const holder: Record<string, Member> = {};
+  for (const r of s.live) holder[canonicalCidr(r.cidr)] = r;
+  const adoptable = (r: Member | undefined): r is Member => r !== undefined && !known[r.id] && s.adoptExisting && exactlyAsDeclared(s.declared, r);
+
+  const touched = held.steps.flatMap((x) => (x.op === "create" || (x.op === "delete" && !live[x.rule.id]) ? [] : [x.rule]));
+  const stale = touched.filter((r) => !unchanged(r, live[r.id])).map((r) => `${named(r)} (${live[r.id] ? `now ${named(live[r.id])}${texts(live[r.id], s.secret)}` : "deleted"})`);
+  const targets = held.steps.flatMap((x) => (x.op === "create" || x.op === "move" ? [x.to] : []));
+  const taken = targets.map((d) => holder[d.cidr]).filter((r): r is Member => r !== undefined && !adoptable(r));
+  const unseen = [
+    ...taken.filter((r) => !known[r.id]).map((r) => `${named(r)} (not recorded: added since the last refresh, by hand or by another stack)`),
+    ...taken.filter((r) => known[r.id]).map((r) => `${named(r)} (moved there since it was recorded)`),
+  ];
+  const refused = [...unseen, ...stale];
+
+  // Rules taken over need nothing more; a rule the plan moved onto a CIDR so taken leaves its old CIDR all the same: it is deleted.
+  const adopted = targets.map((d) => holder[d.cidr]).filter(adoptable);
+  const steps = held.steps.flatMap((x): Step[] => {
+    if (x.op === "create") return holder[x.to.cidr] ? [] : [x];
+    if (x.op === "move" && holder[x.to.cidr]) return live[x.rule.id] ? [{ op: "delete", rule: x.rule }] : [];
+    if (x.op === "delete") return live[x.rule.id] ? [x] : []; // gone already: nothing to do
+    return [x];
+  });
+  const planned: Record<string, true> = {};
+  for (const x of held.steps) if ("rule" in x) planned[x.rule.id] = true;
+  const changedRules = s.recorded.filter((r) => !planned[r.id] && !unchanged(r, live[r.id]));
+  const changedByHand = changedRules.map((r) => (live[r.id] ? `${named(r)}, now ${named(live[r.id])}${texts(live[r.id], s.secret)}` : `${named(r)}, deleted`));
+  const strangers = s.live.filter((r) => !known[r.id] && !adopted.includes(r));
+  const hold = holdBack(steps, s, { kept, live, changedRules, strangers, planned });
+  return { steps: hold.steps, refused, withheld: mine.withheld, leftUndone: held.left, heldBack: hold.held, heldBecause: hold.because, adopted, strangers, changedByHand };
+}
+
+/**
+ * Nothing opens more than the preview showed. A deny delete frees its range to every allow still
+ * held: not while an allow the plan did not count on stays (left undone, changed or added by hand).
+ * What opens needs every deny the plan keeps: not while one of them is gone, moved or turned allow
+ * (a change of its text opens nothing).
+ */
+function holdBack(steps: Step[], s: Situation, c: { kept: Member[]; live: Record<string, Member>; changedRules: Member[]; strangers: Member[]; planned: Record<string, true> }) {
+  const changedNow = c.changedRules.filter((r) => c.live[r.id]).map((r) => c.live[r.id]);
+  const unexpectedAllow = [...c.kept.flatMap((r) => [r, c.live[r.id]]), ...changedNow, ...c.strangers].some((r) => r && r.action !== "deny");
+  const denyLost = s.recorded.some((r) => !c.planned[r.id] && r.action === "deny" && (!c.live[r.id] || c.live[r.id].action !== "deny" || canonicalCidr(c.live[r.id].cidr) !== canonicalCidr(r.cidr)));
+  const held: string[] = [];
+  const because = [unexpectedAllow ? "an allow rule the plan does not delete is there" : "", denyLost ? "a deny rule the plan keeps is gone, moved or turned allow" : ""].filter(Boolean);
+  const holds = (x: Step) => opens(x) && (denyLost || (unexpectedAllow && x.op === "delete"));
+  const order = (x: Step) => (x.op === "delete" ? 0 : x.op === "create" ? 1 : x.op === "move" ? 2 : 3); // deletes named first, as they are checked first
+  for (const x of [...steps].sort((a, b) => order(a) - order(b))) if (holds(x)) held.push(say(x));
+  return { steps: steps.filter((x) => !holds(x)), held, because };
+}
+
+function byId(rules: Member[]): Record<string, Member> {
+  const out: Record<string, Member> = {};
+  for (const r of rules) out[r.id] = r;
+  return out;
+}

@@ -1,0 +1,95 @@
+// The rules of a policy as they stand: what the account's rule list says of one policy, each rule
+// as the set's output `rules` holds it (keyed by canonical CIDR), and the outputs.
+import { IP_POLICY_RULE_ANSWER, IP_POLICY_RULES_PATH, IpPolicyRuleBody, RuleAction } from "../../contract/ip-policy-rule";
+import { profileSource } from "../config";
+import { liveInputs, outputsOf } from "../fields";
+import { api } from "../http/api";
+import { canonicalCidr, rulePath } from "../ip-policy-rule";
+import { listEverything } from "../list-reads";
+import { keptInputs } from "../profiles";
+import { compareCidrs, IpPolicyRuleSetRule, MEMBER_FIELDS } from "./declared";
+
+export type { IpPolicyRuleSetRule } from "./declared"; // the @previewForm of a member
+
+/**
+ * A rule of the policy as it stands (a value of the output `rules`, under its canonical CIDR). A
+ * preview shows the declared rules: id, uri and createdAt are known once the rule exists.
+ * @previewForm IpPolicyRuleSetRule
+ */
+export interface IpPolicyRuleSetMember {
+  /** The rule id (`ipr_…`). */
+  id: string;
+  /** The range, as the service shows it. */
+  cidr: string;
+  /** `allow` or `deny`. */
+  action: RuleAction;
+  /** Description ("" when unset). */
+  description: string;
+  /** User data ("" when unset). */
+  metadata: string;
+  /** URI of the rule on the API. */
+  uri: string;
+  /** Creation time, RFC 3339. */
+  createdAt: string;
+}
+
+export interface IpPolicyRuleSetOutputs {
+  ipPolicyId: string;
+  /** Every rule of the policy as it stands, keyed by canonical CIDR. */
+  rules: Record<string, IpPolicyRuleSetMember>;
+  takeOver?: boolean;
+  profile?: string;
+  __urn?: string;
+  __secrets?: string[];
+}
+
+export function member(body: IpPolicyRuleBody): IpPolicyRuleSetMember {
+  return { id: body.id, ...outputsOf<Required<IpPolicyRuleSetRule>>(MEMBER_FIELDS, body), uri: body.uri, createdAt: body.created_at };
+}
+
+/** The rules of the outputs (keyed, or a list in a state written before they were keyed) as a list. */
+export function members(rules: unknown): IpPolicyRuleSetMember[] {
+  return Array.isArray(rules) ? rules : Object.values((rules ?? {}) as Record<string, IpPolicyRuleSetMember>);
+}
+
+/** The rules keyed by canonical CIDR, in CIDR order (a second rule on one CIDR, which the service never lists, keeps its id in its key). */
+export function keyed(rules: IpPolicyRuleSetMember[]): Record<string, IpPolicyRuleSetMember> {
+  const out: Record<string, IpPolicyRuleSetMember> = {};
+  const sorted = rules.map((r) => ({ r, key: canonicalCidr(r.cidr) })).sort((a, b) => compareCidrs(a.key, b.key) || (a.r.id < b.r.id ? -1 : 1));
+  for (const { r, key } of sorted) out[key in out ? `${key} ${r.id}` : key] = r;
+  return out;
+}
+
+/** Each rule as a program would declare it (canonical CIDR, description/metadata left out when empty), under its CIDR. */
+export function declaredForms(rules: IpPolicyRuleSetMember[]): Record<string, IpPolicyRuleSetRule> {
+  const out: Record<string, IpPolicyRuleSetRule> = {};
+  for (const [key, r] of Object.entries(keyed(rules))) out[key] = liveInputs<IpPolicyRuleSetRule>(MEMBER_FIELDS, r);
+  return out;
+}
+
+export function outputs(inputs: { ipPolicyId: string }, rules: IpPolicyRuleSetMember[], kept: Record<string, any>): IpPolicyRuleSetOutputs {
+  return { ipPolicyId: inputs.ipPolicyId, rules: keyed(rules), ...keptInputs(kept) };
+}
+
+/**
+ * Every rule of the policy, from the account's rule list: the walk shared by the reads of a refresh,
+ * or, for what a write is planned and checked against (`fresh`), a walk of its own. A rule of
+ * `known` missing from the list is gone only by its own believed 404 (http/trust.ts believe404): a
+ * list read with another account's key is complete, and empty.
+ */
+export async function policyRules(ipPolicyId: string, profile: unknown, what: string, known: IpPolicyRuleSetMember[] = [], fresh = false): Promise<IpPolicyRuleSetMember[]> {
+  const source = profileSource(profile);
+  const all = await listEverything<IpPolicyRuleBody>({ list: IP_POLICY_RULES_PATH, field: "ip_policy_rules", path: IP_POLICY_RULES_PATH, what, expect: IP_POLICY_RULE_ANSWER, source }, fresh);
+  const rules = all.filter((r) => r.ip_policy.id === ipPolicyId).map(member);
+  const listed: Record<string, true> = {};
+  for (const r of rules) listed[r.id] = true;
+  for (const r of known) {
+    if (listed[r.id]) continue;
+    const res = await api<IpPolicyRuleBody>("GET", rulePath(r.id), { what: `${what}: read IP policy rule ${r.id}`, allow404: true, expect: IP_POLICY_RULE_ANSWER, source });
+    if (res.status !== 404 && res.body.ip_policy.id === ipPolicyId) rules.push(member(res.body));
+  }
+  return rules;
+}
+
+/** How a rule is named in messages: `10.0.0.0/8 allow (ipr_…)`. */
+export const named = (r: IpPolicyRuleSetMember) => `${r.cidr} ${r.action} (${r.id})`;

@@ -1,0 +1,187 @@
+// Pure: the calls that bring the rules a set records to the rules it declares, as a list of typed
+// steps, and the words a preview shows for them. The same function, with the same arguments, makes
+// the plan a preview shows and the plan an update starts from (what the update then leaves out, and
+// why, is guard.ts's to say). One definition of what opens a range, opens(), orders apply.ts's
+// phases and guard.ts's hold-backs.
+import { RULE_ACTIONS, RuleAction } from "../../contract/ip-policy-rule";
+import { DiffKind } from "../fields";
+import { canonicalCidr } from "../ip-policy-rule";
+import { DeclaredRule, isUnknownValue, MEMBER_FIELDS, Unknown } from "./declared";
+import { IpPolicyRuleSetMember } from "./live";
+
+type Member = IpPolicyRuleSetMember;
+export type TextField = "description" | "metadata";
+export const TEXT_FIELDS: readonly TextField[] = ["description", "metadata"];
+
+/** One call or two, on one rule: each with the rule as recorded (`rule`) and what it becomes (`to`). */
+export type Step =
+  | { op: "create"; to: DeclaredRule }
+  /** One PATCH of description and/or metadata. */
+  | { op: "retext"; rule: Member; to: DeclaredRule }
+  /** One PATCH of an allow rule's cidr (and texts), reusing it for a declared CIDR no rule holds. */
+  | { op: "move"; rule: Member; to: DeclaredRule }
+  /** The action changed: delete the rule, then create the CIDR with the new action (a policy holds a CIDR once). */
+  | { op: "flip"; rule: Member; to: DeclaredRule }
+  | { op: "delete"; rule: Member };
+
+export type Op = Step["op"];
+
+/** The steps, in the order a preview lists them: creates, retexts, moves, flips, deletes. */
+export interface Plan {
+  steps: Step[];
+}
+
+/** The requests a step makes. */
+export const requestsOf = (s: Step) => (s.op === "flip" ? 2 : 1);
+
+/** The texts of a declared rule that differ from the rule's (one not known yet counts as changed), by the rule's own table. */
+export function changedTexts(r: Member, d: DeclaredRule): TextField[] {
+  return TEXT_FIELDS.filter((k) => isUnknownValue(d[k]) || !MEMBER_FIELDS[k].same!(d[k], r[k]));
+}
+
+const sameAction = (r: Member, d: DeclaredRule) => !isUnknownValue(d.action) && d.action === r.action;
+
+/**
+ * The plan that brings `recorded` to `declared` (canonical CIDRs). A declared CIDR recorded with
+ * another action is a flip; with other texts, a retext; not recorded, a create, unless an undeclared
+ * allow rule is there to move (one PATCH of cidr; deny rules never move: a deny moved would open its
+ * old range to the allow rules still held until the run ends, so the new one is created first and the
+ * old deleted last). Every other undeclared rule is deleted. Pairs in the order given (CIDR order).
+ */
+export function plan(recorded: Member[], declared: DeclaredRule[]): Plan {
+  const byCidr: Record<string, Member> = {};
+  for (const r of recorded) byCidr[canonicalCidr(r.cidr)] = r;
+  const wanted: Record<string, true> = {};
+  const added: Record<string, DeclaredRule[]> = {};
+  const retexts: Step[] = [];
+  const flips: Step[] = [];
+  for (const d of declared) {
+    wanted[d.cidr] = true;
+    const r = byCidr[d.cidr];
+    if (!r) (added[isUnknownValue(d.action) ? "unknown" : d.action] ??= []).push(d);
+    else if (!sameAction(r, d)) flips.push({ op: "flip", rule: r, to: d });
+    else if (changedTexts(r, d).length) retexts.push({ op: "retext", rule: r, to: d });
+  }
+  const removed: Record<string, Member[]> = {};
+  for (const r of recorded) if (!wanted[canonicalCidr(r.cidr)]) (removed[r.action] ??= []).push(r);
+  const creates: Step[] = [];
+  const moves: Step[] = [];
+  const deletes: Step[] = [];
+  for (const action of RULE_ACTIONS) {
+    const adds = added[action] ?? [];
+    const rems = removed[action] ?? [];
+    const n = action === "allow" ? Math.min(adds.length, rems.length) : 0;
+    for (let i = 0; i < n; i++) moves.push({ op: "move", rule: rems[i], to: adds[i] });
+    creates.push(...adds.slice(n).map((to): Step => ({ op: "create", to })));
+    deletes.push(...rems.slice(n).map((rule): Step => ({ op: "delete", rule })));
+  }
+  creates.push(...(added.unknown ?? []).map((to): Step => ({ op: "create", to }))); // an action not known yet: a create, reusing no rule
+  return { steps: [...creates, ...retexts, ...moves, ...flips, ...deletes] };
+}
+
+/** The rule a step touches (none for a create). */
+export const ruleOf = (s: Step): Member | undefined => ("rule" in s ? s.rule : undefined);
+
+/** The action a step leaves on its CIDR: a create's or flip's target, the rule's own for a move or retext; undefined for a delete. */
+export function actionAfter(s: Step): RuleAction | Unknown | undefined {
+  if (s.op === "delete") return undefined;
+  return s.op === "create" || s.op === "flip" ? s.to.action : s.rule.action;
+}
+
+/**
+ * Whether a step opens a range: lets an address in that no rule let in, or that a deny kept out.
+ * An allow created, moved or flipped to (a deny deleted first, for a flip) adds addresses; a deny
+ * deleted frees its range for the allow rules that remain. A deny created, an allow deleted or a
+ * changed text open nothing. An action not known yet may be allow: it opens.
+ */
+export function opens(s: Step): boolean {
+  if (s.op === "delete") return s.rule.action === "deny";
+  if (s.op === "retext") return false;
+  return actionAfter(s) !== "deny";
+}
+
+/**
+ * The phase a step runs in (apply.ts): each starts only when the one before has succeeded, so that a
+ * run stopped anywhere leaves every address with the verdict it had before the run or the one it has
+ * after it. 0: what closes (deny creates, flips to deny); 1: texts; 2: what opens by adding (allow
+ * creates, moves, flips to allow); 3: allow deletes (after the allow rules that replace them exist);
+ * 4: deny deletes, last (what they free is allowed by the rules that remain only).
+ */
+export function phase(s: Step): number {
+  if (s.op === "retext") return 1;
+  if (s.op === "delete") return opens(s) ? 4 : 3;
+  return opens(s) ? 2 : 0;
+}
+
+// ---- what a preview shows -----------------------------------------------------------------------
+
+/** A value in a plan: quoted, and cut short (the whole value is in the state); one not known at preview, or secret, says so. */
+export function shownValue(v: unknown, secret: boolean): string {
+  if (isUnknownValue(v)) return "(known at update)";
+  if (secret) return "[secret]";
+  const text = JSON.stringify(v ?? "");
+  return text.length > 100 ? `${text.slice(0, 96)}…"` : text;
+}
+
+const shownAction = (a: RuleAction | Unknown) => (isUnknownValue(a) ? "(action known at update)" : a);
+
+/** What a rule declares besides its CIDR and action: `, description "…", metadata "…"` (`[secret]` when the program made them secret). */
+export function texts(d: { description?: string | Unknown; metadata?: string | Unknown }, secret: boolean): string {
+  return TEXT_FIELDS.filter((k) => d[k]).map((k) => `, ${k} ${shownValue(d[k], secret)}`).join("");
+}
+
+/** The texts a PATCH changes: `description "a" → "b"`. */
+export function textChanges(r: Member, d: DeclaredRule | Member, secret: boolean): string {
+  const to = d as DeclaredRule;
+  return changedTexts(r, to).map((k) => `${k} ${shownValue(r[k], secret)} → ${shownValue(to[k], secret)}`).join(", ");
+}
+
+const requests = (n: number) => `${n} request${n === 1 ? "" : "s"}`;
+
+function line(s: Step, secret: boolean): string {
+  switch (s.op) {
+    case "create":
+      return `  + ${s.to.cidr} ${shownAction(s.to.action)}${texts(s.to, secret)}`;
+    case "retext":
+      return `  ~ ${canonicalCidr(s.rule.cidr)}: ${textChanges(s.rule, s.to, secret)}`;
+    case "move": {
+      const also = textChanges(s.rule, s.to, secret);
+      return `  ~ ${canonicalCidr(s.rule.cidr)} → ${s.to.cidr} (${s.rule.id}, ${s.rule.action}: one PATCH of cidr)${also ? `, ${also}` : ""}`;
+    }
+    case "flip":
+      return `  ± ${canonicalCidr(s.rule.cidr)}: action ${s.rule.action} → ${shownAction(s.to.action)} (${s.rule.id} deleted, then created again${isUnknownValue(s.to.action) ? ", unless it turns out the same" : ""})${texts(s.to, secret)}`;
+    case "delete":
+      return `  - ${canonicalCidr(s.rule.cidr)} ${s.rule.action} (${s.rule.id})${texts(s.rule, secret)}`;
+  }
+}
+
+const COUNTED: [Op, string][] = [["create", "create"], ["retext", "update"], ["move", "move"], ["flip", "replace"], ["delete", "delete"]];
+
+/**
+ * The plan in words: a first line that counts (`create 1, update 2, delete 1: 4 requests`), then one
+ * line per change, every change: `+` create, `~` update or move, `±` action changed (delete, then
+ * create), `-` delete. "" when there is nothing to do.
+ */
+export function describe(p: Plan, secret = false): string {
+  const count = (op: Op) => p.steps.filter((s) => s.op === op).length;
+  const head = COUNTED.filter(([op]) => count(op)).map(([op, word]) => `${word} ${count(op)}`).join(", ");
+  if (!head) return "";
+  const total = p.steps.reduce((n, s) => n + requestsOf(s), 0);
+  return [`${head}: ${requests(total)}`, ...p.steps.map((s) => line(s, secret))].join("\n");
+}
+
+/** The plan as property paths (a plugin's DetailedDiff): each rule under its CIDR. */
+export function planDiff(p: Plan): Record<string, DiffKind> {
+  const at = (c: string) => `rules[${JSON.stringify(canonicalCidr(c))}]`;
+  const out: Record<string, DiffKind> = {};
+  for (const s of p.steps) {
+    if (s.op === "create") out[at(s.to.cidr)] = "add";
+    else if (s.op === "delete") out[at(s.rule.cidr)] = "delete";
+    else if (s.op === "flip") out[`${at(s.rule.cidr)}.action`] = "update";
+    else if (s.op === "move") {
+      out[at(s.rule.cidr)] = "delete";
+      out[at(s.to.cidr)] = "add";
+    } else for (const k of changedTexts(s.rule, s.to)) out[`${at(s.rule.cidr)}.${k}`] = "update";
+  }
+  return out;
+}

@@ -1,0 +1,147 @@
+// What a preview showed of a set, as typed values: the promise an update holds to. `pulumi up`
+// previews in one engine and updates in another, each with its own provider processes; what the
+// preview's showed reaches the update's through the command's run record (../run-record.ts), and this
+// file is the only user of that record for sets. A rule is kept there as the preview saw it (id,
+// CIDR, action, and its texts as a digest keyed by the account's API key: no text, nothing a guess
+// can reverse without the key); a step as the rule it touches and what it becomes, UNKNOWN_VALUE
+// where the preview did not know a value (which holds any value at update).
+import { createHmac } from "node:crypto";
+import { addRecord, recordEngine, records } from "../run-record";
+import { isUnknownValue, Unknown, UNKNOWN_VALUE } from "./declared";
+import { IpPolicyRuleSetMember } from "./live";
+import { Op, Step } from "./plan";
+
+/** A rule as a preview saw it. */
+export interface RuleSeen {
+  id: string;
+  cidr: string;
+  action: string;
+  /** A digest of its description and metadata, keyed (see TextsDigest). */
+  texts: string;
+}
+
+/** What a step makes of its CIDR: the CIDR (create, move), the action (create, flip), the texts; UNKNOWN_VALUE where not known at preview. */
+export interface Target {
+  cidr?: string | Unknown;
+  action?: string | Unknown;
+  texts?: string | Unknown;
+}
+
+/** A step as a preview showed it (or as an update is about to make it). */
+export interface StepSeen {
+  op: Op;
+  rule?: RuleSeen;
+  to?: Target;
+}
+
+/**
+ * What a preview showed a set would do: its steps; or, when the declared rules were not known yet,
+ * anything to the rules it listed and any create (`anyOf`).
+ */
+export type Shown = { steps: StepSeen[] } | { anyOf: RuleSeen[] };
+
+/** Texts as a keyed digest: the same texts give the same digest in every process of one account's key. */
+export type TextsDigest = (t: { description?: unknown; metadata?: unknown }) => string | Unknown;
+
+export function textsDigest(key: string): TextsDigest {
+  return (t) => {
+    if (isUnknownValue(t.description) || isUnknownValue(t.metadata)) return UNKNOWN_VALUE;
+    return createHmac("sha256", key).update(JSON.stringify([t.description ?? "", t.metadata ?? ""])).digest("hex").slice(0, 32);
+  };
+}
+
+export function seenRule(r: IpPolicyRuleSetMember, digest: TextsDigest, cidr = r.cidr): RuleSeen {
+  return { id: r.id, cidr, action: r.action, texts: digest(r) as string };
+}
+
+/** A step in the terms of a promise. */
+export function seenStep(s: Step, digest: TextsDigest, canonical: (cidr: string) => string): StepSeen {
+  const rule = "rule" in s ? seenRule(s.rule, digest, canonical(s.rule.cidr)) : undefined;
+  if (s.op === "delete") return { op: s.op, rule };
+  const to: Target = { texts: digest(s.to) };
+  if (s.op === "create" || s.op === "move") to.cidr = s.to.cidr;
+  if (s.op === "create" || s.op === "flip") to.action = s.to.action;
+  return { op: s.op, ...(rule ? { rule } : {}), to };
+}
+
+const sameRule = (a: RuleSeen | undefined, b: RuleSeen | undefined) => a === b || (!!a && !!b && a.id === b.id && a.cidr === b.cidr && a.action === b.action && a.texts === b.texts);
+const fits = (promised: unknown, actual: unknown) => isUnknownValue(promised) || JSON.stringify(promised) === JSON.stringify(actual);
+
+/** Whether what a preview showed holds `step`: the same step on the rule as the preview saw it, to the same target (UNKNOWN_VALUE fits any). */
+export function covers(shown: Shown[], step: StepSeen): boolean {
+  return shown.some((s) => {
+    if ("anyOf" in s) return step.op === "create" || s.anyOf.some((r) => sameRule(r, step.rule));
+    return s.steps.some((p) => p.op === step.op && sameRule(p.rule, step.rule) && (["cidr", "action", "texts"] as const).every((k) => fits(p.to?.[k], step.to?.[k])));
+  });
+}
+
+// ---- the command's record ---------------------------------------------------------------------
+
+interface ShownRecord {
+  urn: string;
+  shown: Shown;
+}
+interface TakeoverRecord {
+  urn: string;
+  /** The ids its preview listed (none: the listing failed), or UNKNOWN_VALUE: whatever the policy holds then. */
+  rules: string[] | Unknown;
+}
+interface RefreshRecord {
+  urn: string;
+  /** Rules this refresh found added or changed, as it found them. */
+  found: RuleSeen[];
+}
+
+/** A preview (or the update's own diff) showed `shown` for the set `urn`. */
+export function noteShown(urn: string, shown: Shown): void {
+  addRecord<ShownRecord>("set-shown", { urn, shown });
+}
+
+/** A takeover's preview listed these rules (recorded first with none: a preview whose listing failed promised to take none). */
+export function noteTakeoverShown(urn: string, rules: string[] | Unknown): void {
+  addRecord<TakeoverRecord>("set-takeover", { urn, rules });
+}
+
+/** What the first plan shown for `urn` in this command showed, or undefined: none was shown. */
+export function shownFor(urn: string | undefined): Shown[] | undefined {
+  return urn === undefined ? undefined : firstShown<ShownRecord>("set-shown", urn)?.map((r) => r.shown);
+}
+
+/** The rules a takeover's preview listed for `urn` in this command (UNKNOWN_VALUE: any), or undefined: it listed none. */
+export function takeoverShownFor(urn: string | undefined): Set<string> | Unknown | undefined {
+  const shown = urn === undefined ? undefined : firstShown<TakeoverRecord>("set-takeover", urn);
+  if (!shown) return undefined;
+  if (shown.some((r) => isUnknownValue(r.rules))) return UNKNOWN_VALUE;
+  return new Set(shown.flatMap((r) => r.rules as string[]));
+}
+
+// The records of the first engine that showed one for `urn` whose promise no update has used yet (a
+// `pulumi watch` runs several updates in one command: each holds to the plan shown before it). Marks it used.
+function firstShown<T extends { urn: string }>(list: string, urn: string): T[] | undefined {
+  const used = new Set(records<{ urn: string; engine: string }>(`${list}-used`).filter((r) => r.value.urn === urn).map((r) => r.value.engine));
+  const mine = records<T>(list).filter((r) => r.value.urn === urn);
+  const first = mine.find((r) => !used.has(r.engine))?.engine;
+  if (first === undefined) return undefined;
+  addRecord(`${list}-used`, { urn, engine: first });
+  return mine.filter((r) => r.engine === first).map((r) => r.value);
+}
+
+/** A refresh of `urn` in this engine found these rules added or changed. */
+export function noteRefresh(urn: string, found: RuleSeen[]): void {
+  addRecord<RefreshRecord>("set-refresh", { urn, found });
+}
+
+/**
+ * Ids of rules this engine's refresh found added or changed that the refresh of the engine before it
+ * in this command (the preview's) did not: they came after the preview, which cannot have shown them.
+ */
+export function foundAfterPreview(urn: string | undefined): Set<string> {
+  if (urn === undefined) return new Set();
+  const me = recordEngine();
+  const refreshes = records<RefreshRecord>("set-refresh").filter((r) => r.value.urn === urn);
+  const preview = refreshes.filter((r) => r.engine !== me).pop()?.engine;
+  if (preview === undefined) return new Set(); // no preview refreshed: this refresh's findings were the only ones
+  const found = (engine: string) => refreshes.filter((r) => r.engine === engine).flatMap((r) => r.value.found);
+  const seen = found(preview); // each rule as that refresh found it: one changed again since is not seen
+  return new Set(found(me).filter((rule) => !seen.some((s) => sameRule(s, rule))).map((rule) => rule.id));
+}

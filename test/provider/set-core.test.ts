@@ -1,0 +1,188 @@
+// The pure core of IpPolicyRuleSet (provider/ip-policy-rule-set/): plan, describe, opens and phase,
+// covers, and reconcile, each a table. A row per case; the emulator-backed tests (set-promise,
+// set-safety) keep one run per behaviour through real requests.
+import { describe, expect, it } from "vitest";
+import { compiled } from "../helpers/provider";
+
+const { plan, describe: words, planDiff, opens, phase } = compiled("provider/ip-policy-rule-set/plan.js");
+const { covers, seenStep, textsDigest } = compiled("provider/ip-policy-rule-set/promise.js");
+const { reconcile, holdToShown } = compiled("provider/ip-policy-rule-set/guard.js");
+const { UNKNOWN_VALUE } = compiled("provider/ip-policy-rule-set/declared.js");
+const { canonicalCidr } = compiled("provider/ip-policy-rule.js");
+
+type Rule = { id: string; cidr: string; action: string; description: string; metadata: string; uri: string; createdAt: string };
+/** A recorded (or live) rule: `m("A", "10.0.0.0/8 allow", "text")`. */
+const m = (id: string, rule: string, description = "", metadata = ""): Rule => {
+  const [cidr, action] = rule.split(" ");
+  return { id: `ipr_${id}`, cidr, action, description, metadata, uri: `u/${id}`, createdAt: "2026-01-01T00:00:00Z" };
+};
+/** A declared rule: `d("10.0.0.0/8 allow")`. */
+const d = (rule: string, description: any = "", metadata: any = "") => {
+  const [cidr, action] = rule.split(" ");
+  return { cidr, action: action === "?" ? UNKNOWN_VALUE : action, description, metadata };
+};
+const steps = (p: { steps: any[] }) => p.steps.map((s: any) => `${s.op} ${s.rule ? s.rule.id : ""}${s.to ? `→${s.to.cidr} ${typeof s.to.action === "string" ? s.to.action : "?"}` : ""}`.replace(" →", " →"));
+const digest = textsDigest("test-key");
+const see = (s: any) => seenStep(s, digest, canonicalCidr);
+
+describe("plan: recorded × declared → steps", () => {
+  const A = m("A", "10.0.0.0/8 allow", "a");
+  const B = m("B", "10.1.0.0/16 allow");
+  const C = m("C", "10.2.0.0/16 deny");
+  const D = m("D", "10.3.0.0/16 allow");
+  const rows: [string, Rule[], ReturnType<typeof d>[], string[]][] = [
+    ["nothing to do", [A, C], [d("10.0.0.0/8 allow", "a"), d("10.2.0.0/16 deny")], []],
+    ["a new rule is a create", [], [d("10.0.0.0/8 allow")], ["create →10.0.0.0/8 allow"]],
+    ["a changed text is a retext", [A], [d("10.0.0.0/8 allow", "a2")], ["retext ipr_A→10.0.0.0/8 allow"]],
+    ["a changed action is a flip", [C], [d("10.2.0.0/16 allow")], ["flip ipr_C→10.2.0.0/16 allow"]],
+    ["an undeclared rule is deleted", [A, C], [d("10.0.0.0/8 allow", "a")], ["delete ipr_C"]],
+    ["an allow replaced by another is a move (the first undeclared allow, in CIDR order)", [B, D], [d("172.16.0.0/12 allow")], ["move ipr_B→172.16.0.0/12 allow", "delete ipr_D"]],
+    ["a deny never moves: created, the old one deleted", [C], [d("192.0.2.0/24 deny")], ["create →192.0.2.0/24 deny", "delete ipr_C"]],
+    ["an action not known yet is a create, reusing no rule", [B], [d("172.16.0.0/12 ?")], ["create →172.16.0.0/12 ?", "delete ipr_B"]],
+    ["a text not known yet is a retext", [B], [d("10.1.0.0/16 allow", UNKNOWN_VALUE)], ["retext ipr_B→10.1.0.0/16 allow"]],
+    ["every kind at once, in the order a preview lists them", [A, B, C, D], [d("10.0.0.0/8 allow", "a2"), d("10.2.0.0/16 allow"), d("172.16.0.0/12 allow"), d("192.168.0.0/16 deny", "lab")],
+      ["create →192.168.0.0/16 deny", "retext ipr_A→10.0.0.0/8 allow", "move ipr_B→172.16.0.0/12 allow", "flip ipr_C→10.2.0.0/16 allow", "delete ipr_D"]],
+  ];
+  it.each(rows)("%s", (_, recorded, declared, expected) => {
+    expect(steps(plan(recorded, declared))).toEqual(expected.map((s) => s.replace(" →", " →")));
+  });
+
+  it("says every change, with old and new values; counts requests (a flip is two)", () => {
+    const p = plan([A, B, C, D], [d("10.0.0.0/8 allow", "a2"), d("10.2.0.0/16 allow"), d("172.16.0.0/12 allow"), d("192.168.0.0/16 deny", "lab")]);
+    expect(words(p)).toBe([
+      "create 1, update 1, move 1, replace 1, delete 1: 6 requests",
+      '  + 192.168.0.0/16 deny, description "lab"',
+      '  ~ 10.0.0.0/8: description "a" → "a2"',
+      "  ~ 10.1.0.0/16 → 172.16.0.0/12 (ipr_B, allow: one PATCH of cidr)",
+      "  ± 10.2.0.0/16: action deny → allow (ipr_C deleted, then created again)",
+      "  - 10.3.0.0/16 allow (ipr_D)",
+    ].join("\n"));
+    expect(words(plan([], [d("10.0.0.0/8 allow")])).split("\n")[0]).toBe("create 1: 1 request");
+    expect(words(plan([A], [d("10.0.0.0/8 allow", "a")]))).toBe("");
+    expect(words(plan([A], [d("10.0.0.0/8 allow", "b")]), true)).toBe("update 1: 1 request\n  ~ 10.0.0.0/8: description [secret] → [secret]");
+    expect(words(plan([A], [d("10.0.0.0/8 allow", UNKNOWN_VALUE)]))).toBe('update 1: 1 request\n  ~ 10.0.0.0/8: description "a" → (known at update)');
+    expect(words(plan([C], [d("10.2.0.0/16 ?")]))).toContain("action deny → (action known at update) (ipr_C deleted, then created again, unless it turns out the same)");
+  });
+
+  it("as property paths (a plugin's DetailedDiff): each rule under its CIDR", () => {
+    expect(planDiff(plan([A, C], [d("10.0.0.0/8 allow"), d("0.0.0.0/0 deny")]))).toEqual({ 'rules["0.0.0.0/0"]': "add", 'rules["10.0.0.0/8"].description': "update", 'rules["10.2.0.0/16"]': "delete" });
+    expect(planDiff(plan([B], [d("172.16.0.0/12 allow")]))).toEqual({ 'rules["10.1.0.0/16"]': "delete", 'rules["172.16.0.0/12"]': "add" });
+  });
+});
+
+describe("opens and phase: what opens a range, and when each step runs", () => {
+  const allow = m("A", "10.0.0.0/8 allow");
+  const deny = m("D", "10.5.0.0/16 deny");
+  const rows: [string, object, boolean, number][] = [
+    ["a deny created closes", { op: "create", to: d("10.5.0.0/16 deny") }, false, 0],
+    ["an allow flipped to deny closes", { op: "flip", rule: allow, to: d("10.0.0.0/8 deny") }, false, 0],
+    ["a text changed opens nothing", { op: "retext", rule: deny, to: d("10.5.0.0/16 deny", "x") }, false, 1],
+    ["an allow created opens", { op: "create", to: d("10.0.0.0/8 allow") }, true, 2],
+    ["an action not known yet may open", { op: "create", to: d("10.0.0.0/8 ?") }, true, 2],
+    ["an allow moved opens", { op: "move", rule: allow, to: d("172.16.0.0/12 allow") }, true, 2],
+    ["a deny flipped to allow opens", { op: "flip", rule: deny, to: d("10.5.0.0/16 allow") }, true, 2],
+    ["an allow deleted closes, after what opens", { op: "delete", rule: allow }, false, 3],
+    ["a deny deleted opens, last", { op: "delete", rule: deny }, true, 4],
+  ];
+  it.each(rows)("%s", (_, step, opening, when) => {
+    expect(opens(step)).toBe(opening);
+    expect(phase(step)).toBe(when);
+  });
+});
+
+describe("covers: whether what a preview showed holds a step", () => {
+  const A = m("A", "10.0.0.0/8 allow");
+  const shown = (recorded: Rule[], declared: any[]) => [{ steps: plan(recorded, declared).steps.map(see) }];
+  const rows: [string, any[], object, boolean][] = [
+    ["the same create", shown([], [d("10.0.0.0/8 allow")]), { op: "create", to: d("10.0.0.0/8 allow") }, true],
+    ["a create with another action", shown([], [d("10.0.0.0/8 deny")]), { op: "create", to: d("10.0.0.0/8 allow") }, false],
+    ["a create with other texts", shown([], [d("10.0.0.0/8 allow", "x")]), { op: "create", to: d("10.0.0.0/8 allow", "y") }, false],
+    ["a create whose action was not known at preview", shown([], [d("10.0.0.0/8 ?")]), { op: "create", to: d("10.0.0.0/8 deny") }, true],
+    ["the same delete", shown([A], []), { op: "delete", rule: A }, true],
+    ["a delete of the rule changed since (texts)", shown([A], []), { op: "delete", rule: { ...A, description: "by hand" } }, false],
+    ["a delete of another rule on the same CIDR", shown([A], []), { op: "delete", rule: { ...A, id: "ipr_Z" } }, false],
+    ["a move shown as a move", shown([A], [d("172.16.0.0/12 allow")]), { op: "move", rule: A, to: d("172.16.0.0/12 allow") }, true],
+    ["a move to another CIDR", shown([A], [d("172.16.0.0/12 allow")]), { op: "move", rule: A, to: d("192.0.2.0/24 allow") }, false],
+    ["a retext where a move was shown", shown([A], [d("172.16.0.0/12 allow")]), { op: "retext", rule: A, to: d("10.0.0.0/8 allow", "x") }, false],
+    ["a flip to what was shown", shown([A], [d("10.0.0.0/8 deny")]), { op: "flip", rule: A, to: d("10.0.0.0/8 deny") }, true],
+    ["rules not known at preview: any create", [{ anyOf: [] }], { op: "create", to: d("10.0.0.0/8 allow") }, true],
+    ["rules not known at preview: a step on a listed rule", [{ anyOf: [see({ op: "delete", rule: A }).rule] }], { op: "flip", rule: A, to: d("10.0.0.0/8 deny") }, true],
+    ["rules not known at preview: a step on a rule it did not list", [{ anyOf: [] }], { op: "delete", rule: A }, false],
+    ["nothing shown", [{ steps: [] }], { op: "delete", rule: A }, false],
+  ];
+  it.each(rows)("%s", (_, promise, step, expected) => {
+    expect(covers(promise, see(step))).toBe(expected);
+  });
+
+  it("keeps no text: the digest is keyed (another key, another digest)", () => {
+    const step = see({ op: "create", to: d("10.0.0.0/8 allow", "door code 4711") });
+    expect(JSON.stringify(step)).not.toContain("4711");
+    expect(seenStep({ op: "create", to: d("10.0.0.0/8 allow", "door code 4711") }, textsDigest("other-key"), canonicalCidr).to.texts).not.toBe(step.to.texts);
+  });
+});
+
+describe("reconcile: what an update writes, between the listing and the first write", () => {
+  const ok = { withheld: [], leftUndone: [], heldBack: [], refused: [], adopted: [], strangers: [], changedByHand: [] };
+  /** The update: `recorded` (the state), `declared`, what the preview showed (made from `previewed` × `declared`, or none), the policy `live`. */
+  const decide = (o: { recorded: Rule[]; declared: any[]; live?: Rule[]; previewed?: Rule[]; shownDeclared?: any[]; claimed?: string[]; adopt?: boolean }) => {
+    const shown = o.previewed ? [{ steps: plan(o.previewed, o.shownDeclared ?? o.declared).steps.map(see) }] : undefined;
+    const r = reconcile(plan(o.recorded, o.declared), {
+      recorded: o.recorded, declared: o.declared, live: o.live ?? o.recorded, shown, see, secret: false,
+      claimedElsewhere: (id: string) => (o.claimed ?? []).includes(id), adoptExisting: !!o.adopt,
+    });
+    return { ...r, steps: steps(r), adopted: r.adopted.map((x: Rule) => x.id), strangers: r.strangers.map((x: Rule) => x.id), heldBecause: undefined };
+  };
+  const A = m("A", "10.0.0.0/8 allow");
+  const D = m("D", "10.5.0.0/16 deny");
+
+  it.each([
+    ["what the preview showed is done: a create, a delete, a change of text",
+      { recorded: [A, m("N", "10.9.0.0/16 deny")], previewed: [A, m("N", "10.9.0.0/16 deny")], declared: [d("10.0.0.0/8 allow", "office"), d("192.0.2.0/24 deny")] },
+      { ...ok, steps: ["create →192.0.2.0/24 deny", "retext ipr_A→10.0.0.0/8 allow", "delete ipr_N"] }],
+    ["a rule changed by hand after the preview showed its delete (the update's refresh recorded it): left undone",
+      { recorded: [A, m("D", "10.7.0.0/16 deny", "block attacker")], previewed: [A, D], declared: [d("10.0.0.0/8 allow")] },
+      { ...ok, steps: [], leftUndone: ["delete 10.7.0.0/16 deny (ipr_D)"] }],
+    ["the preview showed a deny created, the program now says allow: nothing is created",
+      { recorded: [m("X", "10.0.0.0/8 deny")], previewed: [m("X", "10.0.0.0/8 deny")], shownDeclared: [d("10.0.0.0/8 deny"), d("192.0.2.0/24 deny")], declared: [d("10.0.0.0/8 deny"), d("192.0.2.0/24 allow")] },
+      { ...ok, steps: [], leftUndone: ["create 192.0.2.0/24 allow"] }],
+    ["a new set whose deny changed since its preview: the allow it would carve is held back with it",
+      { recorded: [], previewed: [], shownDeclared: [d("10.0.0.0/8 allow"), d("10.5.0.0/16 deny")], declared: [d("10.0.0.0/8 allow"), d("10.5.0.0/17 deny")] },
+      { ...ok, steps: [], leftUndone: ["create 10.5.0.0/17 deny", "create 10.0.0.0/8 allow (held back with the deny)"] }],
+    ["an allow changed by hand after the preview showed its delete and a deny's: both left (the deny delete would open the allow's range)",
+      { recorded: [m("A", "10.0.0.0/8 allow", "still needed"), D], previewed: [A, D], declared: [] },
+      { ...ok, steps: [], leftUndone: ["delete 10.0.0.0/8 allow (ipr_A)"], heldBack: ["delete 10.5.0.0/16 deny (ipr_D)"] }],
+    ["plain up: a deny deleted by hand, and the plan adds an allow around it: held back",
+      { recorded: [m("E", "11.5.0.0/16 deny")], previewed: [m("E", "11.5.0.0/16 deny")], live: [], declared: [d("11.0.0.0/8 allow"), d("11.5.0.0/16 deny")] },
+      { ...ok, steps: [], heldBack: ["create 11.0.0.0/8 allow"], changedByHand: ["11.5.0.0/16 deny (ipr_E), deleted"] }],
+    ["plain up: an allow added by hand stays, so the deny the plan deletes stays too",
+      { recorded: [D, m("G", "192.0.2.0/24 allow")], previewed: [D, m("G", "192.0.2.0/24 allow")], live: [D, m("G", "192.0.2.0/24 allow"), m("S", "10.0.0.0/8 allow")], declared: [d("192.0.2.0/24 allow")] },
+      { ...ok, steps: [], heldBack: ["delete 10.5.0.0/16 deny (ipr_D)"], strangers: ["ipr_S"] }],
+    ["plain up: a deny the plan keeps was deleted by hand: the deny inside it that the plan deletes stays",
+      { recorded: [A, D, m("F", "10.5.1.0/24 deny")], previewed: [A, D, m("F", "10.5.1.0/24 deny")], live: [A, m("F", "10.5.1.0/24 deny")], declared: [d("10.0.0.0/8 allow"), d("10.5.0.0/16 deny")] },
+      { ...ok, steps: [], heldBack: ["delete 10.5.1.0/24 deny (ipr_F)"], changedByHand: ["10.5.0.0/16 deny (ipr_D), deleted"] }],
+    ["plain up: a deny whose description alone changed by hand opens nothing: the plan goes ahead",
+      { recorded: [A, D, m("H", "192.168.5.0/24 deny")], previewed: [A, D, m("H", "192.168.5.0/24 deny")], live: [A, D, m("H", "192.168.5.0/24 deny", "noted by hand")], declared: [d("172.16.0.0/12 allow"), d("192.168.5.0/24 deny")] },
+      { ...ok, steps: ["move ipr_A→172.16.0.0/12 allow", "delete ipr_D"], changedByHand: ['192.168.5.0/24 deny (ipr_H), now 192.168.5.0/24 deny (ipr_H), description "noted by hand"'] }],
+    ["a rule the plan touches changed since it was recorded: refused, nothing written",
+      { recorded: [A], live: [m("A", "10.0.0.0/8 allow", "by hand")], declared: [d("172.16.0.0/12 allow")] },
+      { ...ok, steps: ["move ipr_A→172.16.0.0/12 allow"], refused: ['10.0.0.0/8 allow (ipr_A) (now 10.0.0.0/8 allow (ipr_A), description "by hand")'] }],
+    ["a CIDR the plan adds is held by a rule no preview showed: refused",
+      { recorded: [], live: [m("S", "10.0.0.0/8 allow")], declared: [d("10.0.0.0/8 allow")] },
+      { ...ok, steps: [], refused: ["10.0.0.0/8 allow (ipr_S) (not recorded: added since the last refresh, by hand or by another stack)"], strangers: ["ipr_S"] }],
+    ["ACCESSCTL_ADOPT_EXISTING: a rule exactly as declared on the CIDR a move targets is taken; the moved rule still leaves its old CIDR",
+      { recorded: [m("B", "10.1.0.0/16 allow")], previewed: [m("B", "10.1.0.0/16 allow")], live: [m("B", "10.1.0.0/16 allow"), m("X", "10.9.0.0/16 allow")], declared: [d("10.9.0.0/16 allow")], adopt: true },
+      { ...ok, steps: ["delete ipr_B"], adopted: ["ipr_X"] }],
+    ["a rule another resource of this run manages is neither deleted nor moved: its move becomes a create",
+      { recorded: [m("B", "10.1.0.0/16 allow"), m("C", "10.2.0.0/16 deny")], declared: [d("10.9.0.0/16 allow")], claimed: ["ipr_B", "ipr_C"] },
+      { ...ok, steps: ["create →10.9.0.0/16 allow"], withheld: ["move 10.1.0.0/16 allow (ipr_B) → 10.9.0.0/16", "delete 10.2.0.0/16 deny (ipr_C)"] }],
+    ["a move the preview did not show is made as the delete it did show; the create and the rest are left undone",
+      { recorded: [m("B", "10.1.0.0/16 allow"), m("C", "10.3.0.0/16 allow")], previewed: [m("C", "10.0.9.0/24 allow"), m("B", "10.1.0.0/16 allow")], declared: [d("10.9.0.0/16 allow")] },
+      { ...ok, steps: ["delete ipr_B"], leftUndone: ["delete 10.3.0.0/16 allow (ipr_C)", "create 10.9.0.0/16 allow"] }],
+  ] as [string, Parameters<typeof decide>[0], object][])("%s", (_, situation, expected) => {
+    expect(decide(situation)).toEqual({ ...expected, heldBecause: undefined });
+  });
+
+  it("with nothing shown (no engine), every step passes", () => {
+    expect(holdToShown(plan([A], []), undefined, see).steps.length).toBe(1);
+  });
+});
