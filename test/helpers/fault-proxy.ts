@@ -42,6 +42,15 @@ export interface FaultProxy {
    * and `path`, before that answer goes back (another user acting between two requests of a run).
    */
   afterRequest(method: string, path: RegExp, nth: number, action: () => Promise<unknown>): void;
+  /**
+   * Forwards writes (any method but GET) one at a time and runs `action` after each, before its
+   * answer goes back: every state the service passes through is seen (a snapshot of it, say).
+   */
+  serialWrites(action: () => Promise<unknown>): void;
+  /** Requests that reached the proxy so far (every method). */
+  requests: number;
+  /** Fails the `nth` request from now (1-based, every method counted) as `fault` says (its method and path aside). */
+  failNth(nth: number, fault: Pick<Fault, "when" | "status">): void;
   close(): Promise<void>;
 }
 
@@ -49,14 +58,19 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
   const faults: (Fault & { left: number })[] = [];
   const hooks: { method: string; path: RegExp; left: number; action: () => Promise<unknown> }[] = [];
   const failed: string[] = [];
+  let serial: (() => Promise<unknown>) | undefined;
+  let writes = Promise.resolve(); // the chain serialWrites forwards writes on
+  const count = { requests: 0, failAt: 0, fault: undefined as Pick<Fault, "when" | "status"> | undefined };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", async () => {
       const path = (req.url ?? "/").split("?")[0];
       const text = Buffer.concat(chunks).toString("utf8");
-      const fault = faults.find((f) => f.left > 0 && f.method === req.method && f.path.test(path) && (!f.body || f.body.test(text)));
-      if (fault) fault.left--;
+      count.requests++;
+      const nth = count.fault && count.requests === count.failAt ? { ...count.fault, method: req.method!, path: /./, left: 0 } : undefined;
+      const fault = nth ?? faults.find((f) => f.left > 0 && f.method === req.method && f.path.test(path) && (!f.body || f.body.test(text)));
+      if (fault && !nth) fault.left--;
       const refuse = () => {
         const status = fault!.status ?? 502;
         failed.push(`${req.method} ${path} ${status}`);
@@ -65,6 +79,12 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       };
       if (fault?.when === "before") return refuse();
       if (fault?.delayMs) await new Promise((r) => setTimeout(r, fault.delayMs));
+      let release = () => {};
+      if (serial && req.method !== "GET") {
+        const turn = writes;
+        writes = new Promise<void>((r) => (release = r));
+        await turn;
+      }
       try {
         const headers: Record<string, string> = {};
         // (fetch sets the length of the body it sends itself, and refuses one given that it does not count as it does)
@@ -72,6 +92,8 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
         const body = chunks.length ? Buffer.concat(chunks) : undefined;
         const upstream = await fetch(target + req.url, { method: req.method, headers, body });
         const text = Buffer.from(await upstream.arrayBuffer());
+        if (serial && req.method !== "GET") await serial();
+        release();
         if (fault?.answerDelayMs) await new Promise((r) => setTimeout(r, fault.answerDelayMs));
         if (fault) return refuse();
         const out: Record<string, string> = {};
@@ -83,6 +105,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
         if (hook) await hook.action(); // before the answer reaches the client: the run cannot move on first
         res.end(text);
       } catch (e) {
+        release();
         res.writeHead(599);
         res.end(`${String(e)} ${String((e as { cause?: unknown }).cause)}`);
       }
@@ -93,6 +116,11 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     fail: (fault) => faults.push({ ...fault, left: fault.times ?? 1 }),
     afterRequest: (method, path, nth, action) => hooks.push({ method, path, left: nth, action }),
+    serialWrites: (action) => void (serial = action),
+    get requests() {
+      return count.requests;
+    },
+    failNth: (nth, fault) => Object.assign(count, { failAt: count.requests + nth, fault }),
     failed,
     close: () =>
       new Promise<void>((r) => {
