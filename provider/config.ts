@@ -57,6 +57,13 @@ export interface ProviderConfig {
    */
   maxRetries?: number;
   /**
+   * A file for a set's plan that travels from a reviewed `pulumi preview` to a later `pulumi up`: the
+   * preview writes there what it showed each IpPolicyRuleSet would do; an `up` holds each set to it
+   * and refuses a file made for another stack, another program or an older state. Else the
+   * environment variable ACCESSCTL_PLAN_FILE. See docs/guides/rule-sets.md.
+   */
+  planFile?: string;
+  /**
    * Named accounts, for resources with `profile`: `{"staging": {"apiUrl": "…", "apiKey": "…"}}`
    * (`pulumi config set --secret --path accessctl:profiles.staging.apiKey …`). Else ACCESSCTL_<PROFILE>_API_URL / _API_KEY.
    * @secret
@@ -103,8 +110,16 @@ type Setting = "API_URL" | "API_KEY" | "MAX_REQUESTS_PER_MINUTE" | "MAX_RETRIES"
 const SETTINGS: Record<Key, Setting> = { apiUrl: "API_URL", apiKey: "API_KEY", maxRequestsPerMinute: "MAX_REQUESTS_PER_MINUTE", maxRetries: "MAX_RETRIES" };
 
 // Filled by the dynamic provider's configure(). Empty in the program process, which never calls configure().
-function stackConfigSlot(): { value?: ConfigSource; rejected?: string[] } {
-  return processState<{ value?: ConfigSource; rejected?: string[] }>("stack-config", () => ({}));
+function stackConfigSlot(): { value?: ConfigSource; rejected?: string[]; planFile?: string } {
+  return processState<{ value?: ConfigSource; rejected?: string[]; planFile?: string }>("stack-config", () => ({}));
+}
+
+/** The plan file a set's plan travels in (accessctl:planFile, else ACCESSCTL_PLAN_FILE), and the setting it came from; undefined: none. */
+export function planFileSetting(): { path: string; setting: string } | undefined {
+  const fromConfig = stackConfigSlot().planFile;
+  if (fromConfig) return { path: fromConfig, setting: "accessctl:planFile" };
+  const fromEnv = process.env.ACCESSCTL_PLAN_FILE;
+  return fromEnv ? { path: fromEnv, setting: "ACCESSCTL_PLAN_FILE" } : undefined;
 }
 
 function profilesSlot(): { profiles?: Profiles } {
@@ -137,6 +152,8 @@ export async function configure(req: { config: { get(key: string): unknown } }):
   quietHostErrorLog(); // configure runs in the provider process only
   watchEngine();
   stackConfigSlot().value = configFrom((key) => req.config.get(key) as string | undefined);
+  const planFile = req.config.get("accessctl:planFile");
+  stackConfigSlot().planFile = typeof planFile === "string" && planFile ? planFile : undefined;
   let raw = unwrapSecrets(req.config.get("accessctl:profiles")); // (secrets inside structured config may come wrapped)
   if (typeof raw === "string") {
     try {

@@ -32,6 +32,7 @@ export interface Target {
   takeOver?: boolean;
   __provider?: unknown;
   __urn?: string;
+  __plan?: unknown;
 }
 
 export function listed(items: string[]): string {

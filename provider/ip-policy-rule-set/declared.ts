@@ -51,6 +51,8 @@ export interface CheckedRuleSetInputs extends Omit<IpPolicyRuleSetInputs, "rules
   __urn?: string;
   /** The inputs the program made secret, by name (the SDK or the plugin passes them): their values are never shown. */
   __secrets?: string[];
+  /** The rule-level plan, which Pulumi's update plans hold (index.ts pulumiPlan). */
+  __plan?: unknown;
   __provider?: unknown;
 }
 

@@ -37,16 +37,17 @@ export interface Held {
 }
 
 /**
- * The steps a preview showed (`shown`; undefined: nothing to hold to, every step passes). A move not
- * shown is made as the delete and the create that were shown, if any. A deny left undone holds back
- * everything that opens (an allow it would have carved stays out with it).
+ * The steps every promise holds (each what a preview showed: this command's, a saved plan's; none:
+ * every step passes). A move not shown is made as the delete and the create that were shown, if any.
+ * A deny left undone holds back everything that opens (an allow it would have carved stays out with it).
  */
-export function holdToShown(p: Plan, shown: Shown[] | undefined, see: (s: Step) => StepSeen): Held {
-  if (!shown) return { steps: p.steps, kept: [], left: [] };
+export function holdToShown(p: Plan, promises: Shown[][], see: (s: Step) => StepSeen): Held {
+  if (!promises.length) return { steps: p.steps, kept: [], left: [] };
   const kept: Member[] = [];
   const left: string[] = [];
   let closingLeft = false;
-  const isShown = (s: Step) => covers(shown, see(s)) || (left.push(say(s)), false);
+  const promised = (s: Step) => promises.every((shown) => covers(shown, see(s)));
+  const isShown = (s: Step) => promised(s) || (left.push(say(s)), false);
   const of = <O extends Step["op"]>(op: O) => p.steps.filter((s): s is Extract<Step, { op: O }> => s.op === op);
   const steps: Step[] = [];
   for (const s of of("create")) if (isShown(s)) steps.push(s); else closingLeft ||= s.to.action === "deny";
@@ -54,7 +55,7 @@ export function holdToShown(p: Plan, shown: Shown[] | undefined, see: (s: Step) 
   for (const s of of("delete")) deleteOrKeep(s.rule);
   for (const s of of("flip")) if (isShown(s)) steps.push(s); else (kept.push(s.rule), (closingLeft ||= s.to.action === "deny"));
   for (const s of [...of("retext"), ...of("move")]) {
-    if (covers(shown, see(s))) steps.push(s);
+    if (promised(s)) steps.push(s);
     else if (s.op === "retext") (left.push(say(s)), kept.push(s.rule));
     else if (s.op === "move") {
       deleteOrKeep(s.rule);
@@ -78,8 +79,8 @@ export interface Situation {
   declared: DeclaredRule[];
   /** The policy's rules as listed now (a recorded one missing from the list confirmed gone by its own 404). */
   live: Member[];
-  /** What a preview of this command showed (undefined: nothing to hold to). */
-  shown?: Shown[];
+  /** What previews showed that this update holds to: this command's, a saved plan's (none: nothing to hold to). */
+  promises: Shown[][];
   /** A step in the promise's terms. */
   see: (s: Step) => StepSeen;
   /** A rule another resource of this run manages (an IpPolicyRule in a handover): the set neither deletes nor moves it. */
@@ -135,7 +136,7 @@ function withhold(p: Plan, claimedElsewhere: (id: string) => boolean): { plan: P
 /** Everything an update decides between the listing and the first write. */
 export function reconcile(p: Plan, s: Situation): Decision {
   const mine = withhold(p, s.claimedElsewhere);
-  const held = holdToShown(mine.plan, s.shown, s.see);
+  const held = holdToShown(mine.plan, s.promises, s.see);
   const kept = [...mine.kept, ...held.kept];
   const live = byId(s.live);
   const known = byId(s.recorded);

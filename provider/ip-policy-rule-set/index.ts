@@ -16,13 +16,15 @@ import { canonicalCidr } from "../ip-policy-rule";
 import { adoptExistingAllowed, claim, claimed, claimPolicy, noteSetMembers, resourceLabel } from "../ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD } from "../profiles";
 import { processState } from "../state";
-import { boolean, CheckFailure, id, isUnknown } from "../validate";
+import { boolean, CheckFailure, id, isUnknown, UNKNOWN } from "../validate";
 import { apply, listed } from "./apply";
 import { checkRules, CheckedRuleSetInputs, declaredList, DeclaredRule, declaredRules, IpPolicyRuleSetInputs, isUnknownValue, keyedRules, UNKNOWN_VALUE } from "./declared";
 import { exactlyAsDeclared, holdToShown, reconcile, unchanged } from "./guard";
 import { declaredForms, IpPolicyRuleSetMember, IpPolicyRuleSetOutputs, keyed, members, named, outputs, policyRules } from "./live";
-import { describe, plan, planDiff, Step, textChanges, texts } from "./plan";
-import { foundAfterPreview, noteRefresh, noteShown, noteTakeoverShown, seenRule, seenStep, shownFor, takeoverShownFor, textsDigest } from "./promise";
+import { describe, plan, planDiff, Step, summary, textChanges, texts } from "./plan";
+import { foundAfterPreview, keyedDigest, noteRefresh, noteShown, noteTakeoverShown, seenRule, seenStep, Shown, shownFor, takeoverShownFor, textsDigest } from "./promise";
+import { DeclaredSeen, savedPlanFor, SavedSet, savePlan } from "./saved-plan";
+import type { RuleSeen } from "./promise";
 
 export { configure } from "../config";
 export type { CheckedRuleSetInputs, IpPolicyRuleSetInputs, IpPolicyRuleSetRule } from "./declared";
@@ -52,7 +54,47 @@ function promiseTerms(profile: unknown) {
     // no account configured: check has said so; a digest keyed with nothing still compares
   }
   const digest = textsDigest(key);
-  return { digest, see: (s: Step) => seenStep(s, digest, canonicalCidr), seeRule: (r: IpPolicyRuleSetMember) => seenRule(r, digest, canonicalCidr(r.cidr)) };
+  return {
+    digestOf: (value: unknown) => keyedDigest(key, value),
+    see: (s: Step) => seenStep(s, digest, canonicalCidr),
+    seeRule: (r: IpPolicyRuleSetMember) => seenRule(r, digest, canonicalCidr(r.cidr)),
+    seeDeclared: (d: DeclaredRule): DeclaredSeen => ({ cidr: d.cidr, action: d.action as string, texts: digest(d) as string }),
+  };
+}
+
+/** What a set's operation holds to besides this command's preview: a saved plan's (see saved-plan.ts), checked against what it was made from. */
+function promisesFor(urn: string | undefined, now: { from: RuleSeen[]; declared: DeclaredSeen[] }, what: string): { promises: Shown[][]; saved?: SavedSet } {
+  const saved = savedPlanFor(urn, now, what);
+  const promises = [shownFor(urn), saved ? [saved.shown] : undefined].filter((p): p is Shown[] => p !== undefined);
+  return { promises, saved };
+}
+
+const SUMMARY_STEPS = 100; // a plan longer than this is held by Pulumi's update plans as a digest
+
+/**
+ * The set's plan in its checked inputs (`__plan`), for Pulumi's update plans: `pulumi preview
+ * --save-plan` records each resource's checked inputs, and `pulumi up --plan` refuses, before any
+ * write, checked inputs that differ. Made from the rules the state's inputs record (a refresh writes
+ * them from the policy): a rule that came to the policy since the saved preview changes it. By CIDR
+ * and action, no text; a keyed digest when the rules are secret or many. The outputs keep a copy,
+ * which a refresh hands back as inputs, so that a refresh alone changes nothing here.
+ */
+function pulumiPlan(olds: Partial<CheckedRuleSetInputs>, news: CheckedRuleSetInputs): unknown {
+  const declared = declaredRules(news.rules);
+  if (isUnknownValue(declared) || isUnknown(news.ipPolicyId) || isUnknown(news.profile)) return UNKNOWN;
+  const replaced = olds.ipPolicyId === undefined || changedFields(FIELDS, olds, news).replaces.length > 0;
+  const before = replaced ? [] : declaredRules(olds.rules ?? {});
+  const recorded = isUnknownValue(before) ? [] : before.map((d) => ({ ...d, id: "", uri: "", createdAt: "" }) as IpPolicyRuleSetMember);
+  const steps = summary(plan(Object.values(keyed(recorded)), declared), UNKNOWN);
+  if (steps.length <= SUMMARY_STEPS && !secretRules(news)) return { steps };
+  return { count: steps.length, digest: promiseTerms(news.profile).digestOf(steps) };
+}
+
+/** A plan a set showed: noted for the update of this command, and saved in the plan file of a `pulumi preview`; an `up` checks the file's at once. */
+async function showPlan(urn: string, set: SavedSet, what: string): Promise<void> {
+  noteShown(urn, set.shown);
+  await savePlan(urn, set);
+  savedPlanFor(urn, { from: set.from, declared: set.declared ?? [] }, what); // an up with a plan file that will refuse fails at its preview
 }
 
 /** Operations of this process that checked a set (by URN): their diff shows the plan; a refresh's diff, which no check precedes, does not. */
@@ -74,15 +116,17 @@ export async function check(olds: Partial<CheckedRuleSetInputs>, news: IpPolicyR
   // A new set (or one replaced: another policy, another profile) is created now: what will it do?
   if (!failures.length && (olds.ipPolicyId === undefined || changedFields(FIELDS, olds, inputs).replaces.length)) {
     if (!isUnknown(inputs.ipPolicyId) && !isUnknown(inputs.rules) && !isUnknown(inputs.takeOver)) await previewCreate(inputs);
-    else if (inputs.__urn) previewUnknownCreate(inputs, inputs.__urn);
+    else if (inputs.__urn) await previewUnknownCreate(inputs, inputs.__urn);
   }
+  if (!failures.length) inputs.__plan = pulumiPlan(olds, inputs);
   return { inputs, failures };
 }
 
 /** A create whose policy or rules are not known yet: the preview says so, and that is its promise (any create). */
-function previewUnknownCreate(inputs: CheckedRuleSetInputs, urn: string): void {
-  noteShown(urn, { anyOf: [] });
-  if (inputs.takeOver !== true && !isUnknown(inputs.takeOver)) return;
+async function previewUnknownCreate(inputs: CheckedRuleSetInputs, urn: string): Promise<void> {
+  const takeover = inputs.takeOver === true || isUnknown(inputs.takeOver);
+  await showPlan(urn, { from: [], shown: { anyOf: [] }, ...(takeover ? { takeover: UNKNOWN_VALUE } : {}) }, `create IpPolicyRuleSet`);
+  if (!takeover) return;
   const policy = isUnknown(inputs.ipPolicyId) ? "the set's policy" : inputs.ipPolicyId;
   report(urn, `plan for ${policy}: not known yet (it depends on other resources); with takeOver, up takes over whatever rules the policy holds then, as they are`);
   noteTakeoverShown(urn, UNKNOWN_VALUE);
@@ -96,27 +140,35 @@ function previewUnknownCreate(inputs: CheckedRuleSetInputs, urn: string): void {
 async function previewCreate(inputs: CheckedRuleSetInputs): Promise<void> {
   const declared = declaredRules(inputs.rules) as DeclaredRule[];
   const urn = inputs.__urn;
-  const head = `plan for ${inputs.ipPolicyId}`;
-  const { see } = promiseTerms(inputs.profile);
-  if (urn) noteShown(urn, { steps: plan([], declared).steps.map(see) }); // what up may create (a takeover creates nothing)
-  const creates = (n: number) => `create ${n} rule${n === 1 ? "" : "s"}: ${requests(n)}`;
-  if (inputs.takeOver !== true && !adoptExistingAllowed()) return report(urn, `${head}: ${creates(declared.length)}`);
-  if (urn && inputs.takeOver === true) noteTakeoverShown(urn, []); // before the listing: a preview that could not list promised to take nothing
-  let current: IpPolicyRuleSetMember[];
-  try {
-    current = await policyRules(inputs.ipPolicyId, inputs.profile, `preview the ${inputs.takeOver ? "takeover" : "create"} of ${inputs.ipPolicyId}`);
-  } catch (e) {
-    if (inputs.takeOver !== true) return report(urn, `${head}: ${creates(declared.length)}`);
-    return report(urn, `${head}: takeOver: could not list the policy to say what the takeover will take (${(e as Error).message}); up will take none of its rules`, { warning: true });
+  const terms = promiseTerms(inputs.profile);
+  const takeover = inputs.takeOver === true;
+  const listing = takeover || adoptExistingAllowed() ? await listForPreview(inputs) : undefined;
+  const taken = takeover ? (listing?.rules ?? []).map((r) => r.id) : undefined; // a listing that failed promised to take none
+  if (urn) {
+    await showPlan(urn, { from: [], declared: declared.map(terms.seeDeclared), shown: { steps: plan([], declared).steps.map(terms.see) }, ...(taken ? { takeover: taken } : {}) }, `create IP policy rule set of ${inputs.ipPolicyId}`);
+    if (taken) noteTakeoverShown(urn, taken);
   }
-  if (inputs.takeOver !== true) return previewAdoption(inputs, declared, current);
-  if (urn && current.length) noteTakeoverShown(urn, current.map((r) => r.id));
+  const head = `plan for ${inputs.ipPolicyId}`;
+  const creates = (n: number) => `create ${n} rule${n === 1 ? "" : "s"}: ${requests(n)}`;
+  if (!listing || (listing.error && !takeover)) return report(urn, `${head}: ${creates(declared.length)}`);
+  if (listing.error) return report(urn, `${head}: takeOver: could not list the policy to say what the takeover will take (${listing.error}); up will take none of its rules`, { warning: true });
+  const current = listing.rules!;
+  if (!takeover) return previewAdoption(inputs, declared, current);
   if (!current.length) return report(urn, `${head}: takeOver: the policy holds no rule; create ${declared.length}: ${requests(declared.length)}`);
   const asIs = current.filter((r) => exactlyAsDeclared(declared, r)).length;
   const undeclared = current.filter((r) => !declared.some((d) => d.cidr === canonicalCidr(r.cidr))).length;
   const then = describe(plan(Object.values(keyed(current)), declared), secretRules(inputs));
   report(urn, `${head}: take over the ${current.length} rule${current.length === 1 ? "" : "s"} the policy holds (${asIs} as declared, ${undeclared} not declared), ` +
     `writing nothing now; ${then ? `the next up then: ${then}` : "nothing more to do"}`);
+}
+
+/** The policy's rules, for a preview that says what a create takes over; or why they could not be listed. */
+async function listForPreview(inputs: CheckedRuleSetInputs): Promise<{ rules?: IpPolicyRuleSetMember[]; error?: string }> {
+  try {
+    return { rules: await policyRules(inputs.ipPolicyId, inputs.profile, `preview the ${inputs.takeOver ? "takeover" : "create"} of ${inputs.ipPolicyId}`) };
+  } catch (e) {
+    return { error: (e as Error).message };
+  }
 }
 
 /** A create under ACCESSCTL_ADOPT_EXISTING=1: what it takes over (rules exactly as declared) and what it creates. */
@@ -137,13 +189,14 @@ export async function diff(_id: string, olds: IpPolicyRuleSetOutputs, news: Chec
   noteSetMembers(recorded.map((r) => r.id)); // the set keeps them, changed or not: see ip-policy-rule.ts remove
   const declared = declaredRules(news.rules);
   const secret = secretRules(olds, news);
-  const { see, seeRule } = promiseTerms(olds.profile);
+  const terms = promiseTerms(olds.profile);
+  const what = `update IP policy rule set of ${olds.ipPolicyId}`;
   if (isUnknownValue(declared)) {
     // Which CIDRs the program declares is not known yet: no plan can say what up does; say what it may do.
     if (urn) {
       const may = Object.values(keyed(recorded)).map((r) => `  ? ${r.cidr} ${r.action} (${r.id})${texts(r, secret)}`);
       report(urn, [`plan for ${olds.ipPolicyId}: the rules are not known yet (they depend on other resources): up makes the policy hold exactly the declared rules, and may change or delete any of the ${recorded.length} it holds now`, ...may].join("\n"));
-      noteShown(urn, { anyOf: recorded.map(seeRule) });
+      await showPlan(urn, { from: recorded.map(terms.seeRule), shown: { anyOf: recorded.map(terms.seeRule) } }, what);
     }
     return { changes: true, replaces: [], detailedDiff: { rules: "update" as DiffKind } };
   }
@@ -152,7 +205,7 @@ export async function diff(_id: string, olds: IpPolicyRuleSetOutputs, news: Chec
   const words = describe(p, secret);
   if (urn) {
     if (words) report(urn, `plan for ${olds.ipPolicyId}: ${words}`);
-    noteShown(urn, { steps: p.steps.map(see) });
+    await showPlan(urn, { from: recorded.map(terms.seeRule), declared: declared.map(terms.seeDeclared), shown: { steps: p.steps.map(terms.see) } }, what);
   }
   return { changes: words !== "", replaces: [], detailedDiff: planDiff(p) };
 }
@@ -160,9 +213,11 @@ export async function diff(_id: string, olds: IpPolicyRuleSetOutputs, news: Chec
 export async function create(inputs: CheckedRuleSetInputs) {
   const what = `create IP policy rule set of ${inputs.ipPolicyId}`;
   claim(KIND, inputs.ipPolicyId, what);
-  const current = await policyRules(inputs.ipPolicyId, inputs.profile, what, [], true);
   const declared = declaredRules(inputs.rules) as DeclaredRule[];
-  if (inputs.takeOver === true && current.length) return takeOver(inputs, current, what);
+  const terms = promiseTerms(inputs.profile);
+  const { promises, saved } = promisesFor(inputs.__urn, { from: [], declared: declared.map(terms.seeDeclared) }, what);
+  const current = await policyRules(inputs.ipPolicyId, inputs.profile, what, [], true);
+  if (inputs.takeOver === true && current.length) return takeOver(inputs, current, saved, what);
   // ACCESSCTL_ADOPT_EXISTING=1 (after a killed first `up`) takes only what that run can have made:
   // rules exactly as declared. Anything else needs the program to say takeOver: true.
   const refused = current.filter((r) => !(adoptExistingAllowed() && exactlyAsDeclared(declared, r)));
@@ -173,7 +228,7 @@ export async function create(inputs: CheckedRuleSetInputs) {
       (adoptExistingAllowed() ? "ACCESSCTL_ADOPT_EXISTING=1 takes only rules exactly as declared (what an interrupted `pulumi up` of this stack can have made)." :
         "If an interrupted `pulumi up` of this stack made them, run `ACCESSCTL_ADOPT_EXISTING=1 pulumi up` once."));
   }
-  const held = holdToShown(plan(current, declared), shownFor(inputs.__urn), promiseTerms(inputs.profile).see);
+  const held = holdToShown(plan(current, declared), promises, terms.see);
   const rules = await apply(inputs, current, held.steps, inputs.ipPolicyId, what);
   reportLeftUndone(inputs.__urn, what, held.left);
   return { id: inputs.ipPolicyId, outs: outputs(inputs, rules, inputs) };
@@ -184,10 +239,12 @@ export async function create(inputs: CheckedRuleSetInputs) {
  * preview shows each change and the next up makes it. Only what its preview listed: a rule added
  * since is no one's to take unseen (its destroy would delete it).
  */
-function takeOver(inputs: CheckedRuleSetInputs, current: IpPolicyRuleSetMember[], what: string) {
+function takeOver(inputs: CheckedRuleSetInputs, current: IpPolicyRuleSetMember[], saved: SavedSet | undefined, what: string) {
   const listedThen = takeoverShownFor(inputs.__urn);
-  // No listing by a preview (in a run by the engine, which gives a URN): take nothing unseen.
-  const taken = isUnknownValue(listedThen) || (!listedThen && !inputs.__urn) ? current : current.filter((r) => (listedThen as Set<string> | undefined)?.has(r.id));
+  // No listing by a preview (in a run by the engine, which gives a URN): take nothing unseen. A saved
+  // plan's preview must have listed it too.
+  const inSaved = (r: IpPolicyRuleSetMember) => !saved || isUnknownValue(saved.takeover) || (saved.takeover ?? []).includes(r.id);
+  const taken = (isUnknownValue(listedThen) || (!listedThen && !inputs.__urn) ? current : current.filter((r) => (listedThen as Set<string> | undefined)?.has(r.id))).filter(inSaved);
   const since = current.filter((r) => !taken.includes(r)).map(named);
   if (!taken.length) {
     throw plainError(`${what}: the policy holds ${since.length} rule${since.length === 1 ? "" : "s"} its preview did not show (added since): ${listed(since)}; nothing was changed. ` +
@@ -204,7 +261,7 @@ export async function read(id: string, props: Partial<IpPolicyRuleSetOutputs> = 
   // added, changed or deleted by hand as that rule. Read with nothing known of the set (an import),
   // they are what a program writes: a list (Pulumi writes the program from them).
   const declared = declaredForms(rules);
-  const inputs = { ipPolicyId, rules: props.rules === undefined ? declaredList(declared) : declared, ...keptInputs(props) };
+  const inputs = { ipPolicyId, rules: props.rules === undefined ? declaredList(declared) : declared, ...keptInputs(props), ...(props.__plan !== undefined ? { __plan: props.__plan } : {}) };
   if (props.rules !== undefined) sayDrift(props, rules);
   return { id, props: outputs({ ipPolicyId }, rules, props), inputs };
 }
@@ -246,13 +303,11 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
   // policy as it is now: a killed or failed run, or a hand, may have changed it.
   const recorded = members(olds.rules);
   const declared = declaredRules(news.rules) as DeclaredRule[];
-  const p = plan(recorded, declared);
-  const shown = shownFor(news.__urn);
+  const terms = promiseTerms(news.profile);
+  const { promises } = promisesFor(news.__urn, { from: recorded.map(terms.seeRule), declared: declared.map(terms.seeDeclared) }, what);
   const current = await policyRules(news.ipPolicyId, news.profile, what, recorded, true);
-  const secret = secretRules(olds, news);
-  const decided = reconcile(p, {
-    recorded, declared, live: current, shown, secret,
-    see: promiseTerms(news.profile).see,
+  const decided = reconcile(plan(recorded, declared), {
+    recorded, declared, live: current, promises, secret: secretRules(olds, news), see: terms.see,
     claimedElsewhere: (ruleId) => claimed("IP policy rule", ruleId),
     adoptExisting: adoptExistingAllowed(),
   });
@@ -260,7 +315,8 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
     throw plainError(`${what}: the policy changed since this stack last recorded it, and the plan its preview showed would touch ${listed(decided.refused)}; nothing was changed. ` +
       "Run `pulumi refresh` (or `pulumi up --refresh`): the preview then shows what `up` will do to them.");
   }
-  const rules = await apply(news, current.filter((r) => !decided.strangers.includes(r)), decided.steps, id, what);
+  // A failure halfway is a partial update: the engine keeps the old inputs, and so the outputs keep their __plan.
+  const rules = await apply({ ...news, __plan: olds.__plan }, current.filter((r) => !decided.strangers.includes(r)), decided.steps, id, what);
   reportDecision(news.__urn, what, decided);
   return { outs: outputs(news, rules, news) };
 }

@@ -41,6 +41,8 @@ export interface IpPolicyRuleSetOutputs {
   profile?: string;
   __urn?: string;
   __secrets?: string[];
+  /** The plan check put in the inputs this state was written with (see index.ts pulumiPlan): a refresh hands it back. */
+  __plan?: unknown;
 }
 
 export function member(body: IpPolicyRuleBody): IpPolicyRuleSetMember {
@@ -68,7 +70,7 @@ export function declaredForms(rules: IpPolicyRuleSetMember[]): Record<string, Ip
 }
 
 export function outputs(inputs: { ipPolicyId: string }, rules: IpPolicyRuleSetMember[], kept: Record<string, any>): IpPolicyRuleSetOutputs {
-  return { ipPolicyId: inputs.ipPolicyId, rules: keyed(rules), ...keptInputs(kept) };
+  return { ipPolicyId: inputs.ipPolicyId, rules: keyed(rules), ...keptInputs(kept), ...(kept.__plan !== undefined ? { __plan: kept.__plan } : {}) };
 }
 
 /**

@@ -185,3 +185,28 @@ export function planDiff(p: Plan): Record<string, DiffKind> {
   }
   return out;
 }
+
+// ---- the plan as a value Pulumi's update plans hold ---------------------------------------------
+
+/** A step by CIDR, no text: what a Pulumi update plan (`preview --save-plan`, `up --plan`) compares. */
+export interface StepSummary {
+  op: Op;
+  cidr: string;
+  /** A move's new CIDR, a create's or flip's action (the engine's unknown where not known yet). */
+  to?: string;
+  /** A retext's (or move's) changed texts, by name. */
+  texts?: TextField[];
+}
+
+/** The plan's steps by CIDR (`unknown`: the engine's value for one not known yet). */
+export function summary(p: Plan, unknown: string): StepSummary[] {
+  const known = (v: string | Unknown) => (isUnknownValue(v) ? unknown : v);
+  return p.steps.map((s): StepSummary => {
+    if (s.op === "create") return { op: s.op, cidr: s.to.cidr, to: known(s.to.action) };
+    const cidr = canonicalCidr(s.rule.cidr);
+    if (s.op === "delete") return { op: s.op, cidr, to: s.rule.action };
+    if (s.op === "flip") return { op: s.op, cidr, to: known(s.to.action) };
+    const texts = changedTexts(s.rule, s.to);
+    return { op: s.op, cidr, ...(s.op === "move" ? { to: s.to.cidr } : {}), ...(texts.length ? { texts } : {}) };
+  });
+}

@@ -46,8 +46,13 @@ export type TextsDigest = (t: { description?: unknown; metadata?: unknown }) => 
 export function textsDigest(key: string): TextsDigest {
   return (t) => {
     if (isUnknownValue(t.description) || isUnknownValue(t.metadata)) return UNKNOWN_VALUE;
-    return createHmac("sha256", key).update(JSON.stringify([t.description ?? "", t.metadata ?? ""])).digest("hex").slice(0, 32);
+    return keyedDigest(key, [t.description ?? "", t.metadata ?? ""]);
   };
+}
+
+/** A value as a digest keyed with `key` (the account's API key): equal values, equal digests; nothing to guess from without the key. */
+export function keyedDigest(key: string, value: unknown): string {
+  return createHmac("sha256", key).update(JSON.stringify(value)).digest("hex").slice(0, 32);
 }
 
 export function seenRule(r: IpPolicyRuleSetMember, digest: TextsDigest, cidr = r.cidr): RuleSeen {

@@ -27,7 +27,13 @@ describe("IpPolicyRuleSet check", () => {
       takeOver: false,
     });
     expect(failures).toEqual([]);
-    expect(inputs).toEqual({
+    const { __plan, ...rest } = inputs;
+    // The rule-level plan, for Pulumi's update plans (`up --plan` holds it): by CIDR and action, no text.
+    expect(__plan).toEqual({ steps: [
+      { op: "create", cidr: "9.0.0.0/8", to: "allow" }, { op: "create", cidr: "10.0.0.0/8", to: "allow" },
+      { op: "create", cidr: "198.51.100.7/32", to: "deny" }, { op: "create", cidr: "2001:db8::/32", to: "deny" },
+    ] });
+    expect(rest).toEqual({
       ipPolicyId: P,
       rules: {
         "9.0.0.0/8": { cidr: "9.0.0.0/8", action: "allow", description: "d" },
@@ -37,8 +43,11 @@ describe("IpPolicyRuleSet check", () => {
       },
     });
     expect(Object.keys(inputs.rules)).toEqual(["9.0.0.0/8", "10.0.0.0/8", "198.51.100.7/32", "2001:db8::/32"]);
-    // The keyed form is accepted as it is (a state's inputs, an import's), and handed on unchanged.
-    expect((await set.check(inputs, inputs)).inputs).toEqual(inputs);
+    // The keyed form is accepted as it is (a state's inputs, an import's), and handed on unchanged; nothing to do.
+    expect((await set.check(inputs, inputs)).inputs).toEqual({ ...inputs, __plan: { steps: [] } });
+    const { "9.0.0.0/8": _gone, ...others } = inputs.rules;
+    const moved = (await set.check(inputs, { ipPolicyId: P, rules: { ...others, "172.16.0.0/12": { action: "allow", description: "d2" } } })).inputs;
+    expect(moved.__plan).toEqual({ steps: [{ op: "move", cidr: "9.0.0.0/8", to: "172.16.0.0/12", texts: ["description"] }] });
   });
 
   it("names each bad rule by its place in the list and its CIDR, and refuses a range declared twice in any spelling", async () => {

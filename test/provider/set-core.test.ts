@@ -125,9 +125,9 @@ describe("reconcile: what an update writes, between the listing and the first wr
   const ok = { withheld: [], leftUndone: [], heldBack: [], refused: [], adopted: [], strangers: [], changedByHand: [] };
   /** The update: `recorded` (the state), `declared`, what the preview showed (made from `previewed` × `declared`, or none), the policy `live`. */
   const decide = (o: { recorded: Rule[]; declared: any[]; live?: Rule[]; previewed?: Rule[]; shownDeclared?: any[]; claimed?: string[]; adopt?: boolean }) => {
-    const shown = o.previewed ? [{ steps: plan(o.previewed, o.shownDeclared ?? o.declared).steps.map(see) }] : undefined;
+    const promises = o.previewed ? [[{ steps: plan(o.previewed, o.shownDeclared ?? o.declared).steps.map(see) }]] : [];
     const r = reconcile(plan(o.recorded, o.declared), {
-      recorded: o.recorded, declared: o.declared, live: o.live ?? o.recorded, shown, see, secret: false,
+      recorded: o.recorded, declared: o.declared, live: o.live ?? o.recorded, promises, see, secret: false,
       claimedElsewhere: (id: string) => (o.claimed ?? []).includes(id), adoptExisting: !!o.adopt,
     });
     return { ...r, steps: steps(r), adopted: r.adopted.map((x: Rule) => x.id), strangers: r.strangers.map((x: Rule) => x.id), heldBecause: undefined };
@@ -182,7 +182,9 @@ describe("reconcile: what an update writes, between the listing and the first wr
     expect(decide(situation)).toEqual({ ...expected, heldBecause: undefined });
   });
 
-  it("with nothing shown (no engine), every step passes", () => {
-    expect(holdToShown(plan([A], []), undefined, see).steps.length).toBe(1);
+  it("with nothing shown (no engine), every step passes; with two promises, a step passes only if both hold it", () => {
+    expect(holdToShown(plan([A], []), [], see).steps.length).toBe(1);
+    const both = [[{ steps: plan([A, D], []).steps.map(see) }], [{ steps: plan([A], []).steps.map(see) }]];
+    expect(steps(holdToShown(plan([A, D], []), both, see))).toEqual(["delete ipr_A"]);
   });
 });

@@ -6,7 +6,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { client, RunningEmulator, startEmulator } from "../helpers/emulator";
 import { compiled, configureRequest, newRun, serializedProvider } from "../helpers/provider";
 
@@ -19,7 +19,10 @@ let set: any;
 let home: string;
 const savedHome = process.env.PULUMI_HOME;
 // The `pulumi` process: this one (alive, as the engine watch asks), with its start time from /proc.
-const started = fs.readFileSync("/proc/self/stat", "utf8").split(")").pop()!.trim().split(" ")[19];
+const startOf = (pid: number | "self") => fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(")").pop()!.trim().split(" ")[19];
+const started = startOf("self");
+// A `pulumi preview` command before it: another process (this one's parent, alive too), with its start time.
+const previewCommand = { pid: process.ppid, started: startOf(process.ppid) };
 
 beforeAll(async () => {
   emu = await startEmulator(["--rate-limit", "off"]);
@@ -42,11 +45,15 @@ beforeEach(() => {
   process.env.PULUMI_HOME = home;
 });
 
-/** A new provider process of this test's `pulumi` command, started by its engine `engine` (a port that takes no calls). */
-function processOf(engine: "preview" | "update" | "setup"): void {
+/**
+ * A new provider process of this test's `pulumi` command, started by its engine `engine` (a port that
+ * takes no calls); `command`: the pulumi command (`pulumi preview` is a command of its own: another start time).
+ */
+function processOf(engine: "preview" | "update" | "setup", command: "up" | "preview" = "up"): void {
   newRun();
   for (const what of ["list-reads", "rule-set-checks"]) delete state()[what];
-  state().engine = { address: `127.0.0.1:${{ setup: 9, preview: 10, update: 11 }[engine]}`, process: { pid: process.pid, started } };
+  const ports = { setup: 9, preview: 10, update: 11 };
+  state().engine = { address: `127.0.0.1:${ports[engine]}`, process: command === "up" ? { pid: process.pid, started } : previewCommand, command };
 }
 
 type Rule = { cidr: string; action: string; description?: string };
@@ -60,9 +67,9 @@ async function existing(p: string, rules: Rule[]) {
   return (await set.create(inputs)).outs;
 }
 
-/** The preview's engine: refresh, check, diff. Returns the refreshed state. */
-async function preview(p: string, state: any, rules: Rule[] | string, more: object = {}) {
-  processOf("preview");
+/** The preview's engine: refresh, check, diff (of `pulumi up`, or of a `pulumi preview` command). Returns the refreshed state. */
+async function preview(p: string, state: any, rules: Rule[] | string, more: object = {}, command: "up" | "preview" = "up") {
+  processOf("preview", command);
   const refreshed = state ? (await set.read(p, state)).props : undefined;
   const news = (await set.check(refreshed ?? {}, { ipPolicyId: p, rules, __urn: URN, ...more })).inputs;
   if (refreshed) await set.diff(p, refreshed, news);
@@ -204,4 +211,55 @@ it("plain up: a deny whose description alone changed by hand opens nothing: the 
   await update(p, state0, next, false);
   expect(await live(p)).toEqual(["172.16.0.0/12 allow", "192.168.5.0/24 deny"]);
   await cleanUp(p);
+});
+
+describe("a plan file: a reviewed `pulumi preview` binds a later `pulumi up` (ACCESSCTL_PLAN_FILE)", () => {
+  let file: string;
+  /** From now on, the commands of this test have the plan file set (the set was made by an up without). */
+  const planFile = () => (process.env.ACCESSCTL_PLAN_FILE = file = path.join(home, "plan.json"));
+  afterEach(() => delete process.env.ACCESSCTL_PLAN_FILE);
+
+  it("the preview writes what it showed (the file private, no text in it); the up does it", async () => {
+    const p = emu.fixtures.ipPolicies[0];
+    const state0 = await existing(p, [{ cidr: "10.0.0.0/8", action: "allow" }, { cidr: "10.9.0.0/16", action: "deny" }]);
+    const next = [{ cidr: "10.0.0.0/8", action: "allow", description: "door code 4711" }, { cidr: "192.0.2.0/24", action: "deny" }];
+    planFile();
+    await preview(p, state0, next, {}, "preview");
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    expect(fs.readFileSync(file, "utf8")).not.toContain("4711");
+    await update(p, state0, next, false);
+    expect(await live(p)).toEqual(["10.0.0.0/8 allow", "192.0.2.0/24 deny"]);
+    await cleanUp(p);
+  });
+
+  it("a rule added by hand after the reviewed preview: a plain up leaves it, named; up --refresh refuses before any write (an older state)", async () => {
+    const p = emu.fixtures.ipPolicies[1];
+    const state0 = await existing(p, [{ cidr: "192.0.2.0/24", action: "allow" }]);
+    const next = [{ cidr: "172.16.0.0/12", action: "allow" }];
+    planFile();
+    await preview(p, state0, next, {}, "preview"); // shows ~ 192.0.2.0/24 → 172.16.0.0/12
+    await api().post("/ip_policy_rules", { ip_policy_id: p, cidr: "10.7.0.0/16", action: "allow" });
+    const err = await update(p, state0, next, true).catch((e: Error) => e);
+    expect(String(err)).toMatch(/ACCESSCTL_PLAN_FILE \(.*plan\.json\) was made for an older state: the rules this stack records changed since its preview \(\+ 10\.7\.0\.0\/16 allow \(ipr_\w+\)\); nothing was changed/);
+    expect(await live(p)).toEqual(["10.7.0.0/16 allow", "192.0.2.0/24 allow"]);
+    await update(p, state0, next, false); // no refresh: the rule is no one's this stack knows, and is left
+    expect(await live(p)).toEqual(["10.7.0.0/16 allow", "172.16.0.0/12 allow"]);
+    await cleanUp(p);
+  });
+
+  it("refuses a file made for another program or another stack, before any write", async () => {
+    const p = emu.fixtures.ipPolicies[0];
+    const state0 = await existing(p, [{ cidr: "10.0.0.0/8", action: "allow" }]);
+    planFile();
+    await preview(p, state0, [{ cidr: "10.0.0.0/8", action: "allow" }, { cidr: "10.5.0.0/16", action: "deny" }], {}, "preview");
+    const program = await update(p, state0, [{ cidr: "10.0.0.0/8", action: "allow" }, { cidr: "10.6.0.0/16", action: "deny" }], false).catch((e: Error) => e);
+    expect(String(program)).toMatch(/was made for another program: the rules declared now differ from those of its preview \(\+ 10\.6\.0\.0\/16 deny, - 10\.5\.0\.0\/16 deny\)/);
+    const plan = JSON.parse(fs.readFileSync(file, "utf8"));
+    plan.sets = Object.fromEntries(Object.entries(plan.sets).map(([urn, v]) => [urn.replace(":dev::", ":prod::"), v]));
+    fs.writeFileSync(file, JSON.stringify(plan));
+    const stack = await update(p, state0, [{ cidr: "10.0.0.0/8", action: "allow" }, { cidr: "10.5.0.0/16", action: "deny" }], false).catch((e: Error) => e);
+    expect(String(stack)).toMatch(/was made for stack promise\/prod, not promise\/dev/);
+    expect(await live(p)).toEqual(["10.0.0.0/8 allow"]);
+    await cleanUp(p);
+  });
 });
