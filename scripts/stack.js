@@ -9,7 +9,7 @@
 //   node scripts/stack.js '<job as JSON>'     or     node scripts/stack.js - < job.json
 // job: { dir, stack, op, binDir, backend, passphrase?, config?: {key: {value, secret}},
 //        refresh?, withPreview? (up, destroy: a preview first, as a user's run has), clearPendingCreates?, runProgram? (refresh), expectNoChanges?, diff? (preview: false
-//        leaves out --diff), env?, parallel?, verbose?, node? }
+//        leaves out --diff), env?, parallel?, verbose?, node?, args? (more arguments of the operation: --save-plan FILE, --plan FILE) }
 // `node`: a directory holding the `node` to run the program with (else the one on PATH).
 // Pulumi's own output goes to stderr; the last line on stdout is `RESULT {json}`: ok, exitCode,
 // summary {result, resourceChanges} (from the engine's event log, as the Automation API reads it),
@@ -119,7 +119,7 @@ async function run(job) {
   let r;
   let summary;
   try {
-    r = await pulumi(job, [...args, ...common]);
+    r = await pulumi(job, [...args, ...(job.args ?? []), ...common]);
     summary = summaryFrom(eventLog);
   } finally {
     fs.rmSync(eventDir, { recursive: true, force: true });

@@ -347,6 +347,58 @@ describe("IpPolicyRuleSet: the policy as one resource", () => {
   });
 });
 
+describe("IpPolicyRuleSet: a reviewed preview binds a later up", () => {
+  it("Pulumi's update plans and the provider's plan file: a rule added by hand after the reviewed preview is untouched and named; with nothing changed, up --plan --refresh of a plain preview's plan succeeds", async () => {
+    const emu = await startEmulator(["--rate-limit", "off"]);
+    cleanups.push(() => emu.stop());
+    const api = client(emu.url, emu.adminToken);
+    const p = emu.fixtures.ipPolicies[0];
+    const stack = testStack({ project: inject("e2e"), emulator: emu, name: "set-plans", extraConfig: fast });
+    cleanups.push(() => stack.cleanup());
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "set-plans-"));
+    cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const base: Rule[] = [{ cidr: "192.0.2.0/24", action: "allow" }, { cidr: "10.5.0.0/16", action: "deny" }];
+    const next: Rule[] = [{ cidr: "172.16.0.0/12", action: "allow" }, { cidr: "10.5.0.0/16", action: "deny" }];
+    // Pulumi's update plans hold stack outputs too, and a dynamic resource's outputs at preview are its
+    // inputs: a stack output of the rules would differ at up (their ids) and fail it. The program exports ids.
+    const setSpec = (ipPolicyId: string, rules: Rule[]): Spec => ({ sets: { s: { ipPolicyId, rules } }, idsOnly: true });
+    const experimental = { env: { PULUMI_EXPERIMENTAL: "true" } };
+    const cidrs = async () => (await policyRules(emu, p)).map((r) => r.cidr).sort();
+    await stack.ok("up", setSpec(p, base));
+
+    // Pulumi's update plans. A plan saved by a plain preview holds under up --refresh when nothing changed.
+    const plain = path.join(dir, "plain.json");
+    await stack.ok("preview", setSpec(p, next), { args: ["--save-plan", plain] });
+    await stack.ok("up", setSpec(p, next), { refresh: true, args: ["--plan", plain], ...experimental });
+    expect(await cidrs()).toEqual(["10.5.0.0/16", "172.16.0.0/12"]);
+    await stack.ok("up", setSpec(p, base));
+    // A rule added by hand after the reviewed preview: up --refresh --plan fails before any write, naming the set's plan.
+    const reviewed = path.join(dir, "reviewed.json");
+    await stack.ok("preview", setSpec(p, next), { refresh: true, args: ["--save-plan", reviewed] });
+    const stray = (await api.post("/ip_policy_rules", { ip_policy_id: p, cidr: "10.7.0.0/16", action: "allow" })).body;
+    const violated = await stack.run("up", setSpec(p, next), { refresh: true, args: ["--plan", reviewed], ...experimental });
+    expect(violated.ok).toBe(false);
+    expect(violated.output).toMatch(/IpPolicyRuleSet::s violates plan: properties changed: .*__plan/);
+    expect(await cidrs()).toEqual(["10.5.0.0/16", "10.7.0.0/16", "192.0.2.0/24"]);
+    await api.delete(`/ip_policy_rules/${stray.id}`);
+    await stack.ok("refresh", setSpec(p, base));
+
+    // The provider's plan file, whatever the Pulumi flags: a plain up leaves the rule added since, and names it.
+    const file = { env: { ACCESSCTL_PLAN_FILE: path.join(dir, "accessctl-plan.json") } };
+    await stack.ok("preview", setSpec(p, next), file);
+    const late = (await api.post("/ip_policy_rules", { ip_policy_id: p, cidr: "10.8.0.0/16", action: "allow" })).body;
+    const held = await stack.ok("up", setSpec(p, next), { ...file, withPreview: true });
+    expect(held.output).toContain(`left 1 rule added since the last refresh (by hand or by another stack), not recorded: 10.8.0.0/16 allow (${late.id})`);
+    expect(await cidrs()).toEqual(["10.5.0.0/16", "10.8.0.0/16", "172.16.0.0/12"]);
+    // up --refresh records it: the state is no longer the one the file was made from, and nothing is written.
+    await stack.ok("preview", setSpec(p, base), file);
+    const stale = await stack.run("up", setSpec(p, base), { ...file, refresh: true, withPreview: true });
+    expect(stale.ok).toBe(false);
+    expect(stale.output).toMatch(new RegExp(`ACCESSCTL_PLAN_FILE \\(.*accessctl-plan\\.json\\) was made for an older state: the rules this stack records changed since its preview \\(\\+ 10\\.8\\.0\\.0/16 allow \\(${late.id}\\)\\); nothing was changed`));
+    expect(await cidrs()).toEqual(["10.5.0.0/16", "10.8.0.0/16", "172.16.0.0/12"]);
+  });
+});
+
 describe("IpPolicyRuleSet: pulumi is killed", () => {
   /** Starts `up`, kills the job with every process below it once the emulator has seen `after` requests, checks none is left. */
   async function killedUp(stack: ReturnType<typeof testStack>, emu: RunningEmulator, spec: Spec, after: number) {
