@@ -167,7 +167,7 @@ export function profileSource(profile: unknown): ConfigSource | undefined {
   };
   const source = { profile: name, apiUrl: pick("apiUrl"), apiKey: pick("apiKey"), maxRequestsPerMinute: pick("maxRequestsPerMinute"), fromEnv };
   holdSecret(source.apiKey);
-  if (!source.apiUrl) throw plainError(`accessctl: profile "${name}" has no API URL: set the stack config accessctl:profiles.${name}.apiUrl (pulumi config set --path) or the environment variable ${envVar("API_URL", name)}`);
+  if (!source.apiUrl) throw plainError(`accessctl: profile "${name}" has no API URL: set the stack config accessctl:profiles.${name}.apiUrl (pulumi config set --secret --path: all of accessctl:profiles is kept secret) or the environment variable ${envVar("API_URL", name)}`);
   if (!source.apiKey) throw plainError(`accessctl: profile "${name}" has no API key: set the stack config accessctl:profiles.${name}.apiKey (pulumi config set --secret --path) or the environment variable ${envVar("API_KEY", name)}`);
   return source;
 }
