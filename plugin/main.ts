@@ -3,7 +3,7 @@
 // its first line of stdout. The bundle of this file (npm run plugin) is what the plugin runs.
 import * as grpc from "@grpc/grpc-js";
 import * as provrpc from "@pulumi/pulumi/proto/provider_grpc_pb";
-import { watchEngine } from "../provider/engine";
+import { toStderr, watchEngine } from "../provider/engine";
 import { quietHostErrorLog } from "../provider/errors";
 import { setVersion } from "../provider/http/transport";
 import { nodeProblem } from "./node-version";
@@ -29,6 +29,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((e) => {
-  process.stderr.write(`pulumi-resource-accessctl: ${(e as Error).message}\n`);
+  toStderr(`pulumi-resource-accessctl: ${(e as Error).message}\n`);
   process.exit(1);
 });

@@ -26,6 +26,7 @@ import * as apiKey from "../provider/api-key";
 import { isSecretValue, SECRET_SIG, SECRET_VALUE, unwrapSecrets } from "../provider/secret-values";
 import { configProblems, configure as configureProvider, plainTextKey, profilesHoldKey } from "../provider/config";
 import { stopRequests, watchEngine } from "../provider/engine";
+import { scrub } from "../provider/http/redact";
 import * as ipPolicyRule from "../provider/ip-policy-rule";
 import * as ipPolicyRuleSet from "../provider/ip-policy-rule-set";
 import * as tlsEdgeMutualTls from "../provider/tls-edge-mutual-tls";
@@ -201,12 +202,15 @@ export function providerService(options: ServerOptions): grpc.UntypedServiceImpl
   };
 }
 
-/** A unary handler: the answer, or the error as Pulumi shows it (one line; a partial create or update keeps its object). */
+/**
+ * A unary handler: the answer, or the error as Pulumi shows it (one line; a partial create or update
+ * keeps its object), scrubbed of every credential of the process whatever made it.
+ */
 function unary<Req, Res>(handle: (req: Req) => Promise<Res>) {
   return (call: grpc.ServerUnaryCall<Req, Res>, callback: grpc.sendUnaryData<Res>) => {
     handle(call.request).then(
       (res) => callback(null, res),
-      (e: Error & { grpc?: Partial<grpc.StatusObject> }) => callback(e.grpc ?? { code: grpc.status.UNKNOWN, details: e.message }),
+      (e: Error & { grpc?: Partial<grpc.StatusObject> }) => callback(e.grpc ? { ...e.grpc, details: scrub(e.grpc.details ?? "") } : { code: grpc.status.UNKNOWN, details: scrub(String(e?.message ?? e)) }),
     );
   };
 }
@@ -223,13 +227,14 @@ function unimplemented(what: string) {
 function partial(outputs: (outs: Props) => structproto.Struct) {
   return (e: Error & { id?: string; properties?: Props; reasons?: string[] }): never => {
     if (!e.id) throw e;
-    const detail = new provproto.ErrorResourceInitFailed().setId(e.id).setProperties(outputs(e.properties ?? {})).setReasonsList(e.reasons ?? [e.message]);
+    const message = scrub(e.message);
+    const detail = new provproto.ErrorResourceInitFailed().setId(e.id).setProperties(outputs(e.properties ?? {})).setReasonsList((e.reasons ?? [e.message]).map(scrub));
     const any = new anyproto.Any();
     any.pack(detail.serializeBinary(), "pulumirpc.ErrorResourceInitFailed");
-    const status = new statusproto.Status().setCode(grpc.status.UNKNOWN).setMessage(e.message);
+    const status = new statusproto.Status().setCode(grpc.status.UNKNOWN).setMessage(message);
     status.addDetails(any);
     const metadata = new grpc.Metadata();
     metadata.add("grpc-status-details-bin", Buffer.from(status.serializeBinary()));
-    throw Object.assign(new Error(e.message), { grpc: { code: grpc.status.UNKNOWN, details: e.message, metadata } });
+    throw Object.assign(new Error(message), { grpc: { code: grpc.status.UNKNOWN, details: message, metadata } });
   };
 }

@@ -15,6 +15,7 @@ import { adoptGone, callerPrincipal, Candidate, claim, CreateAttempt, learnPrinc
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
 import { ConfigSource, profileSource } from "./config";
 import { CheckFailure, id, limitedText, listOfValues, sameJson, sameText, text } from "./validate";
+import { holdSecret } from "./http/redact";
 import { processState } from "./state";
 
 export { configure } from "./config";
@@ -120,6 +121,8 @@ export async function create(inputs: ApiKeyInputs) {
     throw (e as ApiFailure).ambiguous ? await afterLostAnswer(e as ApiFailure, inputs, (e as ApiFailure).sentAt ?? started) : e;
   }
   track.inFlight--;
+  // A token this process holds: no message shows 12 characters of it (those of its id, which it may begin with, aside).
+  holdSecret(created.token, created.id);
   track.delivered.push(created.id);
   if (!inputs.ownerId) learnPrincipal(profileSource(inputs.profile), created.owner_id); // who "the caller" is
   return { id: created.id, outs: { ...toOutputs(created, created.token ?? undefined), ...keptInputs(inputs) } };
@@ -189,6 +192,7 @@ async function patch(id: string, inputs: ApiKeyInputs, current?: ApiKeyOutputs):
 }
 
 export async function read(id: string, props: Partial<ApiKeyOutputs> = {}) {
+  holdSecret(props.token, id);
   const list = { list: API_KEYS_PATH, field: "keys", path: keyPath(id), what: `read API key ${id}`, expect: API_KEY_ANSWER, source: profileSource(props.profile) };
   const found = await readObject<ApiKeyBody>(id, list);
   if (!found) return {}; // deleted outside Pulumi: refresh drops it
@@ -200,11 +204,13 @@ export async function read(id: string, props: Partial<ApiKeyOutputs> = {}) {
 }
 
 export async function update(id: string, olds: ApiKeyOutputs, news: ApiKeyInputs) {
+  holdSecret(olds.token, id);
   const updated = await patch(id, news, olds);
   return { outs: { ...toOutputs(updated, olds.token), ...keptInputs(news) } };
 }
 
-async function remove(id: string, props: { profile?: string }): Promise<void> {
+async function remove(id: string, props: { profile?: string; token?: string }): Promise<void> {
+  holdSecret(props.token, id);
   await api("DELETE", keyPath(id), { what: `delete API key ${id}`, allow404: true, source: profileSource(props.profile) }).finally(listsChanged);
 }
 export { remove as delete };

@@ -11,6 +11,7 @@
 // holds only the name, so credentials are never inputs or state. A profile never falls back to
 // the default account's URL or key: a half-configured profile is an error, not the wrong account.
 
+import { holdSecret } from "./http/redact";
 import { unwrapSecrets } from "./secret-values";
 import { watchEngine } from "./engine";
 import { plainError, quietHostErrorLog } from "./errors";
@@ -159,10 +160,13 @@ export async function configure(req: { config: { get(key: string): unknown } }):
     try {
       raw = JSON.parse(raw);
     } catch {
-      throw new Error("accessctl:profiles must be an object: {\"staging\": {\"apiUrl\": \"…\", \"apiKey\": \"…\"}}");
+      throw plainError("accessctl:profiles must be an object: {\"staging\": {\"apiUrl\": \"…\", \"apiKey\": \"…\"}}");
     }
   }
   profilesSlot().profiles = raw && typeof raw === "object" ? (raw as Profiles) : undefined;
+  // Every key of the stack config is held as a secret of the process (http/redact.ts), used or not.
+  holdSecret(stackConfigSlot().value?.apiKey);
+  for (const profile of Object.values(profilesSlot().profiles ?? {})) holdSecret(profile?.apiKey);
 }
 
 
@@ -179,8 +183,9 @@ export function profileSource(profile: unknown): ConfigSource | undefined {
     return process.env[envVar(SETTINGS[key], name)];
   };
   const source = { profile: name, apiUrl: pick("apiUrl"), apiKey: pick("apiKey"), maxRequestsPerMinute: pick("maxRequestsPerMinute"), fromEnv };
-  if (!source.apiUrl) throw new Error(`accessctl: profile "${name}" has no API URL: set the stack config accessctl:profiles.${name}.apiUrl (pulumi config set --path) or the environment variable ${envVar("API_URL", name)}`);
-  if (!source.apiKey) throw new Error(`accessctl: profile "${name}" has no API key: set the stack config accessctl:profiles.${name}.apiKey (pulumi config set --secret --path) or the environment variable ${envVar("API_KEY", name)}`);
+  holdSecret(source.apiKey);
+  if (!source.apiUrl) throw plainError(`accessctl: profile "${name}" has no API URL: set the stack config accessctl:profiles.${name}.apiUrl (pulumi config set --secret --path: all of accessctl:profiles is kept secret) or the environment variable ${envVar("API_URL", name)}`);
+  if (!source.apiKey) throw plainError(`accessctl: profile "${name}" has no API key: set the stack config accessctl:profiles.${name}.apiKey (pulumi config set --secret --path) or the environment variable ${envVar("API_KEY", name)}`);
   return source;
 }
 
@@ -203,6 +208,8 @@ export function connection(source?: ConfigSource): Connection {
   const named = (key: Key, value: unknown) => settingName(key, !value || !!source.fromEnv?.includes(key), source.profile);
   const apiUrlSetting = named("apiUrl", source.apiUrl);
   checkApiUrl(apiUrl, apiUrlSetting);
+  holdSecret(source.apiKey); // (the key of the program process, or a profile's, reaches redaction here)
+  holdSecret(envKey);
   const other = source.apiKey && envKey && envKey !== source.apiKey ? envKey : undefined;
   const rejected = !!other && !!slot.rejected?.includes(source.apiKey!);
   return {

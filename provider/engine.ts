@@ -10,6 +10,7 @@
 //   it): once it is gone, no request starts, and the process exits.
 // - Whether the run was cancelled (the plugin's Cancel): no request is started after that.
 import * as fs from "node:fs";
+import { scrub } from "./http/redact";
 import { processState } from "./state";
 
 interface EngineState {
@@ -48,11 +49,18 @@ export interface Report {
   warning?: boolean;
 }
 
+/** Writes `text` to stderr (which Pulumi shows under the stack, and logs), scrubbed of every credential of the process. */
+export function toStderr(text: string): void {
+  process.stderr.write(scrub(text));
+}
+
 /**
  * Shows `message` under the resource `urn` (without a URN or an engine: on stderr, which Pulumi
- * shows under the stack). Never fails and never waits: a message is not worth an error.
+ * shows under the stack), scrubbed of every credential of the process. Never fails and never
+ * waits: a message is not worth an error.
  */
-export function report(urn: string | undefined, message: string, how: Report = {}): void {
+export function report(urn: string | undefined, text: string, how: Report = {}): void {
+  const message = scrub(text);
   const client = urn ? logClient() : undefined;
   if (!client) {
     if (!how.ephemeral) process.stderr.write(`${message}\n`);
@@ -159,7 +167,7 @@ function gone(state: EngineState): void {
   if (state.gone) return;
   state.gone = true;
   state.stopped = "the Pulumi engine that started this provider is gone (pulumi was killed)";
-  process.stderr.write(`accessctl: ${state.stopped}; no more requests are sent, and this provider process exits\n`);
+  toStderr(`accessctl: ${state.stopped}; no more requests are sent, and this provider process exits\n`);
   process.exit(1);
 }
 

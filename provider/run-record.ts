@@ -11,7 +11,8 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { engineAddress, engineProcess } from "./engine";
+import { engineAddress, engineProcess, toStderr } from "./engine";
+import { plainError } from "./errors";
 import { processState } from "./state";
 
 export interface RunRecord<T = string> {
@@ -69,7 +70,7 @@ function privateDir(): string | undefined {
   }
   try {
     const st = fs.lstatSync(dir);
-    if (!st.isDirectory() || (uid !== undefined && (st.uid !== uid || (st.mode & 0o077) !== 0))) return warnOnce(new Error(`${dir} is not a directory only this user can write`));
+    if (!st.isDirectory() || (uid !== undefined && (st.uid !== uid || (st.mode & 0o077) !== 0))) return warnOnce(plainError(`${dir} is not a directory only this user can write`));
   } catch (e) {
     return warnOnce(e);
   }
@@ -78,7 +79,7 @@ function privateDir(): string | undefined {
 
 function warnOnce(e: unknown): undefined {
   const state = cache();
-  if (!state.warned) process.stderr.write(`accessctl: the provider processes of this command cannot share what they recorded (${(e as Error).message}); each holds to its own\n`);
+  if (!state.warned) toStderr(`accessctl: the provider processes of this command cannot share what they recorded (${(e as Error).message}); each holds to its own\n`);
   state.warned = true;
   return undefined;
 }

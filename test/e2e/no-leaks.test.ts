@@ -9,7 +9,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { RunningEmulator, startEmulator } from "../helpers/emulator";
-import { RunResult, Spec, testStack } from "../helpers/stack";
+import { startFaultProxy } from "../helpers/fault-proxy";
+import { packedPlugin, RunResult, Spec, testStack } from "../helpers/stack";
 
 let emu: RunningEmulator;
 let dumpDir: string;
@@ -93,4 +94,72 @@ describe("at -v=11 with PULUMI_DEBUG_GRPC", () => {
     expectOnlyInPulumiDebugLines(places.output, emu.adminToken);
     for (const token of tokens) expectOnlyInPulumiDebugLines(places.output, token);
   });
+});
+
+// A gateway that echoes the key it was sent in its error answers, cut, wrapped, encoded, escaped
+// and quoted (each failed create gets the next shape): our errors, messages and -v=9 logs hold no
+// run of 12 of its characters, on either host (provider/http/redact.ts scrub). The key comes from
+// ACCESSCTL_API_KEY, so that Pulumi's own traces (which print Configure's inputs) cannot hold it.
+describe("a gateway that echoes the API key in its error answers", () => {
+  const cleanups: (() => unknown)[] = [];
+  afterAll(async () => {
+    for (const c of cleanups.reverse()) await c();
+  });
+
+  /** Every run of 12 characters of `secret` in `text`, as it stands or with whitespace, quotes and escapes taken out. */
+  function leaks(text: string, secret: string): string[] {
+    const squeezed = text.replace(/\\[nrt]/g, "").replace(/[\s"'`\\]+/g, "").toLowerCase();
+    const decoded = squeezed.replace(/%([0-9a-f]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16))).replace(/u00([0-9a-f]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
+    const found: string[] = [];
+    for (let i = 0; i + 12 <= secret.length; i++) {
+      const run = secret.slice(i, i + 12);
+      if (text.includes(run) || squeezed.includes(run.toLowerCase()) || decoded.includes(run.toLowerCase())) found.push(run);
+    }
+    return found;
+  }
+
+  for (const host of ["dynamic", "plugin"] as const) {
+    it(`${host}: no run of 12 characters of the key in the output, the -v=9 logs or the state`, async () => {
+      const proxy = await startFaultProxy(emu.url);
+      cleanups.push(() => proxy.close());
+      const key = emu.adminToken;
+      const after = key.slice(key.indexOf("_") + 1);
+      const wrap = (s: string, width: number) => s.match(new RegExp(`.{1,${width}}`, "g"))!.join("\n");
+      const shapes = [
+        `invalid key ${key.slice(0, 20)}\n${key.slice(20)}`, // split over two lines at its 20th character
+        `secret part ${after} refused`, // its part after the first _
+        `"Bearer" "${key.slice(0, 30)}" + "${key.slice(30)}"`, // quoted in pieces
+        `api_key=${[...key].map((c) => `%${c.charCodeAt(0).toString(16)}`).join("")}`, // URL-encoded
+        `seen ${[...key].map((c) => `\\u00${c.charCodeAt(0).toString(16)}`).join("")}`, // JSON-escaped
+        `<pre>\n${wrap(key, 16)}\n</pre>`, // wrapped
+        `${key.toUpperCase()}`,
+      ];
+      let n = 0;
+      const echo = () => {
+        const shape = shapes[n++ % shapes.length];
+        return n % 2 ? JSON.stringify({ error_code: "ERR_GATEWAY", msg: shape }) : shape;
+      };
+      proxy.fail({ method: "POST", path: /^\/api_keys$/, when: "before", status: 400, times: 3, answer: echo });
+      proxy.fail({ method: "POST", path: /^\/ip_policy_rules$/, when: "before", status: 500, times: 4, answer: echo });
+      const { project, home } = host === "plugin" ? packedPlugin(cleanups) : { project: inject("e2e"), home: { env: {} } };
+      const stack = testStack({ project, emulator: { ...emu, url: proxy.url }, name: `echo-${host}`, credentials: "env", env: home.env });
+      cleanups.push(() => stack.cleanup());
+      const policy = emu.fixtures.ipPolicies[1];
+      const spec: Spec = {
+        plugin: host === "plugin",
+        keys: Object.fromEntries([1, 2, 3].map((i) => [`k${i}`, { description: `echo ${i}` }])),
+        rules: Object.fromEntries([1, 2, 3, 4].map((i) => [`r${i}`, { ipPolicyId: policy, cidr: `192.0.2.${i}`, action: "allow" }])),
+      };
+      // Every create is tried, so that every shape is echoed (Pulumi starts no step after a failure otherwise).
+      const result = await stack.run("up", spec, { verbose: 9, env: { PULUMI_CONTINUE_ON_ERROR: "true" } });
+      expect(result.ok).toBe(false);
+      expect(proxy.failed.length).toBe(7); // each shape was echoed
+      expect(result.output).toMatch(/create API key: HTTP 400/);
+      expect(result.output).toMatch(/create IP policy rule 192\.0\.2\.\d(\/32)?: HTTP 500/);
+      expect(result.output).toContain("[redacted]");
+      expect(result.output.length).toBeGreaterThan(100_000); // the -v=9 logs were captured
+      expect(leaks(result.output, key)).toEqual([]);
+      expect(leaks(stack.backendText(), key)).toEqual([]);
+    });
+  }
 });

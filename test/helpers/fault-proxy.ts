@@ -29,6 +29,11 @@ export interface Fault {
    * ".000" of its second): only a failure that comes back later than that proves the creation before it.
    */
   answerDelayMs?: number;
+  /**
+   * The body answered instead of the default JSON error (a gateway that echoes the request, say):
+   * made from the request; sent as application/json when it parses as JSON, else as text/html.
+   */
+  answer?: (request: { method: string; path: string; headers: http.IncomingHttpHeaders; body: string }) => string;
 }
 
 export interface FaultProxy {
@@ -54,6 +59,15 @@ export interface FaultProxy {
   close(): Promise<void>;
 }
 
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export async function startFaultProxy(target: string): Promise<FaultProxy> {
   const faults: (Fault & { left: number })[] = [];
   const hooks: { method: string; path: RegExp; left: number; action: () => Promise<unknown> }[] = [];
@@ -74,8 +88,9 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       const refuse = () => {
         const status = fault!.status ?? 502;
         failed.push(`${req.method} ${path} ${status}`);
-        res.writeHead(status, { "content-type": "application/json" });
-        res.end(JSON.stringify({ error_code: "ERR_TEST_GATEWAY", msg: `injected ${status} (${fault!.when === "after" ? "request forwarded, answer lost" : "request not forwarded"})` }));
+        const answer = fault!.answer?.({ method: req.method!, path, headers: req.headers, body: text });
+        res.writeHead(status, { "content-type": answer === undefined || isJson(answer) ? "application/json" : "text/html" });
+        res.end(answer ?? JSON.stringify({ error_code: "ERR_TEST_GATEWAY", msg: `injected ${status} (${fault!.when === "after" ? "request forwarded, answer lost" : "request not forwarded"})` }));
       };
       if (fault?.when === "before") return refuse();
       if (fault?.delayMs) await new Promise((r) => setTimeout(r, fault.delayMs));
