@@ -24,7 +24,7 @@ import { report } from "./engine";
 import { asDeclared, changedFields, checkFields, createBody, DiffKind, Fields, liveInputs, outputsOf, updateBody } from "./fields";
 import { canonicalCidr, cidr, FIELDS as RULE_FIELDS, rulePath } from "./ip-policy-rule";
 import { limiterState } from "./limiter";
-import { listEverything, listsChanged } from "./list-reads";
+import { listsChanged, policyRulesOf } from "./list-reads";
 import { adoptExistingAllowed, claim, claimed, claimPolicy, CreateAttempt, noteSetMembers, resourceLabel, whyNotMadeBy } from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
 import { connection, profileSource } from "./config";
@@ -247,8 +247,7 @@ function outputs(inputs: { ipPolicyId: string }, rules: IpPolicyRuleSetMember[],
  */
 async function policyRules(ipPolicyId: string, profile: unknown, what: string, known: IpPolicyRuleSetMember[] = [], fresh = false): Promise<IpPolicyRuleSetMember[]> {
   const source = profileSource(profile);
-  const all = await listEverything<IpPolicyRuleBody>({ list: IP_POLICY_RULES_PATH, field: "ip_policy_rules", path: IP_POLICY_RULES_PATH, what, expect: IP_POLICY_RULE_ANSWER, source }, fresh);
-  const rules = all.filter((r) => r.ip_policy.id === ipPolicyId).map(member);
+  const rules = (await policyRulesOf(source, ipPolicyId, { fresh, what })).map(member);
   // A rule of the state missing from the list is gone only by its own believed 404 (http/trust.ts
   // believe404): a list read with another account's key is complete, and empty.
   for (const r of known) {
