@@ -159,9 +159,12 @@ function queue(limit: Limit, perWindow: number, retry: boolean, bounds: WaitLimi
     const ended = (why: WaitEnded["waitEnded"]) => Object.assign(new Error(`the wait for the rate limit ended (${why})`), { waitEnded: why });
     if (bounds.signal?.aborted) return reject(ended("stopped"));
     if (bounds.until !== undefined && Date.now() >= bounds.until) return reject(ended("time"));
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    // (each name declared before a closure uses it: Pulumi's closure serializer needs that)
+    let timer: ReturnType<typeof setTimeout> | undefined = undefined;
+    let onStop: () => void = () => {};
+    const waiter: Waiter = { retry, go: () => {} };
     const settle = () => {
-      if (timer) clearTimeout(timer);
+      clearTimeout(timer);
       bounds.signal?.removeEventListener("abort", onStop);
     };
     const leave = (why: WaitEnded["waitEnded"]) => {
@@ -172,8 +175,11 @@ function queue(limit: Limit, perWindow: number, retry: boolean, bounds: WaitLimi
       reject(ended(why));
       pump(limit, perWindow); // one waiter fewer: those behind it may go
     };
-    const onStop = () => leave("stopped");
-    const waiter: Waiter = { retry, go: (entry) => (settle(), resolve(entry)) };
+    onStop = () => leave("stopped");
+    waiter.go = (entry) => {
+      settle();
+      resolve(entry);
+    };
     if (bounds.until !== undefined) timer = setTimeout(() => leave("time"), bounds.until - Date.now());
     bounds.signal?.addEventListener("abort", onStop, { once: true });
     // Every request waits for the account's last Retry-After.

@@ -195,12 +195,14 @@ function untilEnded(walk: Walk, what: string): Promise<void> {
   const op = currentOperation();
   const signal = stopSignal();
   return new Promise<void>((resolve, reject) => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    // (each name declared before a closure uses it: Pulumi's closure serializer needs that)
+    let timer: ReturnType<typeof setTimeout> | undefined = undefined;
+    let onStop: () => void = () => {};
     const settle = () => {
-      if (timer) clearTimeout(timer);
+      clearTimeout(timer);
       signal.removeEventListener("abort", onStop);
     };
-    const onStop = () => {
+    onStop = () => {
       settle();
       reject(failure(`${what}: ${stopped() ?? "stopped"}`, {}));
     };
@@ -212,6 +214,9 @@ function untilEnded(walk: Walk, what: string): Promise<void> {
       }, Math.max(0, op.deadline - Date.now()));
     }
     signal.addEventListener("abort", onStop, { once: true });
-    walk.done.then(() => (settle(), resolve()));
+    walk.done.then(() => {
+      settle();
+      resolve();
+    });
   });
 }

@@ -12,16 +12,14 @@ export const NOT_CONNECTED_RETRIES = 2;
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", stop);
-    };
+    // (each name declared before a closure uses it: Pulumi's closure serializer needs that)
+    let timer: ReturnType<typeof setTimeout> | undefined = undefined;
     const stop = () => {
-      done();
+      clearTimeout(timer);
       reject(signal!.reason);
     };
-    const timer = setTimeout(() => {
-      done();
+    timer = setTimeout(() => {
+      signal?.removeEventListener("abort", stop);
       resolve();
     }, ms);
     signal?.addEventListener("abort", stop, { once: true });
