@@ -178,7 +178,7 @@ async function failed(call: Call, result: Extract<Attempt<unknown>, { error: Api
   const delay = call.blockFor || backoff(n, result.retryAfter);
   if (err.ambiguous || n >= call.retries) throw finish(err, n + 1, url.origin, options.unseen);
   // Give up before a wait that would pass the call's time limit.
-  if (Date.now() + delay > call.until) throw overTime(call, n + 1);
+  if (Date.now() + delay > call.until) throw overTime(call, n + 1, delay);
   count.retries++;
   if (call.blockFor) return;
   try {
@@ -189,12 +189,13 @@ async function failed(call: Call, result: Extract<Attempt<unknown>, { error: Api
 }
 
 /**
- * The call's time is up (`n` attempts made): its last failure, or "not sent"; when the operation's
- * bound is what ended it, the error says so and what to do.
+ * The call's time is up (`n` attempts made), or the wait before its next attempt (`waitMs`) would
+ * pass it: its last failure, or "not sent"; when the operation's bound is what ended it, the error
+ * says so and what to do.
  */
-function overTime(call: Call, n: number): ApiFailure {
+function overTime(call: Call, n: number, waitMs?: number): ApiFailure {
   const { options, url } = call;
-  const spent = call.bound ? `${boundText(call.bound)} is spent` : "";
+  const spent = !call.bound ? "" : waitMs === undefined ? `${boundText(call.bound)} is spent` : `the next try (in ${Math.round(waitMs / 1000)} s) would pass ${boundText(call.bound)}`;
   let err = call.lastError;
   if (err && spent) setMessage(err, `${err.message}; gave up: ${spent}`);
   if (!err) {
