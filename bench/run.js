@@ -659,6 +659,7 @@ async function measureBounds(ctx) {
       const error = result.childStderr.split("\n").find((l) => /calls? failed, first:/.test(l))?.trim();
       const state = JSON.parse(fs.readFileSync(s.stateFile("bounds"), "utf8")).checkpoint.latest;
       const set = (state.resources ?? []).find((res) => res.type.includes("IpPolicyRuleSet"));
+      if (!error) process.stderr.write(`bench: bounds: no error line found; pulumi said:\n${result.childStderr.slice(-4000)}\n`);
       return { rules: ctx.f.boundsRules, ok: result.ok, seconds, posts, refused, recorded: set ? Object.keys(set.outputs?.rules ?? {}).length : 0, error };
     } finally {
       gateway.closeAllConnections();

@@ -65,17 +65,21 @@ export function boundHint(rateLimited: boolean): string {
     `what was done is recorded: run the command again to go on, or raise ${OPERATION_BOUND_SETTING} (seconds)`;
 }
 
-const OPERATIONS = ["check", "diff", "create", "read", "update", "delete"] as const;
+type Fn = (...args: any[]) => Promise<unknown>;
 
 /**
  * The provider module with each operation bounded (what a host hands to Pulumi): the same
- * functions, each run by inOperation.
+ * functions, each run by inOperation. (Written out one by one: Pulumi's closure serializer keeps
+ * one value per captured name, so closures made in a loop would all call the same function.)
  */
 export function bounded<M extends object>(module: M): M {
+  const m = module as unknown as Partial<Record<"check" | "diff" | "create" | "read" | "update" | "delete", Fn>>;
   const out: Record<string, unknown> = { ...(module as Record<string, unknown>) };
-  for (const name of OPERATIONS) {
-    const fn = (module as Record<string, unknown>)[name];
-    if (typeof fn === "function") out[name] = (...args: unknown[]) => inOperation(() => (fn as (...a: unknown[]) => Promise<unknown>)(...args));
-  }
+  if (m.check) out.check = (a: unknown, b: unknown) => inOperation(() => m.check!(a, b));
+  if (m.diff) out.diff = (a: unknown, b: unknown, c: unknown) => inOperation(() => m.diff!(a, b, c));
+  if (m.create) out.create = (a: unknown) => inOperation(() => m.create!(a));
+  if (m.read) out.read = (a: unknown, b: unknown) => inOperation(() => m.read!(a, b));
+  if (m.update) out.update = (a: unknown, b: unknown, c: unknown) => inOperation(() => m.update!(a, b, c));
+  if (m.delete) out.delete = (a: unknown, b: unknown) => inOperation(() => m.delete!(a, b));
   return out as M;
 }

@@ -174,3 +174,15 @@ describe("a stop (the plugin's Cancel) ends every wait at once", () => {
     void RULE_FIELDS;
   });
 });
+
+describe("bounded: what a host hands to Pulumi", () => {
+  it("serialized as Pulumi serializes a dynamic provider, each operation calls its own function, inside an operation", async () => {
+    const pulumi = await import("@pulumi/pulumi");
+    const names = ["check", "diff", "create", "read", "update", "delete"];
+    const module = Object.fromEntries(names.map((n) => [n, async (...args: unknown[]) => ({ n, args, bound: operation.currentOperation()?.boundMs })]));
+    const b = operation.bounded(module);
+    const ser = await pulumi.runtime.serializeFunction(() => b, { allowSecrets: true });
+    const loaded = (await import("require-from-string")).default(ser.text).handler();
+    for (const n of names) expect(await loaded[n](1, 2, 3)).toMatchObject({ n, args: expect.arrayContaining([1]), bound: 600_000 });
+  });
+});
