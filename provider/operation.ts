@@ -67,19 +67,25 @@ export function boundHint(rateLimited: boolean): string {
 
 type Fn = (...args: any[]) => Promise<unknown>;
 
+/** One operation: `fn` on `args`, within the bound. */
+function operate(fn: Fn, args: unknown[]): Promise<unknown> {
+  return inOperation(() => fn(...args));
+}
+
 /**
  * The provider module with each operation bounded (what a host hands to Pulumi): the same
- * functions, each run by inOperation. (Written out one by one: Pulumi's closure serializer keeps
- * one value per captured name, so closures made in a loop would all call the same function.)
+ * functions, each run by inOperation. (Written out one by one, each naming what it captures at its
+ * top: Pulumi's closure serializer keeps one value per captured name, so closures made in a loop
+ * would all call the same function, and it misses a name used only in a nested closure.)
  */
 export function bounded<M extends object>(module: M): M {
   const m = module as unknown as Partial<Record<"check" | "diff" | "create" | "read" | "update" | "delete", Fn>>;
   const out: Record<string, unknown> = { ...(module as Record<string, unknown>) };
-  if (m.check) out.check = (a: unknown, b: unknown) => inOperation(() => m.check!(a, b));
-  if (m.diff) out.diff = (a: unknown, b: unknown, c: unknown) => inOperation(() => m.diff!(a, b, c));
-  if (m.create) out.create = (a: unknown) => inOperation(() => m.create!(a));
-  if (m.read) out.read = (a: unknown, b: unknown) => inOperation(() => m.read!(a, b));
-  if (m.update) out.update = (a: unknown, b: unknown, c: unknown) => inOperation(() => m.update!(a, b, c));
-  if (m.delete) out.delete = (a: unknown, b: unknown) => inOperation(() => m.delete!(a, b));
+  if (m.check) out.check = (a: unknown, b: unknown) => operate(m.check!, [a, b]);
+  if (m.diff) out.diff = (a: unknown, b: unknown, c: unknown) => operate(m.diff!, [a, b, c]);
+  if (m.create) out.create = (a: unknown) => operate(m.create!, [a]);
+  if (m.read) out.read = (a: unknown, b: unknown) => operate(m.read!, [a, b]);
+  if (m.update) out.update = (a: unknown, b: unknown, c: unknown) => operate(m.update!, [a, b, c]);
+  if (m.delete) out.delete = (a: unknown, b: unknown) => operate(m.delete!, [a, b]);
   return out as M;
 }
