@@ -73,8 +73,9 @@ function operate(fn: Fn, args: unknown[]): Promise<unknown> {
 }
 
 /**
- * The provider module with each operation bounded (what a host hands to Pulumi): the same
- * functions, each run by inOperation. (Written out one by one, each naming what it captures at its
+ * The provider module with each operation bounded (the plugin's server, in process): the same
+ * functions, each run by inOperation. The dynamic host, whose provider Pulumi serializes, gets
+ * provider/bounded/<module>.ts instead, plain modules serialized as the others are. (Written out one by one, each naming what it captures at its
  * top: Pulumi's closure serializer keeps one value per captured name, so closures made in a loop
  * would all call the same function, and it misses a name used only in a nested closure.)
  */
