@@ -29,6 +29,16 @@
 //      --plugin-rules IpPolicyRule resources and of one IpPolicyRuleSet of --plugin-set rules,
 //      unlimited; state bytes per resource; peak memory of the provider process.
 //      `npm run bench -- --only plugin` runs this section alone (bench/results-plugin.json).
+//   9. accounts of many rules (the API lists every rule of the account: a set walks it all): a set of
+//      --account-set rules (examples/office-allowlist) in accounts of --account-sizes rules (the
+//      emulator's --seed-rules, on another policy) at --rate-limit off, and of --account-limited rules
+//      at the emulator's default limit (120/60, the client's default too): up, preview --refresh,
+//      refresh, destroy (wall time, requests, GETs), the provider's peak memory; and one walk of the
+//      largest account in this process (time, heap used after). `--only accounts` (bench/results-accounts.json).
+//  10. the bound of an operation: up of a set of --bounds-rules rules through a gateway that answers
+//      every POST after the first 20 with 429 Retry-After: 60 (as test/helpers/fault-proxy.ts's
+//      `skip`/`retryAfter` fault), the client's defaults: when it ends, and its error.
+//      `--only bounds` (bench/results-bounds.json).
 // Prints a table and writes bench/results.json.
 "use strict";
 const { execFileSync } = require("node:child_process");
@@ -42,7 +52,7 @@ const { spawnJob } = require("../scripts/stack");
 const { fmt, table } = require("./table");
 
 function flags(argv) {
-  const f = { sizes: [50, 200, 500], keys: 3, latency: 20, rateRules: 300, skipRate: false, skipCheckpoints: false, refreshRules: 500, refreshKeys: 10, skipRefresh: false, skipTeam: false, teamRules: 100, perObjectUp: false, skipEmulator: false, models: ["window", "bucket"], skipSet: false, setRules: 500, setLarge: 5000, setPerRule: true, skipPlugin: false, pluginRules: 200, pluginSet: 500 };
+  const f = { sizes: [50, 200, 500], keys: 3, latency: 20, rateRules: 300, skipRate: false, skipCheckpoints: false, refreshRules: 500, refreshKeys: 10, skipRefresh: false, skipTeam: false, teamRules: 100, perObjectUp: false, skipEmulator: false, models: ["window", "bucket"], skipSet: false, setRules: 500, setLarge: 5000, setPerRule: true, skipPlugin: false, pluginRules: 200, pluginSet: 500, skipAccounts: false, accountSizes: [19000, 50000, 100000], accountLimited: 19000, accountSet: 100, skipBounds: false, boundsRules: 300 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--sizes") f.sizes = argv[++i].split(",").map(Number);
@@ -62,6 +72,10 @@ function flags(argv) {
     else if (a === "--skip-set-per-rule") f.setPerRule = false; // the set rows without the per-rule ones beside them
     else if (a === "--plugin-rules") f.pluginRules = Number(argv[++i]);
     else if (a === "--plugin-set") f.pluginSet = Number(argv[++i]);
+    else if (a === "--account-sizes") f.accountSizes = argv[++i].split(",").map(Number);
+    else if (a === "--account-limited") f.accountLimited = Number(argv[++i]); // 0: none at the default limit
+    else if (a === "--account-set") f.accountSet = Number(argv[++i]);
+    else if (a === "--bounds-rules") f.boundsRules = Number(argv[++i]);
     else if (a === "--per-object-up") f.perObjectUp = true; // per-object `up --refresh` too: about 2 GETs per object at 2/s
     else if (a === "--only") { // e.g. --only refresh,team: just those sections
       const only = argv[++i].split(",");
@@ -72,6 +86,8 @@ function flags(argv) {
       f.skipEmulator = !only.includes("emulator");
       f.skipSet = !only.includes("set");
       f.skipPlugin = !only.includes("plugin");
+      f.skipAccounts = !only.includes("accounts");
+      f.skipBounds = !only.includes("bounds");
     }
     else throw new Error(`unknown flag ${a}`);
   }
@@ -543,6 +559,120 @@ function printPlugin(r, f) {
  * (ours), the baseline provider's program, and examples/office-allowlist (set); with `plugin`, the first
  * and the last again on @accessctl/pulumi/plugin (plugin, pluginSet).
  */
+/**
+ * 9. A set of f.accountSet rules in an account that holds `size` more (seeded on another policy):
+ * up, preview --refresh, refresh, destroy, each with its requests and GETs (pages walked, and any GET
+ * of one rule), and the provider's peak memory over the four.
+ */
+async function measureAccount(ctx, size, limited) {
+  const f = ctx.f;
+  const emuArgs = [...(limited ? [] : ["--rate-limit", "off"]), "--seed-rules", String(size)];
+  return withSession(ctx, { emuArgs, project: ctx.projects.set, env: limited ? {} : UNLIMITED_CLIENT }, async (s) => {
+    const config = { ipPolicyId: { value: s.emu.fixtures.ipPolicies[0] }, allow: { value: JSON.stringify(setCidrs(f.accountSet)) } };
+    const stopWatch = watchProviderMemory();
+    const out = { size, limited, set: f.accountSet };
+    for (const [name, op, extra] of [["up", "up"], ["previewRefresh", "preview", { refresh: true }], ["refresh", "refresh"], ["destroy", "destroy"]]) {
+      const m = await s.run("accounts", op, config, extra);
+      out[name] = { seconds: m.seconds, requests: m.requests, gets: (m.byMethod["GET 2xx"] ?? 0) + (m.byMethod["GET 4xx"] ?? 0), rateLimited429: m.rateLimited429 };
+      process.stderr.write(`bench: accounts: ${size} rules${limited ? " at 120/60" : ""}: ${op}${extra ? " --refresh" : ""}: ${m.seconds.toFixed(1)} s, ${m.requests} requests\n`);
+    }
+    out.providerPeakRssMb = Math.round(stopWatch() / 1024);
+    return out;
+  });
+}
+
+/** One walk of an account of `size` rules in this process (the provider's own modules): time, requests, heap used after. */
+async function measureWalk(ctx, size) {
+  return withSession(ctx, { emuArgs: ["--rate-limit", "off", "--seed-rules", String(size)] }, async (s) => {
+    const v8 = require("node:v8");
+    const vm = require("node:vm");
+    v8.setFlagsFromString("--expose-gc");
+    const gc = vm.runInNewContext("gc");
+    const config = require(path.join(REPO, "dist/provider/config.js"));
+    const listReads = require(path.join(REPO, "dist/provider/list-reads.js"));
+    const { counters } = require(path.join(REPO, "dist/provider/http/api.js"));
+    await config.configure({ config: { get: (k) => ({ "accessctl:apiUrl": s.emu.url, "accessctl:apiKey": s.emu.adminToken, "accessctl:maxRequestsPerMinute": "1000000" })[k] } });
+    gc();
+    const heapBefore = process.memoryUsage().heapUsed;
+    const requestsBefore = counters().requests;
+    const t = process.hrtime.bigint();
+    const walked = await listReads.policyRulesOf(undefined, s.emu.fixtures.ipPolicies[0], { what: "bench walk" });
+    const seconds = Number(process.hrtime.bigint() - t) / 1e9;
+    gc();
+    const heapAfterMb = (process.memoryUsage().heapUsed - heapBefore) / 2 ** 20; // what the walk kept (the cache holds it)
+    return { size, seconds, requests: counters().requests - requestsBefore, found: walked.length, heapKeptMb: Math.round(heapAfterMb * 10) / 10, heapUsedMb: Math.round(process.memoryUsage().heapUsed / 2 ** 20) };
+  });
+}
+
+async function measureAccounts(ctx) {
+  const f = ctx.f;
+  const r = { unlimited: [], limited: undefined, walk: undefined };
+  for (const size of f.accountSizes) {
+    r.unlimited.push(await measureAccount(ctx, size, false));
+  }
+  if (f.accountSizes.length) r.walk = await measureWalk(ctx, Math.max(...f.accountSizes));
+  if (f.accountLimited) r.limited = await measureAccount(ctx, f.accountLimited, true);
+  return r;
+}
+
+function printAccounts(r, f) {
+  console.log(`\nA set of ${f.accountSet} rules (examples/office-allowlist) in an account of N other rules (emulator --seed-rules N); wall s / requests (GETs):`);
+  const cell = (m) => `${fmt(m.seconds)} / ${m.requests} (${m.gets})`;
+  table(["account", "up", "preview --refresh", "refresh", "destroy", "provider peak RSS MB"], [...r.unlimited, ...(r.limited ? [r.limited] : [])].map((a) => [
+    `${a.size} rules, ${a.limited ? "120/60 (default limit)" : "--rate-limit off"}`, cell(a.up), cell(a.previewRefresh), cell(a.refresh), cell(a.destroy), String(a.providerPeakRssMb),
+  ]));
+  if (r.walk) console.log(`One walk of ${r.walk.size} rules in one process: ${fmt(r.walk.seconds)} s, ${r.walk.requests} requests; heap kept by it ${r.walk.heapKeptMb} MB (heap used after: ${r.walk.heapUsedMb} MB)`);
+}
+
+/**
+ * 10. A gateway before the emulator that lets the first 20 POSTs through and answers every later one
+ * 429 Retry-After: 60 (never forwarded): up of a set of f.boundsRules rules with the client's defaults.
+ */
+async function measureBounds(ctx) {
+  const http = require("node:http");
+  return withSession(ctx, { emuArgs: ["--rate-limit", "off"], project: ctx.projects.set }, async (s) => {
+    let posts = 0;
+    let refused = 0;
+    const gateway = http.createServer((req, res) => {
+      const chunks = [];
+      req.on("data", (c) => chunks.push(c));
+      req.on("end", async () => {
+        if (req.method === "POST" && ++posts > 20) {
+          refused++;
+          res.writeHead(429, { "content-type": "application/json", "retry-after": "60" });
+          return res.end(JSON.stringify({ error_code: "ERR_RATE_LIMITED", msg: "too many requests" }));
+        }
+        const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !["host", "connection", "content-length"].includes(k)));
+        const upstream = await fetch(s.emu.url + req.url, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
+        const body = Buffer.from(await upstream.arrayBuffer());
+        res.writeHead(upstream.status, { "content-type": upstream.headers.get("content-type") ?? "application/json" });
+        res.end(body);
+      });
+    });
+    await new Promise((r) => gateway.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${gateway.address().port}`;
+    try {
+      const config = { ipPolicyId: { value: s.emu.fixtures.ipPolicies[0] }, allow: { value: JSON.stringify(setCidrs(ctx.f.boundsRules)) } };
+      const started = process.hrtime.bigint();
+      const result = await spawnJob(s.job("bounds", "up", config, { env: { ACCESSCTL_API_URL: url } })).done;
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const error = result.childStderr.split("\n").find((l) => /calls? failed, first:/.test(l))?.trim();
+      const state = JSON.parse(fs.readFileSync(s.stateFile("bounds"), "utf8")).checkpoint.latest;
+      const set = (state.resources ?? []).find((res) => res.type.includes("IpPolicyRuleSet"));
+      if (!error) process.stderr.write(`bench: bounds: no error line found; pulumi said:\n${result.childStderr.slice(-4000)}\n`);
+      return { rules: ctx.f.boundsRules, ok: result.ok, seconds, posts, refused, recorded: set ? Object.keys(set.outputs?.rules ?? {}).length : 0, error };
+    } finally {
+      gateway.closeAllConnections();
+      gateway.close();
+    }
+  });
+}
+
+function printBounds(b) {
+  console.log(`\nup of a set of ${b.rules} rules, every POST after the first 20 answered 429 Retry-After: 60: ${b.ok ? "succeeded (!)" : "failed"} after ${fmt(b.seconds)} s (${fmt(b.seconds / 60, 1)} min); ${b.posts} POSTs, ${b.refused} answered 429; the state records ${b.recorded} rules`);
+  console.log(`error: ${b.error ?? "(none found)"}`);
+}
+
 function makeProjects(root, plugin) {
   const tarball = packTarball(root);
   const project = (name, options) => makeProject(path.join(root, name), { name: "accessctl-bench", tarball, ...options });
@@ -572,7 +702,8 @@ async function main() {
   const ctx = { f, binDir: pulumiBinDir(), projects: makeProjects(root, !f.skipPlugin) };
   const cli = execFileSync(path.join(ctx.binDir, "pulumi"), ["version"]).toString().trim();
   const results = { date: new Date().toISOString(), machine: `${os.cpus().length} × ${os.cpus()[0].model}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}, node ${process.version}, pulumi ${cli}`, command: `npm run bench -- ${process.argv.slice(2).join(" ")}`.trim(), flags: f, engine: [], rateLimit: [], team: [] };
-  const name = f.skipCheckpoints ? "results-skip-checkpoints" : f.sizes.length > 0 ? "results" : f.skipRate && f.skipRefresh && f.skipTeam && !f.skipSet ? "results-set" : f.skipRate && f.skipRefresh && f.skipTeam && f.skipEmulator && !f.skipPlugin ? "results-plugin" : f.skipRefresh && f.skipEmulator ? "results-rate-team" : "results-refresh-team";
+  const alone = (section) => ["rate", "refresh", "team", "emulator", "set", "plugin", "accounts", "bounds"].every((k) => k === section || f[`skip${k[0].toUpperCase()}${k.slice(1)}`]) && f.sizes.length === 0;
+  const name = alone("accounts") ? "results-accounts" : alone("bounds") ? "results-bounds" : f.skipCheckpoints ? "results-skip-checkpoints" : f.sizes.length > 0 ? "results" : f.skipRate && f.skipRefresh && f.skipTeam && !f.skipSet ? "results-set" : f.skipRate && f.skipRefresh && f.skipTeam && f.skipEmulator && !f.skipPlugin ? "results-plugin" : f.skipRefresh && f.skipEmulator ? "results-rate-team" : "results-refresh-team";
   const out = path.join(REPO, `bench/${name}.json`);
   // Written after every section too: a long run that fails late keeps what it measured.
   const save = () => fs.writeFileSync(out, JSON.stringify({ ...results, totalSeconds: (Date.now() - started) / 1000 }, null, 2) + "\n");
@@ -612,6 +743,16 @@ async function main() {
       results.plugin = await measurePlugin(ctx);
       save();
     }
+    if (!f.skipAccounts) {
+      log(`a set of ${f.accountSet} rules in accounts of ${f.accountSizes.join(", ")} rules`);
+      results.accounts = await measureAccounts(ctx);
+      save();
+    }
+    if (!f.skipBounds) {
+      log(`up of a set of ${f.boundsRules} rules through a gateway that answers 429 Retry-After: 60 after 20 writes`);
+      results.bounds = await measureBounds(ctx);
+      save();
+    }
     if (!f.skipEmulator) results.emulator = await require("./emulator").run(); // prints its own tables
   } finally {
     fs.rmSync(root, { recursive: true, force: true });
@@ -625,6 +766,8 @@ async function main() {
   if (results.refresh) printRefresh(results.refresh);
   if (results.set) printSet(results.set, f);
   if (results.plugin) printPlugin(results.plugin, f);
+  if (results.accounts) printAccounts(results.accounts, f);
+  if (results.bounds) printBounds(results.bounds);
   console.log(`\ntotal ${fmt(results.totalSeconds, 0)} s; figures in ${path.relative(REPO, out)}`);
 }
 

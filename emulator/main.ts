@@ -6,7 +6,8 @@ import { createEmulator } from "./server";
 import { Store } from "./store";
 
 const USAGE = `usage: emulator [--port N] [--host H] [--public-url URL] [--data FILE] [--rate-limit N/SECONDS|off]
-                [--rate-limit-model window|bucket] [--latency MS] [--fail-rate F] [--admin-token T]`;
+                [--rate-limit-model window|bucket] [--latency MS] [--fail-rate F] [--admin-token T]
+                [--seed-rules N]`;
 
 interface Flags {
   port: number;
@@ -18,10 +19,11 @@ interface Flags {
   latencyMs: number;
   failRate: number;
   adminToken?: string;
+  seedRules: number;
 }
 
 function parseFlags(argv: string[], env: NodeJS.ProcessEnv): Flags {
-  const flags: Flags = { port: 8787, host: "127.0.0.1", rateLimit: { requests: 120, seconds: 60 }, rateLimitModel: "window", latencyMs: 0, failRate: 0 };
+  const flags: Flags = { port: 8787, host: "127.0.0.1", rateLimit: { requests: 120, seconds: 60 }, rateLimitModel: "window", latencyMs: 0, failRate: 0, seedRules: 0 };
   flags.adminToken = env.ACCESSCTL_EMULATOR_ADMIN_TOKEN || undefined;
   for (let i = 0; i < argv.length; i++) {
     const [name, inline] = argv[i].split(/=(.*)/s, 2);
@@ -44,6 +46,7 @@ function parseFlags(argv: string[], env: NodeJS.ProcessEnv): Flags {
       case "--latency": flags.latencyMs = number(0, 60_000); break;
       case "--fail-rate": flags.failRate = number(0, 1); break;
       case "--admin-token": flags.adminToken = value(); break;
+      case "--seed-rules": flags.seedRules = number(0, 1_000_000); break;
       case "--rate-limit": {
         const text = value();
         const m = /^([1-9][0-9]*)\/([1-9][0-9]*)$/.exec(text);
@@ -92,6 +95,7 @@ async function main(): Promise<void> {
   }
   const store = new Store(flags.data);
   const tokens = store.issueFixtureTokens(flags.adminToken);
+  if (flags.seedRules) store.seedRules(flags.seedRules);
   const emulator = createEmulator({
     store,
     rateLimit: flags.rateLimit && { ...flags.rateLimit, model: flags.rateLimitModel },

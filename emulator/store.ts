@@ -242,6 +242,21 @@ export class Store {
     return rule;
   }
 
+  /**
+   * `n` more rules on the main account's second IP policy (10.0.0.0/32, 10.0.0.1/32, …): an account
+   * that holds many rules, made at start (--seed-rules) rather than by n requests.
+   */
+  seedRules(n: number): void {
+    const [main] = this.accounts;
+    const policy = main.ipPolicies[main.ipPolicies.length - 1];
+    for (let i = 0, made = 0; made < n; i++) {
+      const cidr = `${10 + Math.floor(i / 16_777_216)}.${(i >>> 16) & 255}.${(i >>> 8) & 255}.${i & 255}/32`;
+      if (this.rules.byOtherKey(cidrKey(main.id, policy, cidr))) continue;
+      this.createRule(main, { ipPolicyId: policy, cidr, action: "allow", description: `seeded ${i}` });
+      made++;
+    }
+  }
+
   updateRule(rule: RuleRecord, fields: { cidr?: string } & TextFields): RuleRecord {
     if (fields.cidr !== undefined && fields.cidr !== rule.cidr) this.refuseDuplicate(this.accountOf(rule.accountId), rule.ipPolicyId, fields.cidr);
     const updated = { ...rule, ...defined(fields) };

@@ -28,6 +28,7 @@ import { configProblems, configure as configureProvider, plainTextKey, profilesH
 import { stopRequests, watchEngine } from "../provider/engine";
 import { scrub } from "../provider/http/redact";
 import * as ipPolicyRule from "../provider/ip-policy-rule";
+import { bounded, inOperation } from "../provider/operation";
 import * as ipPolicyRuleSet from "../provider/ip-policy-rule-set";
 import * as tlsEdgeMutualTls from "../provider/tls-edge-mutual-tls";
 
@@ -43,17 +44,18 @@ interface ProviderModule {
   delete(id: string, props: Props): Promise<void>;
 }
 
+/** Each operation bounded in time (provider/operation.ts). */
 export const RESOURCES: Record<string, ProviderModule> = {
-  "accessctl:index:ApiKey": apiKey as unknown as ProviderModule,
-  "accessctl:index:IpPolicyRule": ipPolicyRule as unknown as ProviderModule,
-  "accessctl:index:IpPolicyRuleSet": ipPolicyRuleSet as unknown as ProviderModule,
-  "accessctl:index:TlsEdgeMutualTls": tlsEdgeMutualTls as unknown as ProviderModule,
+  "accessctl:index:ApiKey": bounded(apiKey as unknown as ProviderModule),
+  "accessctl:index:IpPolicyRule": bounded(ipPolicyRule as unknown as ProviderModule),
+  "accessctl:index:IpPolicyRuleSet": bounded(ipPolicyRuleSet as unknown as ProviderModule),
+  "accessctl:index:TlsEdgeMutualTls": bounded(tlsEdgeMutualTls as unknown as ProviderModule),
 };
 
 /** The functions, by token: each returns the list its result holds (under the one property the schema names). */
 export const FUNCTIONS: Record<string, (args: Props) => Promise<unknown>> = {
-  "accessctl:index:listIpPolicyRules": (args) => ipPolicyRule.listIpPolicyRules(args),
-  "accessctl:index:listApiKeys": () => apiKey.listApiKeys(),
+  "accessctl:index:listIpPolicyRules": (args) => inOperation(() => ipPolicyRule.listIpPolicyRules(args)),
+  "accessctl:index:listApiKeys": () => inOperation(() => apiKey.listApiKeys()),
 };
 
 

@@ -25,6 +25,8 @@ interface EngineState {
   stopped?: string;
   /** The `pulumi` command the engine runs (see engineCommand), once read (null: not to be had). */
   command?: string | null;
+  /** Aborted when requests stop (stopRequests, or the engine gone): every wait of the process wakes and fails. */
+  stop?: AbortController;
 }
 
 function engine(): EngineState {
@@ -96,9 +98,23 @@ export function stopped(): string | undefined {
   return state.stopped;
 }
 
-/** The run was cancelled (Ctrl-C, the plugin's Cancel): start no more requests. */
+/** The run was cancelled (Ctrl-C, the plugin's Cancel): start no more requests, and end every wait now. */
 export function stopRequests(reason: string): void {
-  engine().stopped ??= reason;
+  const state = engine();
+  state.stopped ??= reason;
+  stopper().abort(state.stopped);
+}
+
+function stopper(): AbortController {
+  return (engine().stop ??= new AbortController());
+}
+
+/**
+ * Aborted once requests stop: a wait (the rate limiter's queue, a backoff, a walk of a list in
+ * flight) listens to it and fails at once with `stopped()` as its reason.
+ */
+export function stopSignal(): AbortSignal {
+  return stopper().signal;
 }
 
 /** A process's state, parent and start time (Linux /proc), or undefined when it is gone or cannot be read. */
@@ -167,6 +183,7 @@ function gone(state: EngineState): void {
   if (state.gone) return;
   state.gone = true;
   state.stopped = "the Pulumi engine that started this provider is gone (pulumi was killed)";
+  stopper().abort(state.stopped);
   toStderr(`accessctl: ${state.stopped}; no more requests are sent, and this provider process exits\n`);
   process.exit(1);
 }

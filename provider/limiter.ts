@@ -13,6 +13,7 @@
 // sets it again), so a pipeline left alone is soon at full pace. Retries are held only to N.
 import { createHash } from "node:crypto";
 import { processState } from "./state";
+import { plainError } from "./errors";
 
 interface Entry {
   end: number; // when the answer came back; Infinity while in flight
@@ -103,51 +104,101 @@ function pump(limit: Limit, perWindow: number): void {
 /** What the caller reports when the answer is in: its HTTP status (undefined: no answer). */
 export type SlotDone = (status?: number) => void;
 
+/** How long a request may wait for its slot: until a time, and no longer than requests are allowed (../engine stopSignal). */
+export interface WaitLimit {
+  until?: number;
+  signal?: AbortSignal;
+}
+
+/** The error a wait ends with when its time is up ("time") or requests stopped ("stopped"): it left the queue. */
+export interface WaitEnded extends Error {
+  waitEnded: "time" | "stopped";
+}
+
 /**
  * Waits for a slot of the account's rate limit, and returns the function to call with the answer.
  * `retryAfterMs` > 0: the retry of a request just answered 429 with that Retry-After: it waits that
- * long, and so does every other request of this process to the account.
+ * long, and so does every other request of this process to the account. A wait that reaches
+ * `limit.until`, or whose signal aborts, leaves the queue and rejects with a WaitEnded.
  */
-export async function takeRateSlot(conn: { apiUrl: string; apiKey: string; maxRequestsPerMinute: number }, retryAfterMs = 0): Promise<SlotDone> {
+export async function takeRateSlot(conn: { apiUrl: string; apiKey: string; maxRequestsPerMinute: number }, retryAfterMs = 0, limit: WaitLimit = {}): Promise<SlotDone> {
   const perWindow = conn.maxRequestsPerMinute;
-  const all = limiters();
-  const key = accountOf(conn);
-  const now = Date.now();
-  const limit = (all.accounts[key] ??= { log: [], waiters: [], learnedAt: 0, blockedUntil: 0, timerAt: 0, rateLimited: 0 });
-  if (retryAfterMs > 0) {
-    // What the service granted this process in the last window: its share while others are about.
-    limit.log = limit.log.filter((e) => e.end + all.windowMs > now);
-    // (At the turn of a window it can be low for a moment: the share held so far stands.)
-    const accepted = limit.log.filter((e) => e.end !== Infinity).length;
-    const held = limit.share !== undefined && now < limit.learnedAt + all.windowMs;
-    limit.share = Math.max(1, accepted, held ? limit.share! : 0);
-    limit.learnedAt = now;
-    limit.blockedUntil = Math.max(limit.blockedUntil, now + retryAfterMs);
-    limit.rateLimited++;
-  }
-  const entry = await new Promise<Entry>((go) => {
-    // Retries first: they waited their turn already. Every request waits for the account's last Retry-After.
-    if (retryAfterMs > 0) limit.waiters.unshift({ retry: true, go });
-    else limit.waiters.push({ retry: false, go });
-    pump(limit, perWindow);
-  });
+  const account = (limiters().accounts[accountOf(conn)] ??= { log: [], waiters: [], learnedAt: 0, blockedUntil: 0, timerAt: 0, rateLimited: 0 });
+  if (retryAfterMs > 0) learn429(account, retryAfterMs);
+  const entry = await queue(account, perWindow, retryAfterMs > 0, limit);
   let reported = false;
   return (status) => {
     if (reported) return;
     reported = true;
     entry.end = Date.now();
-    if (status !== 429) return pump(limit, perWindow);
+    if (status !== 429) return pump(account, perWindow);
     // Not counted by the service: its slot is free again, for the retry (which api() asks for at
     // once, with the Retry-After) rather than for a new request.
-    limit.log = limit.log.filter((e) => e !== entry);
-    setTimeout(() => pump(limit, perWindow), 0);
+    account.log = account.log.filter((e) => e !== entry);
+    setTimeout(() => pump(account, perWindow), 0);
   };
+}
+
+/** A 429 with this Retry-After: the share the service granted this process, and the wait of every request. */
+function learn429(limit: Limit, retryAfterMs: number): void {
+  const { windowMs } = limiters();
+  const now = Date.now();
+  // What the service granted this process in the last window: its share while others are about.
+  limit.log = limit.log.filter((e) => e.end + windowMs > now);
+  // (At the turn of a window it can be low for a moment: the share held so far stands.)
+  const accepted = limit.log.filter((e) => e.end !== Infinity).length;
+  const held = limit.share !== undefined && now < limit.learnedAt + windowMs;
+  limit.share = Math.max(1, accepted, held ? limit.share! : 0);
+  limit.learnedAt = now;
+  limit.blockedUntil = Math.max(limit.blockedUntil, now + retryAfterMs);
+  limit.rateLimited++;
+}
+
+/** Joins the queue (a retry at its head: it waited its turn already) until let out, or until the wait ends. */
+function queue(limit: Limit, perWindow: number, retry: boolean, bounds: WaitLimit): Promise<Entry> {
+  return new Promise<Entry>((resolve, reject) => {
+    const ended = (why: WaitEnded["waitEnded"]) => plainError(`the wait for the rate limit ended (${why})`, { waitEnded: why });
+    if (bounds.signal?.aborted) return reject(ended("stopped"));
+    if (bounds.until !== undefined && Date.now() >= bounds.until) return reject(ended("time"));
+    // (each name declared before a closure uses it: Pulumi's closure serializer needs that)
+    let timer: ReturnType<typeof setTimeout> | undefined = undefined;
+    let onStop: () => void = () => {};
+    const waiter: Waiter = { retry, go: () => {} };
+    const settle = () => {
+      clearTimeout(timer);
+      bounds.signal?.removeEventListener("abort", onStop);
+    };
+    const leave = (why: WaitEnded["waitEnded"]) => {
+      const i = limit.waiters.indexOf(waiter);
+      if (i < 0) return; // already let out
+      limit.waiters.splice(i, 1);
+      settle();
+      reject(ended(why));
+      pump(limit, perWindow); // one waiter fewer: those behind it may go
+    };
+    onStop = () => leave("stopped");
+    waiter.go = (entry) => {
+      settle();
+      resolve(entry);
+    };
+    if (bounds.until !== undefined) timer = setTimeout(() => leave("time"), bounds.until - Date.now());
+    bounds.signal?.addEventListener("abort", onStop, { once: true });
+    // Every request waits for the account's last Retry-After.
+    if (retry) limit.waiters.unshift(waiter);
+    else limit.waiters.push(waiter);
+    pump(limit, perWindow);
+  });
 }
 
 /** The limiter's view of an account, for tests and benchmarks. */
 export function limiterState(conn: { apiUrl: string; apiKey: string }): { inWindow: number; waiting: number; share?: number; rateLimited: number; blocked: boolean } | undefined {
   const limit = limiters().accounts[accountOf(conn)];
   return limit && { inWindow: limit.log.length, waiting: limit.waiters.length, share: limit.share, rateLimited: limit.rateLimited, blocked: limit.blockedUntil > Date.now() };
+}
+
+/** The window the limiter counts in (ms). */
+export function rateWindowMs(): number {
+  return limiters().windowMs;
 }
 
 /** The window the limiter counts in (60 s, as the service does); tests run the same limits faster. */

@@ -1,56 +1,80 @@
-// `read` answered from the list endpoints. A refresh reads every object of a stack at once; one GET
-// each costs N requests of the account's budget, a walk of the list ⌈N/100⌉. The reads of one
-// provider process that arrive together share one walk: an object found there is answered from it;
-// one missing from it is confirmed with its own GET before it is reported gone (the list may be
-// older than a create of this run, or cut short), and that GET's 404 is believed only as
-// http/trust.ts believe404 allows (the API's answer, to a key of the account that holds the stack).
-// A walk serves the reads of one burst: it is used for at most MAX_AGE_MS after it started, and
-// never after a write of this process.
+// Reads answered from the list endpoints, from one walk of a list per account that every reader of
+// the process shares. A refresh reads every object of a stack at once; one GET each costs N
+// requests of the account's budget, a walk of the list ⌈N/100⌉. And the API lists every rule of
+// the account (no filter by policy): a set's rules are found by walking the whole account, so the
+// sets and single rules of one command share one walk rather than walk it each.
+// - readObject: an object found in the walk is answered from it; one missing from it is confirmed
+//   with its own GET before it is reported gone (the list may be older than a create of this run,
+//   or cut short), and that GET's 404 is believed only as http/trust.ts believe404 allows.
+// - policyRulesOf: the rules of one IP policy, from a walk that reached the last page, or an error.
+// Which walk serves: one in flight or started within MAX_AGE_MS, and with no write of this process
+// since it started; with `fresh` (what a write is checked against), one that started after the
+// operation asking began, and with no write since. Askers share the walk in flight.
+// What a walk keeps: the objects its askers asked for (by id, or by policy) when their page was
+// read; of every other object, only its id and policy (100,000 rules: a few MB). An object asked
+// for after its page went by costs a GET. Limits of a walk: http/pages.ts walkLimits.
 // ACCESSCTL_READ_MODE=get reads each object with its own GET (for comparison, or as a way out).
+import { IP_POLICY_RULE_ANSWER, IP_POLICY_RULES_PATH, IpPolicyRuleBody } from "../contract/ip-policy-rule";
 import { api } from "./http/api";
+import { ApiFailure, failure } from "./http/failures";
 import { listPages } from "./http/pages";
 import { checkAnswer, RequestOptions } from "./http/transport";
 import { proveKey, underWay } from "./http/trust";
 import { ConfigSource, connection } from "./config";
+import { stopped, stopSignal } from "./engine";
 import { accountOf } from "./limiter";
+import { boundHint, boundText, currentOperation, inOperation } from "./operation";
 import { processState } from "./state";
 
-const MAX_PAGES = 200; // 20,000 objects at the service's 100 a page; past that, GETs
 // A refresh issues its reads in one burst; a read that comes later than this after the walk began
-// gets a fresh walk, however often reads come.
+// (and after it ended) gets a fresh walk, however often reads come.
 const MAX_AGE_MS = 10_000;
 
-interface Found {
-  /** id → object as listed (possibly a partial walk: what it misses gets a GET). */
-  items: Record<string, unknown>;
-  /**
-   * By item id: the fallback key its page was read with (http/transport.ts ApiResponse.fallbackKey), if any.
-   * Per page, not per walk: a key refused in the middle of a walk leaves pages read with each key.
-   */
-  keyOf: Record<string, string | undefined>;
-  /** The walk reached the last page. */
-  complete?: boolean;
-}
+/** What one asker wants kept of a walk: an object by id, or every object of a group (a policy's rules). */
+type Interest = { id: string } | { group: string };
 
 interface Walk {
   generation: number;
   started: number;
-  /** undefined when the walk failed (then every read does its GET). */
-  found: Promise<Found | undefined>;
+  what: string;
+  /** Ids and groups asked for: their objects are kept from the next page on. */
+  wantIds: Record<string, true>;
+  wantGroups: Record<string, true>;
+  /** id → object, for the objects asked for (ids come from the server: no prototype). */
+  kept: Record<string, unknown>;
+  /** id → the fallback key its page was read with (http/transport.ts ApiResponse.fallbackKey), for kept objects. */
+  keyOf: Record<string, string | undefined>;
+  /** id → group, for every object read but not kept (nobody had asked for it yet, or it lacked a field). */
+  passed: Record<string, string>;
+  pages: number;
+  /** Resolves when the walk ends, however it ends. */
+  done: Promise<void>;
+  finished?: boolean;
+  /** The walk reached the last page. */
+  complete?: boolean;
+  /** Why it ended early: `partial` (a page cap, its time) or another failure. */
+  error?: ApiFailure;
 }
 
 interface Cache {
   generation: number; // bumped by every write of this process
   walks: Record<string, Walk>;
+  /** Walks started, by list: tests and benchmarks read it. */
+  started: Record<string, number>;
 }
 
 function cache(): Cache {
-  return processState<Cache>("list-reads", () => ({ generation: 0, walks: {} }));
+  return processState<Cache>("list-reads", () => ({ generation: 0, walks: {}, started: {} }));
 }
 
-/** Called after every create, update or delete: cached walks no longer tell the truth. */
+/** Called after every create, update or delete: walks started before it no longer tell the truth. */
 export function listsChanged(): void {
   cache().generation++;
+}
+
+/** Walks started in this process, by list path (tests and benchmarks). */
+export function walksStarted(): Record<string, number> {
+  return { ...cache().started };
 }
 
 export interface ListRead {
@@ -62,17 +86,25 @@ export interface ListRead {
   what: string;
   expect: NonNullable<RequestOptions["expect"]>;
   source?: ConfigSource;
-  /** The walk's time budget (http/pages.ts WALK_BUDGET_MS); tests set less. */
+  /** The walk's time budget (http/pages.ts walkLimits); tests set less. */
   walkBudgetMs?: number;
+}
+
+/** The group an object of a list belongs to: a rule's policy; "" for lists without groups. */
+function groupOf(list: string, item: unknown): string {
+  if (list !== IP_POLICY_RULES_PATH) return "";
+  const policy = (item as { ip_policy?: { id?: unknown } } | null)?.ip_policy?.id;
+  return typeof policy === "string" ? policy : "";
 }
 
 /** The object with this id, or undefined when it is gone (a believed 404 to its own GET). */
 export async function readObject<T>(id: string, r: ListRead): Promise<T | undefined> {
   if (process.env.ACCESSCTL_READ_MODE !== "get") {
-    const found = await underWay(() => walk(r)); // a read under way until its walk is done: see http/trust.ts believe404
-    const listed = found?.items[id];
+    const walk = await underWay(() => sharedWalk(r, { id }, false)); // a read under way until its walk is done: see http/trust.ts believe404
+    // A walk that failed (not merely stopped early) is not taken at its word: every read does its GET.
+    const listed = walk.error && !walk.error.partial ? undefined : walk.kept[id];
     if (listed !== undefined) {
-      proveKey(found!.keyOf[id]); // the key listed an object this stack holds: it is of that account
+      proveKey(walk.keyOf[id]); // the key listed an object this stack holds: it is of that account
       return listed as T;
     }
   }
@@ -80,61 +112,111 @@ export async function readObject<T>(id: string, r: ListRead): Promise<T | undefi
   return res.status === 404 ? undefined : res.body;
 }
 
-function walk(r: ListRead): Promise<Found | undefined> {
+/**
+ * The rules of one IP policy (their bodies), from the walk of the account's rules shared by every
+ * reader of the process. `fresh`: from a walk that started after the calling operation began and
+ * after this process's last write (what a write is planned and checked against). Throws unless the
+ * walk reached the last page: a missing page is never taken for missing rules.
+ */
+export async function policyRulesOf(source: ConfigSource | undefined, ipPolicyId: string, options: { fresh?: boolean; what: string }): Promise<IpPolicyRuleBody[]> {
+  const r: ListRead = { list: IP_POLICY_RULES_PATH, field: "ip_policy_rules", path: IP_POLICY_RULES_PATH, what: options.what, expect: IP_POLICY_RULE_ANSWER, source };
+  const walk = await sharedWalk(r, { group: ipPolicyId }, !!options.fresh);
+  if (!walk.complete) {
+    const cause = walk.error ?? failure("the walk of the list ended without an answer", {});
+    throw failure(`${options.what}: ${cause.message}`, { status: cause.status, errorCode: cause.errorCode, partial: cause.partial });
+  }
+  const rules: IpPolicyRuleBody[] = [];
+  for (const item of Object.values(walk.kept)) {
+    if (groupOf(r.list, item) === ipPolicyId) rules.push(item as IpPolicyRuleBody);
+  }
+  // Read before anyone asked for this policy (or without a field): each its own GET.
+  for (const [id, group] of Object.entries(walk.passed)) {
+    if (group !== ipPolicyId && group !== "") continue;
+    const res = await api<IpPolicyRuleBody>("GET", `${IP_POLICY_RULES_PATH}/${encodeURIComponent(id)}`, { what: `${options.what}: read IP policy rule ${id}`, allow404: true, expect: IP_POLICY_RULE_ANSWER, source });
+    if (res.status !== 404 && res.body.ip_policy.id === ipPolicyId) rules.push(res.body);
+  }
+  return rules;
+}
+
+/** The walk that serves this asker (joined, or started), once it has ended; the asker's interest is kept from the next page on. */
+async function sharedWalk(r: ListRead, interest: Interest, fresh: boolean): Promise<Walk> {
   const state = cache();
   const key = `${accountOf(connection(r.source))} ${r.list}`;
-  const cached = state.walks[key];
-  if (cached && cached.generation === state.generation && Date.now() - cached.started < MAX_AGE_MS) return cached.found;
-  const walk: Walk = { generation: state.generation, started: Date.now(), found: listed(r) };
-  state.walks[key] = walk;
-  return walk.found;
-}
-
-/** The walk: up to MAX_PAGES pages. Items without the fields a read needs are left out (their GET tells). */
-async function listed(r: ListRead): Promise<Found | undefined> {
-  const found: Found = { items: {}, keyOf: {} };
-  try {
-    for await (const page of listPages<Record<string, unknown>>(r.list, r.field, `list for ${r.what}`, r.source, { maxPages: MAX_PAGES, budgetMs: r.walkBudgetMs, unseen: true })) {
-      for (const item of page.items) {
-        try {
-          checkAnswer(item, r.expect, r.what);
-        } catch {
-          continue;
-        }
-        found.items[(item as { id: string }).id] = item;
-        found.keyOf[(item as { id: string }).id] = page.fallbackKey;
-      }
-    }
-    found.complete = true;
-  } catch (e) {
-    // A walk stopped early still tells what it saw; a failed one costs GETs, never a failed read
-    // (and nothing is concluded from it: a missing object's GET must answer 404 for it).
-    if (!(e as { partial?: boolean }).partial) return undefined;
+  const now = Date.now();
+  let walk = state.walks[key];
+  const since = fresh ? (currentOperation()?.started ?? now) : now - MAX_AGE_MS;
+  // A failed walk (not merely stopped early) still serves reads (they make their GETs), not a fresh listing.
+  const failed = walk?.finished && walk.error && !walk.error.partial;
+  const usable = walk && walk.generation === state.generation && (fresh ? walk.started >= since && !failed : walk.started >= since || !walk.finished);
+  if (!usable) {
+    walk = startWalk(r, state.generation);
+    state.walks[key] = walk;
+    state.started[r.list] = (state.started[r.list] ?? 0) + 1;
   }
-  return found;
+  if ("id" in interest) walk!.wantIds[interest.id] = true;
+  else walk!.wantGroups[interest.group] = true;
+  await untilEnded(walk!, r.what);
+  return walk!;
 }
 
-/**
- * Every object of the list, from the same shared walk as readObject (so a refresh of a rule set and
- * of single rules costs one walk). Throws unless the walk reached the last page: an authoritative
- * reader (IpPolicyRuleSet) must never take a missing page for missing objects.
- */
-export async function listEverything<T>(r: ListRead, fresh = false): Promise<T[]> {
-  const found = fresh ? undefined : await walk(r);
-  if (found?.complete) return Object.values(found.items) as T[];
-  // Fresh (what a write is checked against: the list as it is now, not a walk up to MAX_AGE_MS old),
-  // or the shared walk failed or stopped early and keeps no error: walk on our own, so that a
-  // failure is thrown with its cause (listPages throws rather than stop short).
-  const items: T[] = [];
-  for await (const page of listPages<T>(r.list, r.field, `list for ${r.what}`, r.source, { maxPages: MAX_PAGES, budgetMs: r.walkBudgetMs })) {
+/** A walk of its own time (not its first asker's operation, which may end first): see http/pages.ts walkLimits. */
+function startWalk(r: ListRead, generation: number): Walk {
+  const walk: Walk = { generation, started: Date.now(), what: `list ${r.field === "keys" ? "API keys" : "IP policy rules"}`, wantIds: {}, wantGroups: {}, kept: {}, keyOf: {}, passed: {}, pages: 0, done: Promise.resolve() };
+  walk.done = inOperation(() => pagesOf(walk, r), r.walkBudgetMs).then(
+    () => void (walk.complete = true),
+    (e) => void (walk.error = e as ApiFailure),
+  ).finally(() => void (walk.finished = true));
+  return walk;
+}
+
+async function pagesOf(walk: Walk, r: ListRead): Promise<void> {
+  for await (const page of listPages<Record<string, unknown>>(r.list, r.field, walk.what, r.source, { budgetMs: r.walkBudgetMs, unseen: true })) {
+    walk.pages++;
     for (const item of page.items) {
+      const id = (item as { id?: unknown } | null)?.id;
+      if (typeof id !== "string") continue;
+      const group = groupOf(r.list, item);
+      let whole = true;
       try {
         checkAnswer(item, r.expect, r.what);
       } catch {
-        continue;
+        whole = false; // its GET tells
       }
-      items.push(item);
+      if (whole && (walk.wantIds[id] || (group && walk.wantGroups[group]))) {
+        walk.kept[id] = item;
+        walk.keyOf[id] = page.fallbackKey;
+      } else walk.passed[id] = group;
     }
   }
-  return items;
+}
+
+/** Waits for the walk to end, but no longer than the asker's operation may go on, nor once requests stop. */
+function untilEnded(walk: Walk, what: string): Promise<void> {
+  const op = currentOperation();
+  const signal = stopSignal();
+  return new Promise<void>((resolve, reject) => {
+    // (each name declared before a closure uses it: Pulumi's closure serializer needs that)
+    let timer: ReturnType<typeof setTimeout> | undefined = undefined;
+    let onStop: () => void = () => {};
+    const settle = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", onStop);
+    };
+    onStop = () => {
+      settle();
+      reject(failure(`${what}: ${stopped() ?? "stopped"}`, {}));
+    };
+    if (signal.aborted) return onStop();
+    if (op) {
+      timer = setTimeout(() => {
+        settle();
+        reject(failure(`${what}: gave up waiting for the list (${walk.pages} pages read): ${boundText(op)} is spent; ${boundHint(false)}`, {}));
+      }, Math.max(0, op.deadline - Date.now()));
+    }
+    signal.addEventListener("abort", onStop, { once: true });
+    walk.done.then(() => {
+      settle();
+      resolve();
+    });
+  });
 }

@@ -1,5 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as provider from "../provider/api-key";
+import * as operations from "../provider/bounded/api-key";
+import { inOperation } from "../provider/operation";
 import { ProviderOf, ResourceArgs } from "./args";
 import { checkResource, programConfig } from "./connection";
 
@@ -44,7 +46,7 @@ export class ApiKey extends pulumi.dynamic.Resource {
   constructor(name: string, args: ApiKeyArgs = {}, opts: pulumi.CustomResourceOptions = {}) {
     checkResource("ApiKey", name, opts, `declare adoptId: ${JSON.stringify(opts.import)} to take the key over`);
     const outputs = { ownerId: undefined, uri: undefined, createdAt: undefined, token: undefined, description: undefined, metadata: undefined, adoptId: undefined, triggers: undefined, profile: undefined };
-    super(provider satisfies ProviderOf<provider.ApiKeyInputs, provider.ApiKeyOutputs>, name, { ...outputs, ...args }, pulumi.mergeOptions(opts, { additionalSecretOutputs: ["token"] }), "accessctl", "ApiKey");
+    super(operations satisfies ProviderOf<provider.ApiKeyInputs, provider.ApiKeyOutputs>, name, { ...outputs, ...args }, pulumi.mergeOptions(opts, { additionalSecretOutputs: ["token"] }), "accessctl", "ApiKey");
   }
 }
 
@@ -63,5 +65,5 @@ export function listApiKeysOutput(): pulumi.Output<ApiKeyInfo[]> {
  * export const keyCount = accessctl.listApiKeysOutput().apply((keys) => keys.length);
  */
 export async function listApiKeys(): Promise<ApiKeyInfo[]> {
-  return provider.listApiKeys(programConfig());
+  return inOperation(() => provider.listApiKeys(programConfig()));
 }

@@ -1,5 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as provider from "../provider/ip-policy-rule-set";
+import * as operations from "../provider/bounded/ip-policy-rule-set";
 import { ProviderOf, ResourceArgs } from "./args";
 import { checkResource, checkRulesIgnored } from "./connection";
 
@@ -50,6 +51,6 @@ export class IpPolicyRuleSet extends pulumi.dynamic.Resource {
     // Pulumi's diff of a map prints every entry, changed or not (300 lines for one rule added by hand):
     // the provider's plan, shown under the resource, names each changed rule instead.
     const hidden = pulumi.mergeOptions(opts, { hideDiffs: ["rules"] });
-    super(provider satisfies ProviderOf<provider.IpPolicyRuleSetInputs, provider.IpPolicyRuleSetOutputs, provider.CheckedRuleSetInputs>, name, { ...outputs, ...args, __urn, __secrets }, hidden, "accessctl", TYPE);
+    super(operations satisfies ProviderOf<provider.IpPolicyRuleSetInputs, provider.IpPolicyRuleSetOutputs, provider.CheckedRuleSetInputs>, name, { ...outputs, ...args, __urn, __secrets }, hidden, "accessctl", TYPE);
   }
 }

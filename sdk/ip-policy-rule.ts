@@ -2,6 +2,8 @@ import * as pulumi from "@pulumi/pulumi";
 import * as provider from "../provider/ip-policy-rule";
 import { RuleAction } from "../contract/ip-policy-rule";
 import { Reference } from "../provider/fields";
+import * as operations from "../provider/bounded/ip-policy-rule";
+import { inOperation } from "../provider/operation";
 import { ProviderOf, ResourceArgs } from "./args";
 import { checkResource, programConfig } from "./connection";
 
@@ -48,7 +50,7 @@ export class IpPolicyRule extends pulumi.dynamic.Resource {
     checkResource("IpPolicyRule", name, opts, `declare adoptId: ${JSON.stringify(opts?.import)} (with the rule's policy and action) to take the rule over`);
     // Every output named, so that a lookup by id (get) resolves them all.
     const outputs = { ipPolicyId: undefined, cidr: undefined, action: undefined, ipPolicy: undefined, uri: undefined, createdAt: undefined, description: undefined, metadata: undefined, adoptId: undefined, profile: undefined };
-    super(provider satisfies ProviderOf<provider.IpPolicyRuleInputs, provider.IpPolicyRuleOutputs>, name, { ...outputs, ...args }, opts, "accessctl", "IpPolicyRule");
+    super(operations satisfies ProviderOf<provider.IpPolicyRuleInputs, provider.IpPolicyRuleOutputs>, name, { ...outputs, ...args }, opts, "accessctl", "IpPolicyRule");
   }
 }
 
@@ -67,5 +69,5 @@ export function listIpPolicyRulesOutput(filter: { ipPolicyId?: pulumi.Input<stri
  * export const ruleCount = accessctl.listIpPolicyRulesOutput({ ipPolicyId: "ipp_…" }).apply((rules) => rules.length);
  */
 export async function listIpPolicyRules(filter: provider.IpPolicyRuleFilter = {}): Promise<IpPolicyRuleInfo[]> {
-  return provider.listIpPolicyRules(filter, programConfig());
+  return inOperation(() => provider.listIpPolicyRules(filter, programConfig()));
 }

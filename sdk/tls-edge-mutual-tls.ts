@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as provider from "../provider/tls-edge-mutual-tls";
 import { Reference } from "../provider/fields";
+import * as operations from "../provider/bounded/tls-edge-mutual-tls";
 import { ProviderOf, ResourceArgs } from "./args";
 import { checkResource } from "./connection";
 
@@ -38,6 +39,6 @@ export class TlsEdgeMutualTls extends pulumi.dynamic.Resource {
     checkResource("TlsEdgeMutualTls", name, opts, "declare the edge (edgeId) instead: creating the resource takes its module over as a whole");
     // Every output named, so that a lookup by id (get) resolves them all.
     const outputs = { edgeId: undefined, certificateAuthorityIds: undefined, certificateAuthorities: undefined, enabled: undefined, profile: undefined };
-    super(provider satisfies ProviderOf<provider.TlsEdgeMutualTlsInputs, provider.TlsEdgeMutualTlsOutputs>, name, { ...outputs, ...args }, opts, "accessctl", "TlsEdgeMutualTls");
+    super(operations satisfies ProviderOf<provider.TlsEdgeMutualTlsInputs, provider.TlsEdgeMutualTlsOutputs>, name, { ...outputs, ...args }, opts, "accessctl", "TlsEdgeMutualTls");
   }
 }

@@ -1,16 +1,19 @@
-// One API operation: the contract's headers, retries with backoff that never repeat a create the
-// server may have acted on, the time budget, the rate limiter (../limiter), and the one switch to
-// ACCESSCTL_API_KEY after the config key is refused (../config says where keys come from).
+// One API call: the contract's headers, retries with backoff that never repeat a create the server
+// may have acted on, the time limit (the call's budget from its start, time queued in the rate
+// limiter included, and the bound of the provider operation it is part of: ../operation), the rate
+// limiter (../limiter), and the one switch to ACCESSCTL_API_KEY after the config key is refused
+// (../config says where keys come from).
 import { SERVICE_VERSION } from "../../contract/common";
 import { authHint, Connection, connection, refuseConfigKey, unprovenFallback, urlHint } from "../config";
 import { setMessage } from "../errors";
-import { stopped } from "../engine";
-import { takeRateSlot } from "../limiter";
+import { stopped, stopSignal } from "../engine";
+import { SlotDone, takeRateSlot, WaitEnded } from "../limiter";
+import { boundHint, boundText, currentOperation, Operation } from "../operation";
 import { processState } from "../state";
 import { ApiFailure, failure, finish } from "./failures";
 import { backoff, LOST, NOT_CONNECTED_RETRIES, outcomeOf, RETRY_BUDGET_MS, sleep } from "./outcomes";
 import { baseProblem, believe404, keyDigest, keyProven, proveBase, proveKey, underWay } from "./trust";
-import { ApiResponse, attempt, ATTEMPT_DEADLINE_MS, RequestOptions, silence, userAgent } from "./transport";
+import { ApiResponse, Attempt, attempt, ATTEMPT_DEADLINE_MS, RequestOptions, silence, userAgent } from "./transport";
 
 interface Counters {
   requests: number;
@@ -32,9 +35,49 @@ export function apiPath(strings: TemplateStringsArray, ...values: string[]): str
   return strings.reduce((out, s, i) => out + s + (i < values.length ? encodeURIComponent(values[i]) : ""), "");
 }
 
-/** One API operation, with retries. `pathOrUrl` is a path (use apiPath) or a URL on the API's origin. */
+/** One API call, with retries. `pathOrUrl` is a path (use apiPath) or a URL on the API's origin. */
 export async function api<T = any>(method: string, pathOrUrl: string, options: RequestOptions): Promise<ApiResponse<T>> {
-  let conn = connection(options.source);
+  const call = prepare(method, pathOrUrl, options);
+  for (let n = 0; ; n++) {
+    const sent = await takeTurn(call, n);
+    counters().requests++;
+    const sentAt = Date.now();
+    const result = await send<T>(call, sent, sentAt);
+    if ("response" in result) return answered(call, result.response);
+    if (result.status === 401 && call.conn.fallbackApiKey) {
+      // The key from the stack config was refused: try the one in ACCESSCTL_API_KEY, once, and keep to it.
+      call.conn = refuseConfigKey(call.conn);
+      call.headers.authorization = `Bearer ${call.conn.apiKey}`;
+      continue;
+    }
+    await failed(call, result, n, sentAt);
+  }
+}
+
+/** One call under way: what it sends, and how long it may go on. */
+interface Call {
+  method: string;
+  url: URL;
+  options: RequestOptions;
+  conn: Connection;
+  headers: Record<string, string>;
+  payload?: string;
+  /** One attempt's deadline (ms). */
+  deadlineMs: number;
+  /** No attempt starts after this (Date.now() time): the call's budget from its start, waits included, or its operation's bound if sooner. */
+  until: number;
+  /** `until` is the operation's bound (../operation), not the call's own budget. */
+  bound?: Operation;
+  retries: number;
+  /** The Retry-After of the last 429: the next attempt waits that long in the rate limiter. */
+  blockFor: number;
+  lastError?: ApiFailure;
+  rateLimited: boolean;
+}
+
+/** The call's URL (refused unless on the API's origin), headers, body and time limits. */
+function prepare(method: string, pathOrUrl: string, options: RequestOptions): Call {
+  const conn = connection(options.source);
   // A path is appended to the API URL (which may have a path of its own); a next_page_uri is absolute.
   const url = new URL(pathOrUrl.startsWith("/") ? conn.apiUrl + pathOrUrl : pathOrUrl);
   if (url.origin !== new URL(conn.apiUrl).origin) {
@@ -48,82 +91,119 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
     accept: "application/json",
   };
   if (payload !== undefined) headers["content-type"] = "application/json";
-  const count = counters();
-  const deadlineMs = options.deadlineMs ?? ATTEMPT_DEADLINE_MS;
-  const budgetMs = options.budgetMs ?? RETRY_BUDGET_MS;
-  let retries = conn.maxRetries;
-  let started = 0;
-  let blockFor = 0;
-  let lastError: ApiFailure | undefined;
-  for (let n = 0; ; n++) {
-    checkNotStopped(options, n);
-    checkNotSilent(url, options, n, conn);
-    // A create names nothing of the stack's account (a key names nothing at all): through a fallback
-    // key not proven to be of that account, it could make the object in another account.
-    if (method === "POST" && conn.rejected && !(await keyProven(keyDigest(conn.apiKey)))) {
-      const unproven = unprovenFallback("create");
-      const err = failure(`${options.what}: not sent: ${unproven.why}`, {});
-      err.hint = unproven.hint;
-      throw finish(err, n + 1, url.origin, options.unseen);
-    }
-    const sent = await takeRateSlot(conn, blockFor);
-    try {
-      // The service may have fallen silent during the wait, or the engine gone, or the run been cancelled.
-      checkNotStopped(options, n);
-      checkNotSilent(url, options, n, conn);
-    } catch (e) {
-      sent();
-      throw e;
-    }
-    // The limiter's queue can be longer than the Retry-After we asked for: that wait counts too.
-    if (lastError && Date.now() - started > budgetMs) {
-      sent();
-      throw finish(lastError, n, url.origin, options.unseen);
-    }
-    blockFor = 0;
-    if (n === 0) started = Date.now();
-    count.requests++;
-    const sentAt = Date.now();
-    const run = () => attempt<T>(method, url, headers, payload, { ...options, urlHint: urlHint(conn) }, deadlineMs, [conn.apiKey, conn.fallbackApiKey]);
-    // a read or delete under way: see trust.ts believe404
-    const result = await (options.allow404 ? underWay(run) : run()).catch((e) => {
-      sent();
-      throw Object.assign(e as ApiFailure, { sentAt });
-    });
-    sent("response" in result ? result.response.status : result.status);
-    if ("response" in result) {
-      const response = conn.rejected ? { ...result.response, fallbackKey: keyDigest(conn.apiKey) } : result.response;
-      if (options.allow404 && response.status === 404) await believe404(conn, response, options, [conn.apiKey, conn.fallbackApiKey], api);
-      else if (options.allow404) proveKey(response.fallbackKey); // a read or delete of an object this stack holds worked
-      if (options.expect && response.status !== 204) proveBase(conn.apiUrl);
-      return response;
-    }
-    if (result.status === 401 && conn.fallbackApiKey) {
-      // The key from the stack config was refused: try the one in ACCESSCTL_API_KEY, once, and keep to it.
-      conn = refuseConfigKey(conn);
-      headers.authorization = `Bearer ${conn.apiKey}`;
-      continue;
-    }
-    lastError = result.error;
-    if (result.status === 401) lastError.hint = authHint(conn);
-    if (result.status === 404) await explainNotFound(lastError, method, url, conn, options);
-    const outcome = result.status !== undefined ? outcomeOf(String(result.status)) : (outcomeOf(result.code!) ?? LOST);
-    if (!outcome?.retry) throw finish(lastError, 1, url.origin, options.unseen);
-    // A create that may have acted says so, whatever comes next (a timed-out POST is one).
-    lastError.ambiguous = method === "POST" && outcome.mayHaveActed;
-    lastError.sentAt = sentAt;
-    // No retry to a service that let an attempt time out with no answer (this one, or another one's).
-    if (silence(url.origin) !== undefined) throw finish(lastError, n + 1, url.origin, options.unseen);
-    if (outcome.quick) retries = Math.min(retries, NOT_CONNECTED_RETRIES);
-    if (result.status === 429) {
-      count.rateLimited++;
-      blockFor = backoff(n, result.retryAfter);
-    }
-    const delay = blockFor || backoff(n, result.retryAfter);
-    if (lastError.ambiguous || n >= retries || Date.now() - started + delay > budgetMs) throw finish(lastError, n + 1, url.origin, options.unseen);
-    count.retries++;
-    if (!blockFor) await sleep(delay);
+  // The budget counts from now: time queued in the rate limiter is time of the call.
+  const own = Date.now() + (options.budgetMs ?? RETRY_BUDGET_MS);
+  const op = currentOperation();
+  const byOperation = op !== undefined && op.deadline <= own;
+  return {
+    method, url, options, conn, headers, payload,
+    deadlineMs: options.deadlineMs ?? ATTEMPT_DEADLINE_MS,
+    until: byOperation ? op.deadline : own,
+    bound: byOperation ? op : undefined,
+    retries: conn.maxRetries,
+    blockFor: 0,
+    rateLimited: false,
+  };
+}
+
+/** Waits for the call's turn in the account's rate limit, within its time limit; fails at once when requests stop. */
+async function takeTurn(call: Call, n: number): Promise<SlotDone> {
+  checkNotStopped(call.options, n);
+  checkNotSilent(call, n);
+  await checkCreateKey(call, n);
+  if (Date.now() >= call.until) throw overTime(call, n);
+  let sent: SlotDone;
+  try {
+    sent = await takeRateSlot(call.conn, call.blockFor, { until: call.until, signal: stopSignal() });
+  } catch (e) {
+    if ((e as WaitEnded).waitEnded === "stopped") checkNotStopped(call.options, n);
+    if ((e as WaitEnded).waitEnded) throw overTime(call, n);
+    throw e;
   }
+  call.blockFor = 0;
+  try {
+    // The service may have fallen silent during the wait, or the engine gone, or the run been cancelled.
+    checkNotStopped(call.options, n);
+    checkNotSilent(call, n);
+  } catch (e) {
+    sent();
+    throw e;
+  }
+  return sent;
+}
+
+/** One attempt; its slot of the rate limit is given back with its status (or none: no answer). */
+async function send<T>(call: Call, sent: SlotDone, sentAt: number): Promise<Attempt<T>> {
+  const { method, url, headers, payload, options, conn } = call;
+  const run = () => attempt<T>(method, url, headers, payload, { ...options, urlHint: urlHint(conn) }, call.deadlineMs, [conn.apiKey, conn.fallbackApiKey]);
+  // a read or delete under way: see trust.ts believe404
+  const result = await (options.allow404 ? underWay(run) : run()).catch((e) => {
+    sent();
+    throw Object.assign(e as ApiFailure, { sentAt });
+  });
+  sent("response" in result ? result.response.status : result.status);
+  return result;
+}
+
+/** A usable answer: a 404 to a read or delete is believed only as trust.ts allows; a success proves key and URL. */
+async function answered<T>(call: Call, answer: ApiResponse<T>): Promise<ApiResponse<T>> {
+  const { conn, options } = call;
+  const response = conn.rejected ? { ...answer, fallbackKey: keyDigest(conn.apiKey) } : answer;
+  if (options.allow404 && response.status === 404) await believe404(conn, response, options, [conn.apiKey, conn.fallbackApiKey], api);
+  else if (options.allow404) proveKey(response.fallbackKey); // a read or delete of an object this stack holds worked
+  if (options.expect && response.status !== 204) proveBase(conn.apiUrl);
+  return response;
+}
+
+/** A failed attempt: throws unless another may follow, after its wait (a backoff; a Retry-After is waited in the rate limiter). */
+async function failed(call: Call, result: Extract<Attempt<unknown>, { error: ApiFailure }>, n: number, sentAt: number): Promise<void> {
+  const { url, options } = call;
+  const count = counters();
+  const err = (call.lastError = result.error);
+  if (result.status === 401) err.hint = authHint(call.conn);
+  if (result.status === 404) await explainNotFound(err, call.method, url, call.conn, options);
+  const outcome = result.status !== undefined ? outcomeOf(String(result.status)) : (outcomeOf(result.code!) ?? LOST);
+  if (!outcome?.retry) throw finish(err, 1, url.origin, options.unseen);
+  // A create that may have acted says so, whatever comes next (a timed-out POST is one).
+  err.ambiguous = call.method === "POST" && outcome.mayHaveActed;
+  err.sentAt = sentAt;
+  // No retry to a service that let an attempt time out with no answer (this one, or another one's).
+  if (silence(url.origin) !== undefined) throw finish(err, n + 1, url.origin, options.unseen);
+  if (outcome.quick) call.retries = Math.min(call.retries, NOT_CONNECTED_RETRIES);
+  if (result.status === 429) {
+    count.rateLimited++;
+    call.rateLimited = true;
+    call.blockFor = backoff(n, result.retryAfter);
+  }
+  const delay = call.blockFor || backoff(n, result.retryAfter);
+  if (err.ambiguous || n >= call.retries) throw finish(err, n + 1, url.origin, options.unseen);
+  // Give up before a wait that would pass the call's time limit.
+  if (Date.now() + delay > call.until) throw overTime(call, n + 1, delay);
+  count.retries++;
+  if (call.blockFor) return;
+  try {
+    await sleep(delay, stopSignal());
+  } catch {
+    checkNotStopped(options, n + 1);
+  }
+}
+
+/**
+ * The call's time is up (`n` attempts made), or the wait before its next attempt (`waitMs`) would
+ * pass it: its last failure, or "not sent"; when the operation's bound is what ended it, the error
+ * says so and what to do.
+ */
+function overTime(call: Call, n: number, waitMs?: number): ApiFailure {
+  const { options, url } = call;
+  const spent = !call.bound ? "" : waitMs === undefined ? `${boundText(call.bound)} is spent` : `the next try (in ${Math.round(waitMs / 1000)} s) would pass ${boundText(call.bound)}`;
+  let err = call.lastError;
+  if (err && spent) setMessage(err, `${err.message}; gave up: ${spent}`);
+  if (!err) {
+    const waited = spent || `its time budget (${((options.budgetMs ?? RETRY_BUDGET_MS) / 1000).toFixed(0)} s) is spent waiting for the account's rate limit (${call.conn.maxRequestsPerMinute} requests a minute)`;
+    err = failure(`${options.what}: not sent: ${waited}`, {});
+  }
+  if (call.bound) err.hint = boundHint(call.rateLimited);
+  return finish(err, n, url.origin, options.unseen);
 }
 
 /** The engine is gone or the run was cancelled (../engine): nothing more is sent. */
@@ -133,11 +213,23 @@ function checkNotStopped(options: RequestOptions, n: number): void {
 }
 
 /** An earlier attempt to this origin timed out with no answer: fail now rather than wait again. */
-function checkNotSilent(url: URL, options: RequestOptions, n: number, conn: Connection): void {
+function checkNotSilent({ url, options, conn }: Call, n: number): void {
   const earlier = silence(url.origin);
   if (earlier === undefined) return;
   const err = failure(`${options.what}: not sent: ${url.origin} did not answer an earlier request of this run (${earlier})`, {});
   err.hint = urlHint(conn);
+  throw finish(err, n + 1, url.origin, options.unseen);
+}
+
+/**
+ * A create names nothing of the stack's account (a key names nothing at all): through a fallback
+ * key not proven to be of that account, it could make the object in another account.
+ */
+async function checkCreateKey({ method, conn, options, url }: Call, n: number): Promise<void> {
+  if (method !== "POST" || !conn.rejected || (await keyProven(keyDigest(conn.apiKey)))) return;
+  const unproven = unprovenFallback("create");
+  const err = failure(`${options.what}: not sent: ${unproven.why}`, {});
+  err.hint = unproven.hint;
   throw finish(err, n + 1, url.origin, options.unseen);
 }
 

@@ -1,14 +1,30 @@
 // What a failed attempt means (another? could the server have acted?), how long to wait before the
 // next, and how long one operation may go on.
 
-// One operation ends at most this long after its first attempt began (every wait counts: backoff,
-// Retry-After, the rate limiter), plus at most one attempt's deadline.
+// One call starts no attempt more than this long after it began (every wait counts: the rate
+// limiter's queue, backoff, Retry-After), so it ends within this plus one attempt's deadline; the
+// bound of the provider operation it is part of (../operation) may end it sooner.
 export const RETRY_BUDGET_MS = 5 * 60_000;
 // A service that refuses connections is down, not busy: a couple of quick retries, then say so.
 export const NOT_CONNECTED_RETRIES = 2;
 
-/** A wait (backoff, or polling for other work of this process). */
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** A wait (backoff, or polling for other work of this process); with a signal, it rejects at once when that aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    // (each name declared before a closure uses it: Pulumi's closure serializer needs that)
+    let timer: ReturnType<typeof setTimeout> | undefined = undefined;
+    const stop = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    timer = setTimeout(() => {
+      signal?.removeEventListener("abort", stop);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", stop, { once: true });
+  });
+}
 
 /** What a failed attempt means: worth another? could the server have acted on it (then a POST is not repeated)? */
 export interface Outcome {

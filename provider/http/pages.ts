@@ -1,20 +1,34 @@
-// The one page walker: the pages of a list, following next_page_uri, within a page cap and a time budget.
+// The one page walker: the pages of a list, following next_page_uri, within a page cap and a time
+// budget that follow the pace (walkLimits).
 import { ConfigSource, connection } from "../config";
+import { rateWindowMs } from "../limiter";
+import { boundText, currentOperation, operationBoundMs } from "../operation";
 import { api } from "./api";
 import { failure } from "./failures";
 import { redact } from "./redact";
 import { ApiResponse } from "./transport";
 import { proveBase } from "./trust";
 
-// One walk of a list follows at most this many pages (100 objects each), and starts no page after
-// this long (each page's retries stop there too): a walk ends within WALK_BUDGET_MS + one attempt.
-const MAX_PAGES = 1000;
-const WALK_BUDGET_MS = 120_000;
+// A walk at an unlimited pace follows at most this many pages (100 objects each: 500,000 objects).
+const UNLIMITED_PAGES = 5000;
+
+/**
+ * The limits of one walk, in one place: it starts no page after the bound of one operation
+ * (../operation: 10 minutes by default), and follows at most the pages the rate limiter lets
+ * through in that time: maxRequestsPerMinute × bound / 60 s (at the default 120 a minute and 10
+ * minutes: 1,200 pages, 120,000 objects), and never more than UNLIMITED_PAGES. A walk ends within
+ * its time budget + one attempt; within an operation, the operation's bound ends it too.
+ */
+export function walkLimits(source?: ConfigSource): { maxPages: number; budgetMs: number } {
+  const budgetMs = currentOperation()?.boundMs ?? operationBoundMs();
+  const paced = Math.floor((connection(source).maxRequestsPerMinute * budgetMs) / rateWindowMs());
+  return { maxPages: Math.max(1, Math.min(UNLIMITED_PAGES, paced)), budgetMs };
+}
 
 export interface WalkLimits {
-  /** Pages followed at most (MAX_PAGES). */
+  /** Pages followed at most (walkLimits). */
   maxPages?: number;
-  /** No page is started after this long (WALK_BUDGET_MS); tests set less. */
+  /** No page is started after this long (walkLimits); tests set less. */
   budgetMs?: number;
   /** See RequestOptions.unseen. */
   unseen?: boolean;
@@ -27,9 +41,10 @@ export interface WalkLimits {
  * URI), after `maxPages` pages, and when its time budget is spent.
  */
 export async function* listPages<T>(path: string, field: string, what: string, source?: ConfigSource, limits: WalkLimits = {}): AsyncGenerator<{ items: T[]; fallbackKey?: string }> {
-  const { apiUrl, apiKey } = connection(source);
-  const maxPages = limits.maxPages ?? MAX_PAGES;
-  const budgetMs = limits.budgetMs ?? WALK_BUDGET_MS;
+  const { apiUrl, apiKey, maxRequestsPerMinute } = connection(source);
+  const paced = limits.maxPages === undefined || limits.budgetMs === undefined ? walkLimits(source) : undefined;
+  const maxPages = limits.maxPages ?? paced!.maxPages;
+  const budgetMs = limits.budgetMs ?? paced!.budgetMs;
   const started = Date.now();
   const absolute = (uri: string) => new URL(uri.startsWith("/") ? apiUrl + uri : uri).href;
   const partial = (message: string) => failure(redact(`${what}: ${message}; giving up on the list`, [apiKey]), { partial: true });
@@ -37,7 +52,7 @@ export async function* listPages<T>(path: string, field: string, what: string, s
   const ids = Object.create(null) as Record<string, boolean>; // ids come from the server: no prototype
   let next: string | null = path;
   while (next) {
-    if (seen.length >= maxPages) throw partial(`more than ${maxPages} pages`);
+    if (seen.length >= maxPages) throw partial(`more than ${maxPages} pages${limits.maxPages === undefined ? capNote(maxPages, maxRequestsPerMinute, budgetMs) : ""}`);
     const left = budgetMs - (Date.now() - started);
     if (left <= 0) throw partial(`${seen.length} pages read in ${budgetMs / 1000} s and the list goes on`);
     seen.push(absolute(next));
@@ -57,6 +72,12 @@ export async function* listPages<T>(path: string, field: string, what: string, s
     next = typeof nextUri === "string" && nextUri ? nextUri : null;
     if (next && seen.includes(absolute(next))) throw partial(`next_page_uri leads back to a page already read (${next})`);
   }
+}
+
+/** Where a walk's page cap came from (walkLimits), for its error. */
+function capNote(maxPages: number, perMinute: number, budgetMs: number): string {
+  if (maxPages >= UNLIMITED_PAGES) return ", the most one walk follows";
+  return ` (what ${perMinute} requests a minute allow in ${boundText(currentOperation() ?? { boundMs: budgetMs })}); raise accessctl:maxRequestsPerMinute if the account's limit is higher`;
 }
 
 /** Every item of a list (see listPages). */

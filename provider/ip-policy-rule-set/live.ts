@@ -1,11 +1,11 @@
 // The rules of a policy as they stand: what the account's rule list says of one policy, each rule
 // as the set's output `rules` holds it (keyed by canonical CIDR), and the outputs.
-import { IP_POLICY_RULE_ANSWER, IP_POLICY_RULES_PATH, IpPolicyRuleBody, RuleAction } from "../../contract/ip-policy-rule";
+import { IP_POLICY_RULE_ANSWER, IpPolicyRuleBody, RuleAction } from "../../contract/ip-policy-rule";
 import { profileSource } from "../config";
 import { liveInputs, outputsOf } from "../fields";
 import { api } from "../http/api";
 import { canonicalCidr, rulePath } from "../ip-policy-rule";
-import { listEverything } from "../list-reads";
+import { policyRulesOf } from "../list-reads";
 import { keptInputs } from "../profiles";
 import { compareCidrs, IpPolicyRuleSetRule, MEMBER_FIELDS } from "./declared";
 
@@ -81,8 +81,7 @@ export function outputs(inputs: { ipPolicyId: string }, rules: IpPolicyRuleSetMe
  */
 export async function policyRules(ipPolicyId: string, profile: unknown, what: string, known: IpPolicyRuleSetMember[] = [], fresh = false): Promise<IpPolicyRuleSetMember[]> {
   const source = profileSource(profile);
-  const all = await listEverything<IpPolicyRuleBody>({ list: IP_POLICY_RULES_PATH, field: "ip_policy_rules", path: IP_POLICY_RULES_PATH, what, expect: IP_POLICY_RULE_ANSWER, source }, fresh);
-  const rules = all.filter((r) => r.ip_policy.id === ipPolicyId).map(member);
+  const rules = (await policyRulesOf(source, ipPolicyId, { fresh, what })).map(member);
   const listed: Record<string, true> = {};
   for (const r of rules) listed[r.id] = true;
   for (const r of known) {

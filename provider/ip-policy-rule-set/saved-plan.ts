@@ -124,7 +124,7 @@ function read(file: string): SavedPlan | undefined {
     throw e;
   }
   const plan = JSON.parse(text) as SavedPlan;
-  if (plan?.version !== 1 || typeof plan.sets !== "object") throw new Error("not a plan file of this provider");
+  if (plan?.version !== 1 || typeof plan.sets !== "object") throw plainError("not a plan file of this provider");
   return plan;
 }
 

@@ -40,6 +40,7 @@ export class Provider extends pulumi.ProviderResource {
             resourceInputs["apiUrl"] = args?.apiUrl;
             resourceInputs["maxRequestsPerMinute"] = pulumi.output(args?.maxRequestsPerMinute).apply(JSON.stringify);
             resourceInputs["maxRetries"] = pulumi.output(args?.maxRetries).apply(JSON.stringify);
+            resourceInputs["planFile"] = args?.planFile;
             resourceInputs["profiles"] = pulumi.output(args?.profiles ? pulumi.secret(args.profiles) : undefined).apply(JSON.stringify);
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
@@ -67,6 +68,10 @@ export interface ProviderArgs {
      * Retries of one request after 429, 502, 503, 504 or a lost connection. Default 8. Else ACCESSCTL_MAX_RETRIES.
      */
     maxRetries?: pulumi.Input<number | undefined>;
+    /**
+     * A file for a set's plan that travels from a reviewed `pulumi preview` to a later `pulumi up`: the preview writes there what it showed each IpPolicyRuleSet would do; an `up` holds each set to it and refuses a file made for another stack, another program or an older state. Else the environment variable ACCESSCTL_PLAN_FILE. See docs/guides/rule-sets.md.
+     */
+    planFile?: pulumi.Input<string | undefined>;
     /**
      * Named accounts, for resources with `profile`: `{"staging": {"apiUrl": "…", "apiKey": "…"}}` (`pulumi config set --secret --path accessctl:profiles.staging.apiKey …`). Else ACCESSCTL_<PROFILE>_API_URL / _API_KEY.
      */

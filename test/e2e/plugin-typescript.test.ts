@@ -128,6 +128,41 @@ describe("the plugin, cancelled or left without its engine", () => {
     await stack.ok("destroy", spec);
   });
 
+  it("Ctrl-C while the set waits in the rate limiter (60 rules at 40 requests a minute): pulumi ends within seconds, the state records what exists, preview --refresh shows the rest to create", async () => {
+    const { project, home } = packedPlugin(cleanups);
+    const emu = await startEmulator(["--rate-limit", "off"]);
+    cleanups.push(() => emu.stop());
+    const stack = testStack({ project, emulator: emu, name: "plugin-cancel-wait", env: home.env, extraConfig: { "accessctl:maxRequestsPerMinute": { value: "40" } } });
+    cleanups.push(() => stack.cleanup());
+    const p = emu.fixtures.ipPolicies[0];
+    const rules = Array.from({ length: 60 }, (_, i) => ({ cidr: `10.80.${i}.0/24`, action: "allow" }));
+    const spec: Spec = { sets: { s: { ipPolicyId: p, rules } }, plugin: true, idsOnly: true };
+    const running = stack.start("up", spec);
+    // 40 requests go in the first minute (a page of the list, creates); then every create waits.
+    let before = -1;
+    for (let now = await writes(emu); now < 30 || now !== before; now = await writes(emu)) {
+      before = now;
+      await new Promise((r) => setTimeout(r, 1500));
+    }
+    const pulumiPid = descendants(running.child.pid!)[0];
+    const sentAt = Date.now();
+    process.kill(pulumiPid, "SIGINT");
+    const cancelled = await running.done;
+    const tookMs = Date.now() - sentAt;
+    expect(cancelled.ok).toBe(false);
+    expect(tookMs).toBeLessThan(10_000); // was 52 and 58 s: the wait for the next minute
+    expect(cancelled.output).toMatch(/not sent: the operation was cancelled/);
+    const made = await writes(emu);
+    expect(made).toBe(before); // nothing after the Ctrl-C
+    expect(made).toBeLessThan(60);
+    const recorded = stack.state().resources.find((r) => r.type === "accessctl:index:IpPolicyRuleSet");
+    const live = (await listAll(emu.url, emu.adminToken, "/ip_policy_rules", "ip_policy_rules")).filter((r) => r.ip_policy.id === p);
+    expect(Object.values(recorded.outputs.rules).map((r: any) => r.id).sort()).toEqual(live.map((r) => r.id).sort());
+    const preview = await stack.ok("preview", spec, { refresh: true });
+    expect(preview.output).toContain(`create ${60 - made}: ${60 - made} requests`);
+    await stack.ok("destroy", spec);
+  }, 240_000);
+
   it("pulumi killed alone (the plugin left running, in a process group of its own): the plugin sends nothing more and exits", async () => {
     const { project, home } = packedPlugin(cleanups);
     const emu = await startEmulator(["--rate-limit", "off", "--latency", "200"]);

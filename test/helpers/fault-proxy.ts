@@ -15,8 +15,12 @@ export interface Fault {
   when: "before" | "after";
   /** The status answered instead (default 502). */
   status?: number;
-  /** How many matching requests to fail (default 1). */
+  /** How many matching requests to fail (default 1; Infinity: every one). */
   times?: number;
+  /** Let this many matching requests through first (a service that limits after 20 writes). */
+  skip?: number;
+  /** A Retry-After header on the failure ("60"). */
+  retryAfter?: string;
   /**
    * "after" only: hold the request this long before forwarding it (a slow gateway). A service whose
    * clock is known only from whole-second Date headers can prove a creation later than a second
@@ -69,7 +73,7 @@ function isJson(text: string): boolean {
 }
 
 export async function startFaultProxy(target: string): Promise<FaultProxy> {
-  const faults: (Fault & { left: number })[] = [];
+  const faults: (Fault & { left: number; skipped: number })[] = [];
   const hooks: { method: string; path: RegExp; left: number; action: () => Promise<unknown> }[] = [];
   const failed: string[] = [];
   let serial: (() => Promise<unknown>) | undefined;
@@ -82,15 +86,20 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       const path = (req.url ?? "/").split("?")[0];
       const text = Buffer.concat(chunks).toString("utf8");
       count.requests++;
-      const nth = count.fault && count.requests === count.failAt ? { ...count.fault, method: req.method!, path: /./, left: 0 } : undefined;
-      const fault = nth ?? faults.find((f) => f.left > 0 && f.method === req.method && f.path.test(path) && (!f.body || f.body.test(text)));
+      const nth = count.fault && count.requests === count.failAt ? { ...count.fault, method: req.method!, path: /./, left: 0, skipped: 0 } : undefined;
+      let fault: (Fault & { left: number; skipped: number }) | undefined = nth ?? faults.find((f) => f.left > 0 && f.method === req.method && f.path.test(path) && (!f.body || f.body.test(text)));
+      if (fault && !nth && fault.skipped < (fault.skip ?? 0)) {
+        fault.skipped++;
+        fault = undefined;
+      }
       if (fault && !nth) fault.left--;
       const refuse = () => {
         const status = fault!.status ?? 502;
         failed.push(`${req.method} ${path} ${status}`);
         const answer = fault!.answer?.({ method: req.method!, path, headers: req.headers, body: text });
-        res.writeHead(status, { "content-type": answer === undefined || isJson(answer) ? "application/json" : "text/html" });
-        res.end(answer ?? JSON.stringify({ error_code: "ERR_TEST_GATEWAY", msg: `injected ${status} (${fault!.when === "after" ? "request forwarded, answer lost" : "request not forwarded"})` }));
+        const type = answer === undefined || isJson(answer) ? "application/json" : "text/html";
+        res.writeHead(status, { "content-type": type, ...(fault!.retryAfter ? { "retry-after": fault!.retryAfter } : {}) });
+        res.end(answer ?? JSON.stringify({ error_code: status === 429 ? "ERR_RATE_LIMITED" : "ERR_TEST_GATEWAY", msg: `injected ${status} (${fault!.when === "after" ? "request forwarded, answer lost" : "request not forwarded"})` }));
       };
       if (fault?.when === "before") return refuse();
       if (fault?.delayMs) await new Promise((r) => setTimeout(r, fault.delayMs));
@@ -129,7 +138,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    fail: (fault) => faults.push({ ...fault, left: fault.times ?? 1 }),
+    fail: (fault) => faults.push({ ...fault, left: fault.times ?? 1, skipped: 0 }),
     afterRequest: (method, path, nth, action) => hooks.push({ method, path, left: nth, action }),
     serialWrites: (action) => void (serial = action),
     get requests() {

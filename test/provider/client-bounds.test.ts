@@ -78,8 +78,23 @@ describe("paging ends", () => {
       json(res, 200, { keys: [], uri: "u", next_page_uri: `${server.url}/api_keys?page=${page + 1}` });
     });
     await useApi(server.url, "k".repeat(20));
-    await expect(drain("/api_keys")).rejects.toThrow(/^list API keys: more than 1000 pages; giving up on the list$/);
-    expect(server.hits.length).toBe(1000);
+    await expect(drain("/api_keys")).rejects.toThrow(/^list API keys: more than 5000 pages, the most one walk follows; giving up on the list$/);
+    expect(server.hits.length).toBe(5000);
+  }, 30_000);
+
+  it("a walk's limits follow the pace: the pages maxRequestsPerMinute allows in one operation's bound", async () => {
+    const limits = (perMinute: string) => {
+      config.configure(configureRequest({ "accessctl:apiUrl": "http://127.0.0.1:9", "accessctl:apiKey": "k".repeat(20), "accessctl:maxRequestsPerMinute": perMinute }));
+      return walker.walkLimits();
+    };
+    expect(limits("120")).toEqual({ maxPages: 1200, budgetMs: 600_000 }); // 10 minutes at the service's 120 a minute
+    expect(limits("1000000")).toEqual({ maxPages: 5000, budgetMs: 600_000 }); // unlimited pace: the cap
+    process.env.ACCESSCTL_OPERATION_TIMEOUT = "90";
+    try {
+      expect(limits("120")).toEqual({ maxPages: 180, budgetMs: 90_000 });
+    } finally {
+      delete process.env.ACCESSCTL_OPERATION_TIMEOUT;
+    }
   });
 
   it("a rule create answered 409 whose list loops ends with the 409", async () => {

@@ -81,8 +81,8 @@ describe("list-backed reads", () => {
   it("walk again after a write of this process", async () => {
     const [a, b] = await makeRules(2, 4);
     const update = (description: string) => rule.provider.update(a.id, {}, { ipPolicyId: a.ip_policy.id, cidr: a.cidr, action: "allow", description });
-    await update("ours"); // a write: the next read walks again, and sees a and b
-    await rule.provider.read(a.id, {});
+    await update("ours"); // a write: the next reads walk again, and see a and b
+    await Promise.all([rule.provider.read(a.id, {}), rule.provider.read(b.id, {})]);
     await api.patch(`/ip_policy_rules/${b.id}`, { description: "changed outside" });
     expect((await rule.provider.read(b.id, {})).props.description).toBe("r1"); // the shared walk: a snapshot
     await update("ours again");

@@ -130,14 +130,16 @@ describe("a walk of pages and a read end within their time budget", () => {
     expect(items.length).toBeGreaterThan(2);
   }, 20_000);
 
-  it("a read's walk stops after 200 pages, and the read answers from its own GET", async () => {
+  it("a read's walk stops at the pages the pace allows in the operation's bound (1200 a minute × 10 s: 200), and the read answers from its own GET", async () => {
+    process.env.ACCESSCTL_OPERATION_TIMEOUT = "10";
+    closers.push(() => delete process.env.ACCESSCTL_OPERATION_TIMEOUT);
     const server = await serve((req, res) => {
       const url = new URL(req.url!, "http://x");
       if (url.pathname.startsWith("/ip_policy_rules/")) return json(res, 200, rule(url.pathname.split("/")[2]));
       const page = Number(url.searchParams.get("page") ?? 0);
       json(res, 200, { ip_policy_rules: [rule(`ipr_p${page}`)], uri: "u", next_page_uri: `/ip_policy_rules?page=${page + 1}` });
     });
-    await useApi(server.url, "k".repeat(20));
+    await config.configure(configureRequest({ "accessctl:apiUrl": server.url, "accessctl:apiKey": "k".repeat(20), "accessctl:maxRequestsPerMinute": "1200" }));
     const found = await listReads.readObject("ipr_late", { list: "/ip_policy_rules", field: "ip_policy_rules", path: "/ip_policy_rules/ipr_late", what: "read IP policy rule ipr_late", expect: RULE_FIELDS });
     expect(found).toMatchObject({ id: "ipr_late" });
     expect(server.hits.filter((h) => h.startsWith("GET /ip_policy_rules?") || h === "GET /ip_policy_rules").length).toBe(200);

@@ -132,7 +132,7 @@ describe("Pulumi package schema", () => {
   });
 
   it("configures the provider from ProviderConfig", () => {
-    expect(Object.keys(schema.config.variables).sort()).toEqual(["apiKey", "apiUrl", "maxRequestsPerMinute", "maxRetries", "profiles"]);
+    expect(Object.keys(schema.config.variables).sort()).toEqual(["apiKey", "apiUrl", "maxRequestsPerMinute", "maxRetries", "planFile", "profiles"]);
     expect(schema.provider.inputProperties).toEqual(schema.config.variables);
     expect(schema.config.variables.maxRetries.type).toBe("integer");
     expect(schema.config.variables.profiles).toMatchObject({ type: "object", additionalProperties: ref("AccountProfile"), secret: true });

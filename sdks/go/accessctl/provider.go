@@ -47,6 +47,8 @@ type providerArgs struct {
 	MaxRequestsPerMinute *int `pulumi:"maxRequestsPerMinute"`
 	// Retries of one request after 429, 502, 503, 504 or a lost connection. Default 8. Else ACCESSCTL_MAX_RETRIES.
 	MaxRetries *int `pulumi:"maxRetries"`
+	// A file for a set's plan that travels from a reviewed `pulumi preview` to a later `pulumi up`: the preview writes there what it showed each IpPolicyRuleSet would do; an `up` holds each set to it and refuses a file made for another stack, another program or an older state. Else the environment variable ACCESSCTL_PLAN_FILE. See docs/guides/rule-sets.md.
+	PlanFile *string `pulumi:"planFile"`
 	// Named accounts, for resources with `profile`: `{"staging": {"apiUrl": "…", "apiKey": "…"}}` (`pulumi config set --secret --path accessctl:profiles.staging.apiKey …`). Else ACCESSCTL_<PROFILE>_API_URL / _API_KEY.
 	Profiles map[string]AccountProfile `pulumi:"profiles"`
 }
@@ -61,6 +63,8 @@ type ProviderArgs struct {
 	MaxRequestsPerMinute pulumi.IntPtrInput
 	// Retries of one request after 429, 502, 503, 504 or a lost connection. Default 8. Else ACCESSCTL_MAX_RETRIES.
 	MaxRetries pulumi.IntPtrInput
+	// A file for a set's plan that travels from a reviewed `pulumi preview` to a later `pulumi up`: the preview writes there what it showed each IpPolicyRuleSet would do; an `up` holds each set to it and refuses a file made for another stack, another program or an older state. Else the environment variable ACCESSCTL_PLAN_FILE. See docs/guides/rule-sets.md.
+	PlanFile pulumi.StringPtrInput
 	// Named accounts, for resources with `profile`: `{"staging": {"apiUrl": "…", "apiKey": "…"}}` (`pulumi config set --secret --path accessctl:profiles.staging.apiKey …`). Else ACCESSCTL_<PROFILE>_API_URL / _API_KEY.
 	Profiles AccountProfileMapInput
 }

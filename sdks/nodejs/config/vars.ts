@@ -54,6 +54,17 @@ Object.defineProperty(exports, "maxRetries", {
 });
 
 /**
+ * A file for a set's plan that travels from a reviewed `pulumi preview` to a later `pulumi up`: the preview writes there what it showed each IpPolicyRuleSet would do; an `up` holds each set to it and refuses a file made for another stack, another program or an older state. Else the environment variable ACCESSCTL_PLAN_FILE. See docs/guides/rule-sets.md.
+ */
+export declare const planFile: string | undefined;
+Object.defineProperty(exports, "planFile", {
+    get() {
+        return __config.get("planFile");
+    },
+    enumerable: true,
+});
+
+/**
  * Named accounts, for resources with `profile`: `{"staging": {"apiUrl": "…", "apiKey": "…"}}` (`pulumi config set --secret --path accessctl:profiles.staging.apiKey …`). Else ACCESSCTL_<PROFILE>_API_URL / _API_KEY.
  */
 export declare const profiles: {[key: string]: outputs.AccountProfile} | undefined;

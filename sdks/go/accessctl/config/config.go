@@ -31,6 +31,11 @@ func GetMaxRetries(ctx *pulumi.Context) int {
 	return config.GetInt(ctx, "accessctl:maxRetries")
 }
 
+// A file for a set's plan that travels from a reviewed `pulumi preview` to a later `pulumi up`: the preview writes there what it showed each IpPolicyRuleSet would do; an `up` holds each set to it and refuses a file made for another stack, another program or an older state. Else the environment variable ACCESSCTL_PLAN_FILE. See docs/guides/rule-sets.md.
+func GetPlanFile(ctx *pulumi.Context) string {
+	return config.Get(ctx, "accessctl:planFile")
+}
+
 // Named accounts, for resources with `profile`: `{"staging": {"apiUrl": "…", "apiKey": "…"}}` (`pulumi config set --secret --path accessctl:profiles.staging.apiKey …`). Else ACCESSCTL_<PROFILE>_API_URL / _API_KEY.
 func GetProfiles(ctx *pulumi.Context) string {
 	return config.Get(ctx, "accessctl:profiles")

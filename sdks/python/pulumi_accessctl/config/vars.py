@@ -50,6 +50,13 @@ class _ExportableConfig(types.ModuleType):
         return __config__.get_int('maxRetries')
 
     @_builtins.property
+    def plan_file(self) -> Optional[str]:
+        """
+        A file for a set's plan that travels from a reviewed `pulumi preview` to a later `pulumi up`: the preview writes there what it showed each IpPolicyRuleSet would do; an `up` holds each set to it and refuses a file made for another stack, another program or an older state. Else the environment variable ACCESSCTL_PLAN_FILE. See docs/guides/rule-sets.md.
+        """
+        return __config__.get('planFile')
+
+    @_builtins.property
     def profiles(self) -> Optional[str]:
         """
         Named accounts, for resources with `profile`: `{"staging": {"apiUrl": "…", "apiKey": "…"}}` (`pulumi config set --secret --path accessctl:profiles.staging.apiKey …`). Else ACCESSCTL_<PROFILE>_API_URL / _API_KEY.

@@ -1,0 +1,31 @@
+// The operations of ../ip-policy-rule, each bounded in time (../operation.ts): the module the dynamic host
+// runs (sdk/). Plain exported functions, serialized as the modules themselves are.
+import * as m from "../ip-policy-rule";
+import { inOperation } from "../operation";
+
+export { configure } from "../config";
+
+export async function check(...args: Parameters<typeof m.check>) {
+  return inOperation(() => m.check(...args));
+}
+
+export async function diff(...args: Parameters<typeof m.diff>) {
+  return inOperation(() => m.diff(...args));
+}
+
+export async function create(...args: Parameters<typeof m.create>) {
+  return inOperation(() => m.create(...args));
+}
+
+export async function read(...args: Parameters<typeof m.read>) {
+  return inOperation(() => m.read(...args));
+}
+
+export async function update(...args: Parameters<typeof m.update>) {
+  return inOperation(() => m.update(...args));
+}
+
+export async function delete_(...args: Parameters<typeof m.delete>) {
+  return inOperation(() => m.delete(...args));
+}
+export { delete_ as delete };

@@ -1,0 +1,92 @@
+// One provider operation, and its time bound. An operation is one call of a host into a provider
+// module (check, diff, create, read, update, delete of one resource, however many requests it
+// makes: a set's hundreds of calls are one operation). Once its bound is spent, no new request of
+// it starts, and every wait of it (the rate limiter's queue, a backoff, a walk of a list in flight)
+// ends: the operation fails, recording what exists as any failure does. So an operation ends within
+// its bound plus one attempt (http/transport.ts ATTEMPT_DEADLINE_MS), and a command within that
+// times the longest chain of operations that wait for each other (the engine runs the others at once).
+// The bound: ACCESSCTL_OPERATION_TIMEOUT seconds, else DEFAULT_OPERATION_BOUND_MS.
+import { AsyncLocalStorage } from "node:async_hooks";
+import { plainError } from "./errors";
+import { processState } from "./state";
+
+/** 10 minutes: a 300-rule set at the service's 120 requests a minute takes about 2.5 (100,000 rules listed: about 8.5). */
+export const DEFAULT_OPERATION_BOUND_MS = 10 * 60_000;
+export const OPERATION_BOUND_SETTING = "ACCESSCTL_OPERATION_TIMEOUT";
+
+export interface Operation {
+  started: number;
+  /** No request of the operation starts after this (Date.now() time). */
+  deadline: number;
+  boundMs: number;
+}
+
+function storage(): AsyncLocalStorage<Operation> {
+  return processState<{ als: AsyncLocalStorage<Operation> }>("operation", () => ({ als: new AsyncLocalStorage<Operation>() })).als;
+}
+
+/** The bound of one operation: ACCESSCTL_OPERATION_TIMEOUT (seconds, at least 1), else 10 minutes. */
+export function operationBoundMs(): number {
+  const text = process.env[OPERATION_BOUND_SETTING];
+  if (text === undefined || text.trim() === "") return DEFAULT_OPERATION_BOUND_MS;
+  const seconds = Number(text);
+  if (!Number.isFinite(seconds) || seconds < 1) {
+    throw plainError(`${OPERATION_BOUND_SETTING}: expected a number of seconds (at least 1), got ${JSON.stringify(text)}`, {});
+  }
+  return seconds * 1000;
+}
+
+/** Runs `fn` as one operation: its requests and waits end by `boundMs` from now. */
+export function inOperation<T>(fn: () => Promise<T>, boundMs?: number): Promise<T> {
+  let bound: number;
+  try {
+    bound = boundMs ?? operationBoundMs();
+  } catch (e) {
+    return Promise.reject(e);
+  }
+  const started = Date.now();
+  return storage().run({ started, deadline: started + bound, boundMs: bound }, fn);
+}
+
+/** The operation the caller is part of, if any (none: a test calling a module directly, a walk's own). */
+export function currentOperation(): Operation | undefined {
+  return storage().getStore();
+}
+
+/** How the bound of an operation is named in errors: "this operation's time bound (10 min, ACCESSCTL_OPERATION_TIMEOUT)". */
+export function boundText(op: Pick<Operation, "boundMs">): string {
+  const s = op.boundMs / 1000;
+  return `this operation's time bound (${s % 60 === 0 ? `${s / 60} min` : `${s} s`}, ${OPERATION_BOUND_SETTING})`;
+}
+
+/** What to do when an operation's bound is spent. */
+export function boundHint(rateLimited: boolean): string {
+  return (rateLimited ? "the service kept answering 429 (another client is using the account's rate limit): run again when it is quieter, or lower accessctl:maxRequestsPerMinute; " : "") +
+    `what was done is recorded: run the command again to go on, or raise ${OPERATION_BOUND_SETTING} (seconds)`;
+}
+
+type Fn = (...args: any[]) => Promise<unknown>;
+
+/** One operation: `fn` on `args`, within the bound. */
+function operate(fn: Fn, args: unknown[]): Promise<unknown> {
+  return inOperation(() => fn(...args));
+}
+
+/**
+ * The provider module with each operation bounded (the plugin's server, in process): the same
+ * functions, each run by inOperation. The dynamic host, whose provider Pulumi serializes, gets
+ * provider/bounded/<module>.ts instead, plain modules serialized as the others are. (Written out one by one, each naming what it captures at its
+ * top: Pulumi's closure serializer keeps one value per captured name, so closures made in a loop
+ * would all call the same function, and it misses a name used only in a nested closure.)
+ */
+export function bounded<M extends object>(module: M): M {
+  const m = module as unknown as Partial<Record<"check" | "diff" | "create" | "read" | "update" | "delete", Fn>>;
+  const out: Record<string, unknown> = { ...(module as Record<string, unknown>) };
+  if (m.check) out.check = (a: unknown, b: unknown) => operate(m.check!, [a, b]);
+  if (m.diff) out.diff = (a: unknown, b: unknown, c: unknown) => operate(m.diff!, [a, b, c]);
+  if (m.create) out.create = (a: unknown) => operate(m.create!, [a]);
+  if (m.read) out.read = (a: unknown, b: unknown) => operate(m.read!, [a, b]);
+  if (m.update) out.update = (a: unknown, b: unknown, c: unknown) => operate(m.update!, [a, b, c]);
+  if (m.delete) out.delete = (a: unknown, b: unknown) => operate(m.delete!, [a, b]);
+  return out as M;
+}
