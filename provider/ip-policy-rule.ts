@@ -7,12 +7,11 @@ import { IP_POLICY_RULE_ANSWER, IP_POLICY_RULES_PATH, IpPolicyRuleBody, IpPolicy
 import { report } from "./engine";
 import { plainError } from "./errors";
 import { api, apiPath } from "./http/api";
-import { serverClock } from "./http/clock";
 import { ApiFailure } from "./http/failures";
 import { listAll } from "./http/pages";
 import { asDeclared, changedFields, checkFields, createBody, Fields, liveInputs, outputsOf, propertyDiff, Reference, updateBody } from "./fields";
-import { listsChanged, readObject } from "./list-reads";
-import { adoptExistingAllowed, adoptGone, Candidate, claim, claimed, claimPolicy, CreateAttempt, heldBySet, mayHaveCreated, noteLostCreate, noteReplacing, objectExists, replacing, resourceLabel, whyNotMadeBy } from "./ownership";
+import { listsChanged, policyRulesOf, readObject } from "./list-reads";
+import { adoptExistingAllowed, adoptGone, claim, claimed, claimPolicy, heldBySet, makerName, Marker, marked, noteReplacing, objectExists, othersMarker, ownerOf, readMarker, replacing, resourceLabel, visibleMetadata } from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
 import { ConfigSource, profileSource } from "./config";
 import { CheckFailure, id, isUnknown, limitedText, oneOf, sameText, text } from "./validate";
@@ -79,7 +78,8 @@ export const FIELDS: Fields<IpPolicyRuleInputs, keyof IpPolicyRuleCreateBody | k
   cidr: { wire: "cidr", read: (b: IpPolicyRuleBody) => b.cidr, required: ", e.g. 203.0.113.0/24 or 2001:db8::/32", check: cidr, canonical: canonicalCidr, same: sameCidr, onChange: "update" },
   action: { wire: "action", read: (b: IpPolicyRuleBody) => b.action, required: `: ${RULE_ACTIONS.map((a) => JSON.stringify(a)).join(" or ")}`, check: oneOf(RULE_ACTIONS), onChange: "replace" },
   description: { wire: "description", read: (b: IpPolicyRuleBody) => text(b.description), check: limitedText("description"), same: sameText, onChange: "update", unset: "" },
-  metadata: { wire: "metadata", read: (b: IpPolicyRuleBody) => text(b.metadata), check: limitedText("metadata"), same: sameText, onChange: "update", unset: "" },
+  // The provider's marker (ownership.ts) is no metadata of the program's: read back as unset.
+  metadata: { wire: "metadata", read: (b: IpPolicyRuleBody) => visibleMetadata(b.metadata), check: limitedText("metadata"), same: sameText, onChange: "update", unset: "" },
   adoptId: { check: id(ID_PREFIX.ipPolicyRule), emptyIsUnset: true },
   profile: PROFILE_FIELD,
 };
@@ -116,21 +116,10 @@ export async function diff(id: string, olds: IpPolicyRuleOutputs, news: IpPolicy
   };
 }
 
-/** What a rule holds, in the form the service shows it: what a create sent, or what a found rule has. */
-function ruleFields(rule: { ipPolicyId: string; cidr: string; action: string; description?: string; metadata?: string }): Record<string, string> {
-  return { ipPolicyId: rule.ipPolicyId, cidr: canonicalCidr(rule.cidr), action: rule.action, description: text(rule.description), metadata: text(rule.metadata) };
-}
-
-function candidate(rule: IpPolicyRuleBody): Candidate {
-  return { id: rule.id, createdAt: rule.created_at, fields: ruleFields(toOutputs(rule)) };
-}
-
-export async function create(inputs: IpPolicyRuleInputs) {
+export async function create(inputs: IpPolicyRuleInputs & { __urn?: string }) {
   if (inputs.adoptId && !replacing(KIND, inputs.adoptId)) return adopt(inputs.adoptId, inputs);
   const what = `create IP policy rule ${inputs.cidr}`;
-  const body = createBody<IpPolicyRuleCreateBody>(FIELDS, inputs);
-  const slot = `${inputs.ipPolicyId} ${canonicalCidr(inputs.cidr)}`; // a policy holds a CIDR once
-  const attempt: CreateAttempt = { kind: KIND, sentAt: Date.now(), sent: ruleFields(inputs) };
+  const { body, marker } = marked(createBody<IpPolicyRuleCreateBody>(FIELDS, inputs), inputs.__urn);
   try {
     const source = profileSource(inputs.profile);
     const created = (await api<IpPolicyRuleBody>("POST", IP_POLICY_RULES_PATH, { what, body, expect: IP_POLICY_RULE_ANSWER, source }).finally(listsChanged)).body;
@@ -139,22 +128,17 @@ export async function create(inputs: IpPolicyRuleInputs) {
   } catch (e) {
     const err = e as ApiFailure;
     if (!err.ambiguous && err.status !== 409) throw err;
-    attempt.sentAt = err.sentAt ?? attempt.sentAt; // the attempt that may have acted, not the first
-    attempt.failedAt = Date.now();
-    if (err.ambiguous) noteLostCreate(slot, attempt);
     // The rule is there already (409), or our create may have made it before its answer was lost.
     const existing = await findExisting(inputs).catch(() => undefined);
     if (!existing) throw err;
     if (existing.action !== inputs.action) {
       throw plainError(`${err.message}; rule ${existing.id} has this CIDR with action ${existing.action}: delete it, or adopt it with adoptId "${existing.id}" and action "${existing.action}"`);
     }
-    // Take it over only if a lost create of this run can have made it (ownership.ts), or the user
-    // said so; else it is someone else's. (One that another resource of this run manages fails in
-    // claim, with that reason.)
-    const { upper, lower } = serverClock(profileSource(inputs.profile));
-    if (!claimed(KIND, existing.id) && !adoptExistingAllowed() && !mayHaveCreated(KIND, slot, candidate(existing), upper, lower)) {
-      const why = whyNotMadeBy(attempt, candidate(existing), upper, lower);
-      throw plainError(`${err.message}; rule ${existing.id} already holds this CIDR and was not created by this run${err.ambiguous && why ? ` (${why})` : ""}. ` +
+    // Take it over only on proof that this resource made it (its marker), or the user's say-so; else
+    // it is someone else's. (One that another resource of this run manages fails in claim.)
+    const why = notMadeBy(existing, marker, inputs.__urn);
+    if (why && !claimed(KIND, existing.id) && !adoptExistingAllowed()) {
+      throw plainError(`${err.message}; rule ${existing.id} already holds this CIDR and ${why}. ` +
         `To manage it from this resource, declare adoptId: "${existing.id}". If an interrupted \`pulumi up\` of this stack made it, ` +
         "run `ACCESSCTL_ADOPT_EXISTING=1 pulumi up` once. If another stack manages it, remove it from this one.");
     }
@@ -163,11 +147,22 @@ export async function create(inputs: IpPolicyRuleInputs) {
   }
 }
 
+/**
+ * Why nothing proves that the resource `urn` made `found` (undefined: proven): its marker must be
+ * the one this create wrote, or one an earlier create of this resource wrote (an interrupted run).
+ */
+function notMadeBy(found: IpPolicyRuleBody, sent: Marker | undefined, urn: unknown): string | undefined {
+  const m = readMarker(found.metadata);
+  const me = ownerOf(urn);
+  if (m && sent && (m.attempt === sent.attempt || (me.resource && m.stack === me.stack && m.resource === me.resource))) return undefined;
+  if (m) return `was made by ${makerName(m)} (its metadata says so)`;
+  if (!sent) return "nothing proves this resource made it: the program declares its own metadata, where the provider would have written its marker";
+  return "was not made by this resource (it carries no marker of this provider's: made by hand, or by another tool)";
+}
+
 async function findExisting(inputs: IpPolicyRuleInputs): Promise<IpPolicyRuleBody | undefined> {
-  for await (const rule of listAll<IpPolicyRuleBody>(IP_POLICY_RULES_PATH, "ip_policy_rules", "look for an existing rule", profileSource(inputs.profile))) {
-    if (rule.ip_policy?.id === inputs.ipPolicyId && sameCidr(rule.cidr, inputs.cidr)) return rule;
-  }
-  return undefined;
+  const rules = await policyRulesOf(profileSource(inputs.profile), inputs.ipPolicyId, { fresh: true, what: "look for an existing rule" });
+  return rules.find((rule) => sameCidr(rule.cidr, inputs.cidr));
 }
 
 /** Takes over an existing rule and brings it to the declared inputs. */
@@ -194,9 +189,9 @@ async function converge(found: IpPolicyRuleBody, inputs: IpPolicyRuleInputs) {
   }
 }
 
-/** PATCHes the rule to the inputs: the fields that differ from `current` (the state's), or, with none, all three. */
-async function patch(id: string, inputs: IpPolicyRuleInputs, current?: IpPolicyRuleOutputs): Promise<IpPolicyRuleBody> {
-  const body = updateBody<IpPolicyRuleUpdateBody>(FIELDS, inputs, current);
+/** PATCHes the rule to the inputs: the fields that differ from `current` (the state's), or, with none, all three. A metadata cleared gets the marker back. */
+async function patch(id: string, inputs: IpPolicyRuleInputs & { __urn?: string }, current?: IpPolicyRuleOutputs): Promise<IpPolicyRuleBody> {
+  const { body } = marked(updateBody<IpPolicyRuleUpdateBody>(FIELDS, inputs, current), inputs.__urn, true);
   return (await api<IpPolicyRuleBody>("PATCH", rulePath(id), { what: `update IP policy rule ${id}`, body, expect: IP_POLICY_RULE_ANSWER, source: profileSource(inputs.profile) }).finally(listsChanged)).body;
 }
 
@@ -224,7 +219,21 @@ async function remove(id: string, props: IpPolicyRuleOutputs & { __urn?: string 
     report(props.__urn, `delete IP policy rule ${id}: left in place: the IpPolicyRuleSet of ${props.ipPolicyId} in this stack manages the rules of that policy now (the next preview of the set shows what it does with it)`, { warning: true });
     return;
   }
-  await api("DELETE", rulePath(id), { what: `delete IP policy rule ${id}`, allow404: true, source: profileSource(props.profile) }).finally(listsChanged);
+  const what = `delete IP policy rule ${id}`;
+  const source = profileSource(props.profile);
+  const now = await api<IpPolicyRuleBody>("GET", rulePath(id), { what, allow404: true, expect: IP_POLICY_RULE_ANSWER, source });
+  if (now.status === 404) return; // gone already (a believed 404: http/trust.ts)
+  const why = changedSince(props, now.body);
+  if (why) return report(props.__urn, `${what}: left in place: ${why}; this stack no longer manages it`, { warning: true });
+  await api("DELETE", rulePath(id), { what, allow404: true, source }).finally(listsChanged);
+}
+
+/** Why a rule is no longer the one this stack recorded (another range, action or policy; another stack's marker), or undefined. */
+function changedSince(recorded: IpPolicyRuleOutputs & { __urn?: string }, now: IpPolicyRuleBody): string | undefined {
+  const other = othersMarker(readMarker(now.metadata), recorded.__urn);
+  if (other) return `it is ${makerName(other)}'s now (its metadata says so)`;
+  const moved = !sameCidr(now.cidr, recorded.cidr) || now.action !== recorded.action || now.ip_policy.id !== recorded.ipPolicyId;
+  return moved ? `it changed since this stack recorded it (${recorded.cidr} ${recorded.action}, now ${now.cidr} ${now.action}${now.ip_policy.id !== recorded.ipPolicyId ? ` in ${now.ip_policy.id}` : ""})` : undefined;
 }
 export { remove as delete };
 

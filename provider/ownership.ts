@@ -1,19 +1,20 @@
-// One owner per object. Within one provider process (one Pulumi run), no two resources may manage
-// the same object, whichever way they came to it (created, adopted by id, taken over after a lost
-// answer); and an existing object is taken over only when this process may have made it itself or
-// the user said so (adoptId, or ACCESSCTL_ADOPT_EXISTING=1 for the run after an interrupted update).
+// Whose object is this. Decided by proof, never by timing or by who ran first (docs/design/ownership.md):
+// - Within one `pulumi` command, no two resources manage one object (claim, claimPolicy: every
+//   provider process of the engine sees the others' claims through the run record).
+// - Across stacks and runs, by what the provider wrote: a marker in an object's metadata (the stack,
+//   the resource and the create attempt that made it; see Marker below). A lost create takes only
+//   the object its own marker names; a set never touches a rule another stack's marker names.
+// - Else only by the user's say-so: adoptId, takeOver, or ACCESSCTL_ADOPT_EXISTING=1 for one run.
 // The records live on globalThis: module variables are not shared once Pulumi serializes the
 // provider by value, and the symbol is made inside the functions (a captured one cannot be serialized).
 
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { ConfigSource, connection } from "./config";
 import { timeResolution } from "./http/clock";
 import { plainError, setMessage } from "./errors";
 import { addRecord, engineRecords } from "./run-record";
 import { processState } from "./state";
 interface Ownership {
-  /** Creates of this run whose answers were lost, by "<kind> <key>". */
-  lostCreates: { slot: string; attempt: CreateAttempt }[];
   /** "<kind> <id>" of objects whose resources diff found must be replaced. */
   replacing: string[];
   /** Principal (owner_id of keys it creates) of each API key this process called with, by identity(). */
@@ -21,7 +22,7 @@ interface Ownership {
 }
 
 function ownership(): Ownership {
-  return processState<Ownership>("ownership", () => ({ lostCreates: [], replacing: [], principals: {} }));
+  return processState<Ownership>("ownership", () => ({ replacing: [], principals: {} }));
 }
 
 /**
@@ -99,16 +100,6 @@ export function whyNotMadeBy(attempt: CreateAttempt, found: Candidate, upperOffs
     if (found.fields[field] !== value) return `its ${field} is ${JSON.stringify(found.fields[field])}, not ${JSON.stringify(value)}`;
   }
   return undefined;
-}
-
-/** A create of this run whose answer was lost: what it can have made may be taken over later in the run. */
-export function noteLostCreate(slot: string, attempt: CreateAttempt): void {
-  ownership().lostCreates.push({ slot: `${attempt.kind} ${slot}`, attempt });
-}
-
-/** Whether a lost create of this run for `slot` can have made `found` (see whyNotMadeBy). */
-export function mayHaveCreated(kind: string, slot: string, found: Candidate, upperOffsetMs: number | undefined, lowerOffsetMs?: number): boolean {
-  return ownership().lostCreates.some((lost) => lost.slot === `${kind} ${slot}` && !whyNotMadeBy(lost.attempt, found, upperOffsetMs, lowerOffsetMs));
 }
 
 /**
@@ -196,4 +187,80 @@ export function claimPolicy(kind: "set" | "rule", label: string, ipPolicyId: str
 /** How a resource is named in messages: `IpPolicyRuleSet office` from its URN, else `what`. */
 export function resourceLabel(urn: unknown, type: string, what: string): string {
   return typeof urn === "string" && urn.includes("::") ? `${type} ${urn.slice(urn.lastIndexOf("::") + 2)}` : what;
+}
+
+// ---- the marker: whose object this is, by what the provider wrote ----------------------------
+
+/**
+ * What the provider writes into an object's `metadata` when the program declares none (a rule of a
+ * set or an IpPolicyRule, an API key): the stack and resource that made it, and the create attempt.
+ * Whose an object is, and whether a create whose answer was lost made it, is decided by this, never
+ * by when it was made (anyone can make an identical object in any time window). Other tools see it as
+ * the object's metadata: `{"managed-by":"pulumi-accessctl","stack":"proj/dev","resource":"IpPolicyRuleSet::office","attempt":"…"}`.
+ * Pulumi never sees it: the outputs show an unset metadata, so it makes no diff, and an import's
+ * program declares none. A program that declares its own metadata gets no marker (and no proof).
+ */
+export interface Marker {
+  /** `project/stack` of the resource that made it (from its URN); none outside an engine. */
+  stack?: string;
+  /** `Type::name` of that resource. */
+  resource?: string;
+  /** This create's attempt: random, one per request. */
+  attempt: string;
+}
+
+const MANAGED_BY = "pulumi-accessctl";
+
+/** Who a resource is, from its URN (`urn:pulumi:<stack>::<project>::<parent$type>::<name>`): the same on either host. */
+export function ownerOf(urn: unknown): Omit<Marker, "attempt"> {
+  if (typeof urn !== "string" || !urn.startsWith("urn:pulumi:")) return {};
+  const [stack, project, type, ...name] = urn.slice("urn:pulumi:".length).split("::");
+  const short = (type ?? "").split("$").pop()!.split(":").pop()!.split("/").pop();
+  return { stack: `${project}/${stack}`, resource: `${short}::${name.join("::")}` };
+}
+
+/** A new marker for one create request of the resource `urn`. */
+export function newMarker(urn: unknown): Marker {
+  return { ...ownerOf(urn), attempt: randomBytes(8).toString("hex") };
+}
+
+/** The metadata text of a marker. */
+export function markerText(m: Marker): string {
+  return JSON.stringify({ "managed-by": MANAGED_BY, ...(m.stack ? { stack: m.stack } : {}), ...(m.resource ? { resource: m.resource } : {}), attempt: m.attempt });
+}
+
+/** The marker an object's metadata holds, or undefined (metadata of a program's, a hand's, or none). */
+export function readMarker(metadata: unknown): Marker | undefined {
+  if (typeof metadata !== "string" || !metadata.startsWith(`{"managed-by":"${MANAGED_BY}"`)) return undefined;
+  try {
+    const m = JSON.parse(metadata) as Record<string, unknown>;
+    const str = (v: unknown) => (typeof v === "string" ? v : undefined);
+    return typeof m.attempt === "string" ? { stack: str(m.stack), resource: str(m.resource), attempt: m.attempt } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Metadata as Pulumi shows it: a marker is no metadata of the program's (""). */
+export function visibleMetadata(metadata: unknown): string {
+  return readMarker(metadata) ? "" : typeof metadata === "string" ? metadata : "";
+}
+
+/** A create's or update's body, with the resource's marker where it would leave metadata unset; the marker it wrote, if any. */
+export function marked<B extends { metadata?: string }>(body: B, urn: unknown, update = false): { body: B; marker?: Marker } {
+  if (update ? body.metadata !== "" : body.metadata) return { body };
+  const marker = newMarker(urn);
+  return { body: { ...body, metadata: markerText(marker) }, marker };
+}
+
+/** Another stack's object: its marker names a stack, and not `urn`'s. (No marker, or no stack to compare: not known to be another's.) */
+export function othersMarker(marker: Marker | undefined, urn: unknown): Marker | undefined {
+  const mine = ownerOf(urn).stack;
+  return marker?.stack && mine && marker.stack !== mine ? marker : undefined;
+}
+
+/** How a marker names its maker in messages: `IpPolicyRuleSet office of stack proj/prod`. */
+export function makerName(m: Marker): string {
+  const [type, name] = (m.resource ?? "").split("::");
+  return `${m.resource ? `${type} ${name}` : "a resource"}${m.stack ? ` of stack ${m.stack}` : ""}`;
 }

@@ -46,7 +46,9 @@ export class ApiKey extends pulumi.dynamic.Resource {
   constructor(name: string, args: ApiKeyArgs = {}, opts: pulumi.CustomResourceOptions = {}) {
     checkResource("ApiKey", name, opts, `declare adoptId: ${JSON.stringify(opts.import)} to take the key over`);
     const outputs = { ownerId: undefined, uri: undefined, createdAt: undefined, token: undefined, description: undefined, metadata: undefined, adoptId: undefined, triggers: undefined, profile: undefined };
-    super(operations satisfies ProviderOf<provider.ApiKeyInputs, provider.ApiKeyOutputs>, name, { ...outputs, ...args }, pulumi.mergeOptions(opts, { additionalSecretOutputs: ["token"] }), "accessctl", "ApiKey");
+    // The provider marks what it creates with the resource's URN (provider/ownership.ts), which a dynamic provider is not told.
+    const __urn = pulumi.createUrn(name, "pulumi-nodejs:dynamic/accessctl:ApiKey", opts.parent);
+    super(operations satisfies ProviderOf<provider.ApiKeyInputs, provider.ApiKeyOutputs>, name, { ...outputs, ...args, __urn }, pulumi.mergeOptions(opts, { additionalSecretOutputs: ["token"] }), "accessctl", "ApiKey");
   }
 }
 

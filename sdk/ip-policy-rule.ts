@@ -50,7 +50,9 @@ export class IpPolicyRule extends pulumi.dynamic.Resource {
     checkResource("IpPolicyRule", name, opts, `declare adoptId: ${JSON.stringify(opts?.import)} (with the rule's policy and action) to take the rule over`);
     // Every output named, so that a lookup by id (get) resolves them all.
     const outputs = { ipPolicyId: undefined, cidr: undefined, action: undefined, ipPolicy: undefined, uri: undefined, createdAt: undefined, description: undefined, metadata: undefined, adoptId: undefined, profile: undefined };
-    super(operations satisfies ProviderOf<provider.IpPolicyRuleInputs, provider.IpPolicyRuleOutputs>, name, { ...outputs, ...args }, opts, "accessctl", "IpPolicyRule");
+    // The provider marks what it creates with the resource's URN (provider/ownership.ts), which a dynamic provider is not told.
+    const __urn = pulumi.createUrn(name, "pulumi-nodejs:dynamic/accessctl:IpPolicyRule", opts?.parent);
+    super(operations satisfies ProviderOf<provider.IpPolicyRuleInputs, provider.IpPolicyRuleOutputs>, name, { ...outputs, ...args, __urn }, opts, "accessctl", "IpPolicyRule");
   }
 }
 

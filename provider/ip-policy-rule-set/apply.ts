@@ -9,13 +9,11 @@ import { report } from "../engine";
 import { plainError } from "../errors";
 import { createBody, updateBody } from "../fields";
 import { api } from "../http/api";
-import { serverClock } from "../http/clock";
 import { ApiFailure } from "../http/failures";
 import { canonicalCidr, FIELDS as RULE_FIELDS, rulePath } from "../ip-policy-rule";
 import { limiterState } from "../limiter";
 import { listsChanged } from "../list-reads";
-import { CreateAttempt, whyNotMadeBy } from "../ownership";
-import { text } from "../validate";
+import { marked } from "../ownership";
 import { DeclaredRule } from "./declared";
 import { IpPolicyRuleSetMember, member as memberOf, outputs, policyRules } from "./live";
 import { phase, Step } from "./plan";
@@ -63,9 +61,9 @@ export async function apply(set: Target, current: Member[], steps: Step[], id: s
 /** The calls of a run, each keeping `live` (id → rule) as it leaves the policy. */
 function calls(set: Target, live: Record<string, Member>, shown: ReturnType<typeof progress>) {
   const source = profileSource(set.profile);
-  const run = { failed: [] as ApiFailure[], lostCreates: [] as CreateAttempt[], createsNotFound: 0, shown, step: async (_s: Step) => {} };
+  const run = { failed: [] as ApiFailure[], lostCreates: [] as LostCreate[], createsNotFound: 0, shown, step: async (_s: Step) => {} };
   const post = async (d: DeclaredRule) => {
-    const body = createBody<IpPolicyRuleCreateBody>(RULE_FIELDS, { ...d, ipPolicyId: set.ipPolicyId });
+    const { body, marker } = marked(createBody<IpPolicyRuleCreateBody>(RULE_FIELDS, { ...d, ipPolicyId: set.ipPolicyId }), set.__urn);
     try {
       const made = (await api<IpPolicyRuleBody>("POST", IP_POLICY_RULES_PATH, { what: `create IP policy rule ${d.cidr}`, body, expect: IP_POLICY_RULE_ANSWER, source }).finally(listsChanged)).body;
       live[made.id] = memberOf(made);
@@ -73,12 +71,12 @@ function calls(set: Target, live: Record<string, Member>, shown: ReturnType<type
     } catch (e) {
       const err = e as ApiFailure;
       if (err.status === 404) run.createsNotFound++;
-      if (err.ambiguous) run.lostCreates.push({ kind: "IP policy rule", sentAt: err.sentAt ?? Date.now(), failedAt: Date.now(), sent: madeOf(d) });
+      if (err.ambiguous) run.lostCreates.push({ cidr: d.cidr, attempt: marker?.attempt });
       throw e;
     }
   };
   const patch = async (r: Member, d: DeclaredRule) => {
-    const body = updateBody<IpPolicyRuleUpdateBody>(RULE_FIELDS, d, r); // what the step changes: texts, or the cidr of a move
+    const { body } = marked(updateBody<IpPolicyRuleUpdateBody>(RULE_FIELDS, d, r), set.__urn, true); // what the step changes: texts, or the cidr of a move
     const moving = canonicalCidr(r.cidr) !== d.cidr ? ` → ${d.cidr}` : "";
     const done = (await api<IpPolicyRuleBody>("PATCH", rulePath(r.id), { what: `update IP policy rule ${r.id} (${r.cidr}${moving})`, body, expect: IP_POLICY_RULE_ANSWER, source }).finally(listsChanged)).body;
     live[r.id] = memberOf(done);
@@ -115,29 +113,30 @@ async function failure(set: Target, rules: Member[], run: ReturnType<typeof call
   return plainError(message, { id, properties, reasons: [message], status: e.status });
 }
 
+/** A create whose answer was lost: its CIDR, and the attempt its marker names (none: the program declared the rule's metadata). */
+interface LostCreate {
+  cidr: string;
+  attempt?: string;
+}
+
 /**
- * A create whose answer was lost may have made its rule: the policy tells, and what it holds that
- * such a create can have made is added to `rules`; anything else there is named and left out of the
- * state. Returns what to add to the error's message.
+ * A create whose answer was lost may have made its rule: the policy tells. A rule whose marker names
+ * the attempt of such a create is this run's, and is added to `rules`; anything else there is named
+ * and left out of the state (nothing proves whose it is). Returns what to add to the error's message.
  */
-async function recoverLostCreates(set: Target, rules: Member[], lostCreates: CreateAttempt[], what: string): Promise<string> {
-  const { upper, lower } = serverClock(profileSource(set.profile));
+async function recoverLostCreates(set: Target, rules: Member[], lostCreates: LostCreate[], what: string): Promise<string> {
   try {
     const have: Record<string, true> = {};
     for (const r of rules) have[r.id] = true;
-    const found = (await policyRules(set.ipPolicyId, set.profile, what, [], true)).filter((r) => !have[r.id]);
-    const made = found.filter((r) => lostCreates.some((a) => a.sent.cidr === canonicalCidr(r.cidr) && !whyNotMadeBy(a, { id: r.id, createdAt: r.createdAt, fields: madeOf(r) }, upper, lower)));
+    const live = await policyRules(set.ipPolicyId, set.profile, what, [], true);
+    const found = live.rules.filter((r) => !have[r.id]);
+    const made = found.filter((r) => lostCreates.some((a) => a.attempt !== undefined && live.markers[r.id]?.attempt === a.attempt));
     rules.push(...made);
     const others = found.filter((r) => !made.includes(r));
     return others.length ? `; not recorded, as nothing proves a create of this run made them: ${listed(others.map((r) => `${r.cidr} ${r.action} (${r.id})`))}` : "";
   } catch (listing) {
-    return `; the answers to ${lostCreates.length} create${lostCreates.length === 1 ? "" : "s"} were lost (${listed(lostCreates.map((a) => a.sent.cidr!))}) and listing the policy failed too (${(listing as Error).message}): run \`pulumi refresh\` before the next up`;
+    return `; the answers to ${lostCreates.length} create${lostCreates.length === 1 ? "" : "s"} were lost (${listed(lostCreates.map((a) => a.cidr))}) and listing the policy failed too (${(listing as Error).message}): run \`pulumi refresh\` before the next up`;
   }
-}
-
-/** A rule's fields as a create sends them and the service shows them (ownership.ts compares these). */
-function madeOf(r: { cidr: string; action: unknown; description?: unknown; metadata?: unknown }): Record<string, string> {
-  return { cidr: canonicalCidr(r.cidr), action: String(r.action), description: text(r.description), metadata: text(r.metadata) };
 }
 
 /** How far a running plan has got, shown live under the resource every PROGRESS_MS (and once at the end, if it ran that long). */

@@ -71,6 +71,9 @@ export interface DeclaredRule {
   metadata: string | Unknown;
 }
 
+/** Whether the rules' texts are secret (the program made part of `rules` secret, now or when the state was written): plans show `[secret]`. */
+export const secretRules = (...props: { __secrets?: string[] }[]) => props.some((p) => p.__secrets?.includes("rules") ?? false);
+
 /** A rule of the set is an IP policy rule: checked, compared, sent and read back by the rule's own table. */
 export const MEMBER_FIELDS: Fields<IpPolicyRuleSetRule> = { cidr: RULE_FIELDS.cidr, action: RULE_FIELDS.action, description: RULE_FIELDS.description, metadata: RULE_FIELDS.metadata };
 

@@ -5,6 +5,7 @@
 // more than the preview showed now that the policy changed; it says what it left, and why.
 import { canonicalCidr } from "../ip-policy-rule";
 import { asDeclared } from "../fields";
+import { makerName, Marker } from "../ownership";
 import { DeclaredRule, MEMBER_FIELDS } from "./declared";
 import { IpPolicyRuleSetMember, named } from "./live";
 import { opens, Plan, Step, texts } from "./plan";
@@ -85,6 +86,8 @@ export interface Situation {
   see: (s: Step) => StepSeen;
   /** A rule another resource of this run manages (an IpPolicyRule in a handover): the set neither deletes nor moves it. */
   claimedElsewhere: (id: string) => boolean;
+  /** The marker of a rule another stack's resource made (ownership.ts): the set never touches it. */
+  othersOf: (id: string) => Marker | undefined;
   /** ACCESSCTL_ADOPT_EXISTING=1: a rule exactly as declared on a CIDR to add is taken over. */
   adoptExisting: boolean;
   /** Texts are secret: messages show `[secret]`. */
@@ -105,8 +108,10 @@ export interface Decision {
   heldBecause: string[];
   /** Rules taken over exactly as declared (ACCESSCTL_ADOPT_EXISTING). */
   adopted: Member[];
-  /** Rules of the policy the state does not know (added by hand or another stack): left, not recorded. */
+  /** Rules of the policy the state does not know (added by hand, or another stack's): left, not recorded. */
   strangers: Member[];
+  /** Those of them another stack's resources made, each with its maker (their markers say so). */
+  others: { rule: Member; maker: Marker }[];
   /** Recorded rules changed by hand where the plan does nothing: recorded as they are now. */
   changedByHand: string[];
 }
@@ -120,22 +125,28 @@ export function exactlyAsDeclared(declared: DeclaredRule[], r: Member): boolean 
   return d !== undefined && asDeclared(MEMBER_FIELDS, r, d);
 }
 
-/** The rules another resource of this run manages are not the set's to delete or move: a move becomes a create of its target. */
-function withhold(p: Plan, claimedElsewhere: (id: string) => boolean): { plan: Plan; kept: Member[]; withheld: string[] } {
+/**
+ * What is not the set's to touch: a rule another resource of this run manages is neither deleted nor
+ * moved; a rule another stack's resource made is not touched at all. A move of either becomes a
+ * create of its target.
+ */
+function withhold(p: Plan, s: Pick<Situation, "claimedElsewhere" | "othersOf">): { plan: Plan; kept: Member[]; withheld: string[] } {
   const kept: Member[] = [];
   const withheld: string[] = [];
-  const steps = p.steps.flatMap((s): Step[] => {
-    if ((s.op !== "delete" && s.op !== "move") || !claimedElsewhere(s.rule.id)) return [s];
-    kept.push(s.rule);
-    withheld.push(say(s));
-    return s.op === "move" ? [{ op: "create", to: s.to }] : [];
+  const steps = p.steps.flatMap((x): Step[] => {
+    if (x.op === "create") return [x];
+    const other = s.othersOf(x.rule.id);
+    if (!other && ((x.op !== "delete" && x.op !== "move") || !s.claimedElsewhere(x.rule.id))) return [x];
+    kept.push(x.rule);
+    withheld.push(`${say(x)}${other ? ` (${makerName(other)}'s: its metadata says so)` : ""}`);
+    return x.op === "move" ? [{ op: "create", to: x.to }] : [];
   });
   return { plan: { steps }, kept, withheld };
 }
 
 /** Everything an update decides between the listing and the first write. */
 export function reconcile(p: Plan, s: Situation): Decision {
-  const mine = withhold(p, s.claimedElsewhere);
+  const mine = withhold(p, s);
   const held = holdToShown(mine.plan, s.promises, s.see);
   const kept = [...mine.kept, ...held.kept];
   const live = byId(s.live);
@@ -148,8 +159,9 @@ export function reconcile(p: Plan, s: Situation): Decision {
   const stale = touched.filter((r) => !unchanged(r, live[r.id])).map((r) => `${named(r)} (${live[r.id] ? `now ${named(live[r.id])}${texts(live[r.id], s.secret)}` : "deleted"})`);
   const targets = held.steps.flatMap((x) => (x.op === "create" || x.op === "move" ? [x.to] : []));
   const taken = targets.map((d) => holder[d.cidr]).filter((r): r is Member => r !== undefined && !adoptable(r));
+  const whose = (r: Member) => (s.othersOf(r.id) ? `${makerName(s.othersOf(r.id)!)}'s: its metadata says so` : "not recorded: added since the last refresh, by hand or by another stack");
   const unseen = [
-    ...taken.filter((r) => !known[r.id]).map((r) => `${named(r)} (not recorded: added since the last refresh, by hand or by another stack)`),
+    ...taken.filter((r) => !known[r.id]).map((r) => `${named(r)} (${whose(r)})`),
     ...taken.filter((r) => known[r.id]).map((r) => `${named(r)} (moved there since it was recorded)`),
   ];
   const refused = [...unseen, ...stale];
@@ -167,8 +179,9 @@ export function reconcile(p: Plan, s: Situation): Decision {
   const changedRules = s.recorded.filter((r) => !planned[r.id] && !unchanged(r, live[r.id]));
   const changedByHand = changedRules.map((r) => (live[r.id] ? `${named(r)}, now ${named(live[r.id])}${texts(live[r.id], s.secret)}` : `${named(r)}, deleted`));
   const strangers = s.live.filter((r) => !known[r.id] && !adopted.includes(r));
+  const others = strangers.flatMap((rule) => (s.othersOf(rule.id) ? [{ rule, maker: s.othersOf(rule.id)! }] : []));
   const hold = holdBack(steps, s, { kept, live, changedRules, strangers, planned });
-  return { steps: hold.steps, refused, withheld: mine.withheld, leftUndone: held.left, heldBack: hold.held, heldBecause: hold.because, adopted, strangers, changedByHand };
+  return { steps: hold.steps, refused, withheld: mine.withheld, leftUndone: held.left, heldBack: hold.held, heldBecause: hold.because, adopted, strangers, others, changedByHand };
 }
 
 /**

@@ -8,25 +8,24 @@
 // promise and the policy as it is now (guard.ts, pure), and applies what is left in phases that
 // close before they open (apply.ts). The verbs below only read, call those, and report.
 import { ID_PREFIX } from "../../contract/common";
-import { connection, profileSource } from "../config";
 import { report } from "../engine";
 import { plainError } from "../errors";
 import { changedFields, checkFields, DiffKind, Fields } from "../fields";
 import { canonicalCidr } from "../ip-policy-rule";
-import { adoptExistingAllowed, claim, claimed, claimPolicy, noteSetMembers, resourceLabel } from "../ownership";
+import { adoptExistingAllowed, claim, claimed, claimPolicy, makerName, Marker, noteSetMembers, othersMarker, resourceLabel } from "../ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD } from "../profiles";
 import { processState } from "../state";
 import { boolean, CheckFailure, id, isUnknown, UNKNOWN } from "../validate";
 import { apply, listed } from "./apply";
-import { checkRules, CheckedRuleSetInputs, declaredList, DeclaredRule, declaredRules, IpPolicyRuleSetInputs, isUnknownValue, keyedRules, UNKNOWN_VALUE } from "./declared";
-import { exactlyAsDeclared, holdToShown, reconcile, unchanged } from "./guard";
-import { declaredForms, IpPolicyRuleSetMember, IpPolicyRuleSetOutputs, keyed, members, named, outputs, policyRules } from "./live";
+import { create, previewCreate, previewUnknownCreate, reportOthers } from "./create";
+import { checkRules, CheckedRuleSetInputs, declaredList, DeclaredRule, declaredRules, IpPolicyRuleSetInputs, isUnknownValue, keyedRules, secretRules } from "./declared";
+import { reconcile, unchanged } from "./guard";
+import { byStack, declaredForms, IpPolicyRuleSetMember, IpPolicyRuleSetOutputs, keyed, members, named, outputs, policyRules } from "./live";
 import { describe, plan, planDiff, Step, summary, textChanges, texts } from "./plan";
-import { foundAfterPreview, keyedDigest, noteRefresh, noteShown, noteTakeoverShown, seenRule, seenStep, Shown, shownFor, takeoverShownFor, textsDigest } from "./promise";
-import { DeclaredSeen, savedPlanFor, SavedSet, savePlan } from "./saved-plan";
-import type { RuleSeen } from "./promise";
+import { foundAfterPreview, noteRefresh, promisesFor, promiseTerms, showPlan } from "./promise";
 
 export { configure } from "../config";
+export { create };
 export type { CheckedRuleSetInputs, IpPolicyRuleSetInputs, IpPolicyRuleSetRule } from "./declared";
 export type { IpPolicyRuleSetMember, IpPolicyRuleSetOutputs } from "./live";
 
@@ -39,35 +38,6 @@ export const FIELDS: Fields<IpPolicyRuleSetInputs> = {
   takeOver: { check: boolean },
   profile: PROFILE_FIELD,
 };
-
-const requests = (n: number) => `${n} request${n === 1 ? "" : "s"}`;
-
-/** Whether the rules' texts are secret (the program made part of `rules` secret, now or when the state was written): plans show `[secret]`. */
-const secretRules = (...props: { __secrets?: string[] }[]) => props.some((p) => p.__secrets?.includes("rules") ?? false);
-
-/** The promise's terms for this set's account: texts by a digest keyed with its API key. */
-function promiseTerms(profile: unknown) {
-  let key = "";
-  try {
-    key = connection(profileSource(profile)).apiKey;
-  } catch {
-    // no account configured: check has said so; a digest keyed with nothing still compares
-  }
-  const digest = textsDigest(key);
-  return {
-    digestOf: (value: unknown) => keyedDigest(key, value),
-    see: (s: Step) => seenStep(s, digest, canonicalCidr),
-    seeRule: (r: IpPolicyRuleSetMember) => seenRule(r, digest, canonicalCidr(r.cidr)),
-    seeDeclared: (d: DeclaredRule): DeclaredSeen => ({ cidr: d.cidr, action: d.action as string, texts: digest(d) as string }),
-  };
-}
-
-/** What a set's operation holds to besides this command's preview: a saved plan's (see saved-plan.ts), checked against what it was made from. */
-function promisesFor(urn: string | undefined, now: { from: RuleSeen[]; declared: DeclaredSeen[] }, what: string): { promises: Shown[][]; saved?: SavedSet } {
-  const saved = savedPlanFor(urn, now, what);
-  const promises = [shownFor(urn), saved ? [saved.shown] : undefined].filter((p): p is Shown[] => p !== undefined);
-  return { promises, saved };
-}
 
 const SUMMARY_STEPS = 100; // a plan longer than this is held by Pulumi's update plans as a digest
 
@@ -88,13 +58,6 @@ function pulumiPlan(olds: Partial<CheckedRuleSetInputs>, news: CheckedRuleSetInp
   const steps = summary(plan(Object.values(keyed(recorded)), declared), UNKNOWN);
   if (steps.length <= SUMMARY_STEPS && !secretRules(news)) return { steps };
   return { count: steps.length, digest: promiseTerms(news.profile).digestOf(steps) };
-}
-
-/** A plan a set showed: noted for the update of this command, and saved in the plan file of a `pulumi preview`; an `up` checks the file's at once. */
-async function showPlan(urn: string, set: SavedSet, what: string): Promise<void> {
-  noteShown(urn, set.shown);
-  await savePlan(urn, set);
-  savedPlanFor(urn, { from: set.from, declared: set.declared ?? [] }, what); // an up with a plan file that will refuse fails at its preview
 }
 
 /** Operations of this process that checked a set (by URN): their diff shows the plan; a refresh's diff, which no check precedes, does not. */
@@ -120,65 +83,6 @@ export async function check(olds: Partial<CheckedRuleSetInputs>, news: IpPolicyR
   }
   if (!failures.length) inputs.__plan = pulumiPlan(olds, inputs);
   return { inputs, failures };
-}
-
-/** A create whose policy or rules are not known yet: the preview says so, and that is its promise (any create). */
-async function previewUnknownCreate(inputs: CheckedRuleSetInputs, urn: string): Promise<void> {
-  const takeover = inputs.takeOver === true || isUnknown(inputs.takeOver);
-  await showPlan(urn, { from: [], shown: { anyOf: [] }, ...(takeover ? { takeover: UNKNOWN_VALUE } : {}) }, `create IpPolicyRuleSet`);
-  if (!takeover) return;
-  const policy = isUnknown(inputs.ipPolicyId) ? "the set's policy" : inputs.ipPolicyId;
-  report(urn, `plan for ${policy}: not known yet (it depends on other resources); with takeOver, up takes over whatever rules the policy holds then, as they are`);
-  noteTakeoverShown(urn, UNKNOWN_VALUE);
-}
-
-/**
- * A create's plan, shown under the resource at preview. A takeover (or ACCESSCTL_ADOPT_EXISTING=1)
- * lists the policy (once, and only then): a takeover takes every rule over as it is and writes
- * nothing, the next `up` does the rest.
- */
-async function previewCreate(inputs: CheckedRuleSetInputs): Promise<void> {
-  const declared = declaredRules(inputs.rules) as DeclaredRule[];
-  const urn = inputs.__urn;
-  const terms = promiseTerms(inputs.profile);
-  const takeover = inputs.takeOver === true;
-  const listing = takeover || adoptExistingAllowed() ? await listForPreview(inputs) : undefined;
-  const taken = takeover ? (listing?.rules ?? []).map((r) => r.id) : undefined; // a listing that failed promised to take none
-  if (urn) {
-    await showPlan(urn, { from: [], declared: declared.map(terms.seeDeclared), shown: { steps: plan([], declared).steps.map(terms.see) }, ...(taken ? { takeover: taken } : {}) }, `create IP policy rule set of ${inputs.ipPolicyId}`);
-    if (taken) noteTakeoverShown(urn, taken);
-  }
-  const head = `plan for ${inputs.ipPolicyId}`;
-  const creates = (n: number) => `create ${n} rule${n === 1 ? "" : "s"}: ${requests(n)}`;
-  if (!listing || (listing.error && !takeover)) return report(urn, `${head}: ${creates(declared.length)}`);
-  if (listing.error) return report(urn, `${head}: takeOver: could not list the policy to say what the takeover will take (${listing.error}); up will take none of its rules`, { warning: true });
-  const current = listing.rules!;
-  if (!takeover) return previewAdoption(inputs, declared, current);
-  if (!current.length) return report(urn, `${head}: takeOver: the policy holds no rule; create ${declared.length}: ${requests(declared.length)}`);
-  const asIs = current.filter((r) => exactlyAsDeclared(declared, r)).length;
-  const undeclared = current.filter((r) => !declared.some((d) => d.cidr === canonicalCidr(r.cidr))).length;
-  const then = describe(plan(Object.values(keyed(current)), declared), secretRules(inputs));
-  report(urn, `${head}: take over the ${current.length} rule${current.length === 1 ? "" : "s"} the policy holds (${asIs} as declared, ${undeclared} not declared), ` +
-    `writing nothing now; ${then ? `the next up then: ${then}` : "nothing more to do"}`);
-}
-
-/** The policy's rules, for a preview that says what a create takes over; or why they could not be listed. */
-async function listForPreview(inputs: CheckedRuleSetInputs): Promise<{ rules?: IpPolicyRuleSetMember[]; error?: string }> {
-  try {
-    return { rules: await policyRules(inputs.ipPolicyId, inputs.profile, `preview the ${inputs.takeOver ? "takeover" : "create"} of ${inputs.ipPolicyId}`) };
-  } catch (e) {
-    return { error: (e as Error).message };
-  }
-}
-
-/** A create under ACCESSCTL_ADOPT_EXISTING=1: what it takes over (rules exactly as declared) and what it creates. */
-function previewAdoption(inputs: CheckedRuleSetInputs, declared: DeclaredRule[], current: IpPolicyRuleSetMember[]): void {
-  const adopted = current.filter((r) => exactlyAsDeclared(declared, r));
-  const others = current.filter((r) => !adopted.includes(r));
-  const toCreate = declared.length - adopted.length;
-  const words = `take over ${adopted.length} rule${adopted.length === 1 ? "" : "s"} exactly as declared (ACCESSCTL_ADOPT_EXISTING=1), create ${toCreate}: ${requests(toCreate)}`;
-  const refused = others.length ? `; but the policy holds ${others.length} rule${others.length === 1 ? "" : "s"} not as declared (${listed(others.map(named))}), so up will fail: declare takeOver: true to take them over as they are` : "";
-  report(inputs.__urn, `plan for ${inputs.ipPolicyId}: ${words}${refused}`, refused ? { warning: true } : {});
 }
 
 export async function diff(_id: string, olds: IpPolicyRuleSetOutputs, news: CheckedRuleSetInputs) {
@@ -210,59 +114,16 @@ export async function diff(_id: string, olds: IpPolicyRuleSetOutputs, news: Chec
   return { changes: words !== "", replaces: [], detailedDiff: planDiff(p) };
 }
 
-export async function create(inputs: CheckedRuleSetInputs) {
-  const what = `create IP policy rule set of ${inputs.ipPolicyId}`;
-  claim(KIND, inputs.ipPolicyId, what);
-  const declared = declaredRules(inputs.rules) as DeclaredRule[];
-  const terms = promiseTerms(inputs.profile);
-  const { promises, saved } = promisesFor(inputs.__urn, { from: [], declared: declared.map(terms.seeDeclared) }, what);
-  const current = await policyRules(inputs.ipPolicyId, inputs.profile, what, [], true);
-  if (inputs.takeOver === true && current.length) return takeOver(inputs, current, saved, what);
-  // ACCESSCTL_ADOPT_EXISTING=1 (after a killed first `up`) takes only what that run can have made:
-  // rules exactly as declared. Anything else needs the program to say takeOver: true.
-  const refused = current.filter((r) => !(adoptExistingAllowed() && exactlyAsDeclared(declared, r)));
-  if (refused.length) {
-    const names = Object.values(keyed(refused)).map(named);
-    throw plainError(`${what}: the policy already holds ${refused.length} rule${refused.length === 1 ? "" : "s"}${adoptExistingAllowed() ? " not as declared" : ""}: ${listed(names)}; nothing was changed. ` +
-      "To make them this resource's, declare takeOver: true: the set takes them over as they are, and the next `up`, after a preview that shows each change, brings them to the declaration. " +
-      (adoptExistingAllowed() ? "ACCESSCTL_ADOPT_EXISTING=1 takes only rules exactly as declared (what an interrupted `pulumi up` of this stack can have made)." :
-        "If an interrupted `pulumi up` of this stack made them, run `ACCESSCTL_ADOPT_EXISTING=1 pulumi up` once."));
-  }
-  const held = holdToShown(plan(current, declared), promises, terms.see);
-  const rules = await apply(inputs, current, held.steps, inputs.ipPolicyId, what);
-  reportLeftUndone(inputs.__urn, what, held.left);
-  return { id: inputs.ipPolicyId, outs: outputs(inputs, rules, inputs) };
-}
-
-/**
- * A takeover records what the policy holds and writes nothing (its preview said so); the next
- * preview shows each change and the next up makes it. Only what its preview listed: a rule added
- * since is no one's to take unseen (its destroy would delete it).
- */
-function takeOver(inputs: CheckedRuleSetInputs, current: IpPolicyRuleSetMember[], saved: SavedSet | undefined, what: string) {
-  const listedThen = takeoverShownFor(inputs.__urn);
-  // No listing by a preview (in a run by the engine, which gives a URN): take nothing unseen. A saved
-  // plan's preview must have listed it too.
-  const inSaved = (r: IpPolicyRuleSetMember) => !saved || isUnknownValue(saved.takeover) || (saved.takeover ?? []).includes(r.id);
-  const taken = (isUnknownValue(listedThen) || (!listedThen && !inputs.__urn) ? current : current.filter((r) => (listedThen as Set<string> | undefined)?.has(r.id))).filter(inSaved);
-  const since = current.filter((r) => !taken.includes(r)).map(named);
-  if (!taken.length) {
-    throw plainError(`${what}: the policy holds ${since.length} rule${since.length === 1 ? "" : "s"} its preview did not show (added since): ${listed(since)}; nothing was changed. ` +
-      "Run `pulumi up` again: its preview shows what the takeover takes.");
-  }
-  if (since.length) report(inputs.__urn, `${what}: left ${since.length} rule${since.length === 1 ? "" : "s"} its preview did not list (added since), not recorded: ${listed(since)}. \`pulumi refresh\` records them; the preview after it shows what \`up\` will do to them.`, { warning: true });
-  return { id: inputs.ipPolicyId, outs: outputs(inputs, taken, inputs) };
-}
-
 export async function read(id: string, props: Partial<IpPolicyRuleSetOutputs> = {}) {
   const ipPolicyId = props.ipPolicyId ?? id;
-  const rules = await policyRules(ipPolicyId, props.profile, `read IP policy rule set of ${ipPolicyId}`, members(props.rules));
+  // Rules other stacks' resources made (their markers say so) are theirs: named, never recorded.
+  const { rest: rules, others } = byStack(await policyRules(ipPolicyId, props.profile, `read IP policy rule set of ${ipPolicyId}`, members(props.rules)), props.__urn);
   // Inputs as the live policy would declare them: after a refresh, `preview --diff` shows a rule
   // added, changed or deleted by hand as that rule. Read with nothing known of the set (an import),
   // they are what a program writes: a list (Pulumi writes the program from them).
   const declared = declaredForms(rules);
   const inputs = { ipPolicyId, rules: props.rules === undefined ? declaredList(declared) : declared, ...keptInputs(props), ...(props.__plan !== undefined ? { __plan: props.__plan } : {}) };
-  if (props.rules !== undefined) sayDrift(props, rules);
+  if (props.rules !== undefined) sayDrift(props, rules, others);
   return { id, props: outputs({ ipPolicyId }, rules, props), inputs };
 }
 
@@ -278,7 +139,7 @@ function driftOf(was: IpPolicyRuleSetMember, now: IpPolicyRuleSetMember, secret:
  * and records the rules it found added or changed: this command's destroy leaves them (its preview
  * cannot name them).
  */
-function sayDrift(props: Partial<IpPolicyRuleSetOutputs>, rules: IpPolicyRuleSetMember[]): void {
+function sayDrift(props: Partial<IpPolicyRuleSetOutputs>, rules: IpPolicyRuleSetMember[], others: { rule: IpPolicyRuleSetMember; maker: Marker }[]): void {
   const before: Record<string, IpPolicyRuleSetMember> = {};
   for (const r of members(props.rules)) before[r.id] = r;
   const now: Record<string, true> = {};
@@ -286,13 +147,16 @@ function sayDrift(props: Partial<IpPolicyRuleSetOutputs>, rules: IpPolicyRuleSet
   const secret = secretRules(props);
   const added = rules.filter((r) => !before[r.id]);
   const changedNow = rules.filter((r) => before[r.id] && !unchanged(before[r.id], r));
-  const deleted = Object.values(before).filter((r) => !now[r.id]).map(named);
+  const deleted = Object.values(before).filter((r) => !now[r.id] && !others.some((o) => o.rule.id === r.id)).map(named);
   if (props.__urn) noteRefresh(props.__urn, [...added, ...changedNow].map(promiseTerms(props.profile).seeRule));
   const parts = [
     ...(added.length ? [`added ${listed(added.map((r) => `${named(r)}${texts(r, secret)}`))}`] : []),
     ...(changedNow.length ? [`changed ${listed(changedNow.map((r) => `${named(before[r.id])}: ${driftOf(before[r.id], r, secret)}`))}`] : []),
     ...(deleted.length ? [`deleted ${listed(deleted)}`] : []),
   ];
+  if (others.length) {
+    report(props.__urn, `refresh of the IpPolicyRuleSet of ${props.ipPolicyId}: the policy also holds ${others.length} rule${others.length === 1 ? "" : "s"} other stacks made, not recorded, left to them: ${listed(others.map((o) => `${named(o.rule)} by ${makerName(o.maker)}`))}`);
+  }
   if (parts.length) report(props.__urn, `refresh of the IpPolicyRuleSet of ${props.ipPolicyId}: since the state last recorded the policy, rules were ${parts.join("; ")}. Recorded as they are now.`);
 }
 
@@ -305,10 +169,12 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
   const declared = declaredRules(news.rules) as DeclaredRule[];
   const terms = promiseTerms(news.profile);
   const { promises } = promisesFor(news.__urn, { from: recorded.map(terms.seeRule), declared: declared.map(terms.seeDeclared) }, what);
-  const current = await policyRules(news.ipPolicyId, news.profile, what, recorded, true);
+  const live = await policyRules(news.ipPolicyId, news.profile, what, recorded, true);
+  const current = live.rules;
   const decided = reconcile(plan(recorded, declared), {
     recorded, declared, live: current, promises, secret: secretRules(olds, news), see: terms.see,
     claimedElsewhere: (ruleId) => claimed("IP policy rule", ruleId),
+    othersOf: (ruleId) => othersMarker(live.markers[ruleId], news.__urn),
     adoptExisting: adoptExistingAllowed(),
   });
   if (decided.refused.length) {
@@ -334,10 +200,13 @@ function reportDecision(urn: string | undefined, what: string, d: ReturnType<typ
       "They are recorded as they are: the next preview shows what `up` will do to them.", { warning: true });
   }
   reportLeftUndone(urn, what, d.leftUndone);
-  if (d.strangers.length) {
-    report(urn, `${what}: left ${n(d.strangers.length, "rule")} added since the last refresh (by hand or by another stack), not recorded: ${listed(d.strangers.map(named))}. ` +
+  if (d.withheld.length) report(urn, `${what}: left ${n(d.withheld.length, "change")} to rules that are not this set's: ${listed(d.withheld)}`, { warning: true });
+  const hand = d.strangers.filter((r) => !d.others.some((o) => o.rule === r));
+  if (hand.length) {
+    report(urn, `${what}: left ${n(hand.length, "rule")} added since the last refresh (by hand or by another stack), not recorded: ${listed(hand.map(named))}. ` +
       "`pulumi refresh` records them; the preview after it shows what `up` will do to them.", { warning: true });
   }
+  reportOthers(urn, what, d.others);
 }
 
 function reportLeftUndone(urn: string | undefined, what: string, left: string[]): void {
@@ -356,7 +225,9 @@ async function remove(id: string, props: IpPolicyRuleSetOutputs): Promise<void> 
     return;
   }
   const recorded = members(props.rules);
-  const current = await policyRules(ipPolicyId, props.profile, what, recorded, true);
+  const live = await policyRules(ipPolicyId, props.profile, what, recorded, true);
+  // Rules other stacks' resources made are theirs (their markers say so): never deleted, and they do not stop a destroy.
+  const { rest: current, others } = byStack(live, props.__urn);
   // The rules the state knows, as it knows them: one changed since is not deleted unseen (refresh
   // first); one that came since (or that the refresh after this command's preview found) is left, and
   // named: a deny left closes; an allow left would stay open with nothing managing it, so then nothing
@@ -379,5 +250,6 @@ async function remove(id: string, props: IpPolicyRuleSetOutputs): Promise<void> 
   const deletes = current.filter(ours).map((rule): Step => ({ op: "delete", rule }));
   await apply({ ipPolicyId, profile: props.profile, __urn: props.__urn }, current, deletes, id, what, true);
   if (kept.length) report(props.__urn, `${what}: left ${kept.length} deny rule(s) no preview of this stack showed (added since its last refresh): ${listed(kept.map(named))}`, { warning: true });
+  reportOthers(props.__urn, what, others);
 }
 export { remove as delete };

@@ -6,6 +6,7 @@ import { liveInputs, outputsOf } from "../fields";
 import { api } from "../http/api";
 import { canonicalCidr, rulePath } from "../ip-policy-rule";
 import { policyRulesOf } from "../list-reads";
+import { Marker, othersMarker, readMarker } from "../ownership";
 import { keptInputs } from "../profiles";
 import { compareCidrs, IpPolicyRuleSetRule, MEMBER_FIELDS } from "./declared";
 
@@ -73,23 +74,47 @@ export function outputs(inputs: { ipPolicyId: string }, rules: IpPolicyRuleSetMe
   return { ipPolicyId: inputs.ipPolicyId, rules: keyed(rules), ...keptInputs(kept), ...(kept.__plan !== undefined ? { __plan: kept.__plan } : {}) };
 }
 
+/** A policy's rules as listed now, and the markers their metadata holds (by rule id: who made each, ownership.ts). */
+export interface LivePolicy {
+  rules: IpPolicyRuleSetMember[];
+  markers: Record<string, Marker>;
+}
+
 /**
- * Every rule of the policy, from the account's rule list: the walk shared by the reads of a refresh,
- * or, for what a write is planned and checked against (`fresh`), a walk of its own. A rule of
- * `known` missing from the list is gone only by its own believed 404 (http/trust.ts believe404): a
- * list read with another account's key is complete, and empty.
+ * Every rule of the policy, from the account's rule list (http/list-reads.ts: the walk shared by the
+ * reads of a refresh, or, for what a write is planned and checked against (`fresh`), one made after
+ * the operation began). A rule of `known` missing from the list is gone only by its own believed
+ * 404 (http/trust.ts believe404): a list read with another account's key is complete, and empty.
  */
-export async function policyRules(ipPolicyId: string, profile: unknown, what: string, known: IpPolicyRuleSetMember[] = [], fresh = false): Promise<IpPolicyRuleSetMember[]> {
+export async function policyRules(ipPolicyId: string, profile: unknown, what: string, known: IpPolicyRuleSetMember[] = [], fresh = false): Promise<LivePolicy> {
   const source = profileSource(profile);
-  const rules = (await policyRulesOf(source, ipPolicyId, { fresh, what })).map(member);
+  const bodies = await policyRulesOf(source, ipPolicyId, { fresh, what });
   const listed: Record<string, true> = {};
-  for (const r of rules) listed[r.id] = true;
+  for (const b of bodies) listed[b.id] = true;
   for (const r of known) {
     if (listed[r.id]) continue;
     const res = await api<IpPolicyRuleBody>("GET", rulePath(r.id), { what: `${what}: read IP policy rule ${r.id}`, allow404: true, expect: IP_POLICY_RULE_ANSWER, source });
-    if (res.status !== 404 && res.body.ip_policy.id === ipPolicyId) rules.push(member(res.body));
+    if (res.status !== 404 && res.body.ip_policy.id === ipPolicyId) bodies.push(res.body);
   }
-  return rules;
+  return livePolicy(bodies);
+}
+
+export function livePolicy(bodies: IpPolicyRuleBody[]): LivePolicy {
+  const markers: Record<string, Marker> = {};
+  for (const b of bodies) {
+    const m = readMarker(b.metadata);
+    if (m) markers[b.id] = m;
+  }
+  return { rules: bodies.map(member), markers };
+}
+
+/** The rules of a policy that another stack's resources made (their markers say so), and the rest. */
+export function byStack(live: LivePolicy, urn: unknown): { rest: IpPolicyRuleSetMember[]; others: { rule: IpPolicyRuleSetMember; maker: Marker }[] } {
+  const others = live.rules.flatMap((rule) => {
+    const maker = othersMarker(live.markers[rule.id], urn);
+    return maker ? [{ rule, maker }] : [];
+  });
+  return { rest: live.rules.filter((r) => !others.some((o) => o.rule === r)), others };
 }
 
 /** How a rule is named in messages: `10.0.0.0/8 allow (ipr_…)`. */

@@ -136,7 +136,7 @@ export function textChanges(r: Member, d: DeclaredRule | Member, secret: boolean
   return changedTexts(r, to).map((k) => `${k} ${shownValue(r[k], secret)} → ${shownValue(to[k], secret)}`).join(", ");
 }
 
-const requests = (n: number) => `${n} request${n === 1 ? "" : "s"}`;
+export const requests = (n: number) => `${n} request${n === 1 ? "" : "s"}`;
 
 function line(s: Step, secret: boolean): string {
   switch (s.op) {

@@ -6,10 +6,13 @@
 // can reverse without the key); a step as the rule it touches and what it becomes, UNKNOWN_VALUE
 // where the preview did not know a value (which holds any value at update).
 import { createHmac } from "node:crypto";
+import { connection, profileSource } from "../config";
+import { canonicalCidr } from "../ip-policy-rule";
 import { addRecord, recordEngine, records } from "../run-record";
-import { isUnknownValue, Unknown, UNKNOWN_VALUE } from "./declared";
+import { DeclaredRule, isUnknownValue, Unknown, UNKNOWN_VALUE } from "./declared";
 import { IpPolicyRuleSetMember } from "./live";
 import { Op, Step } from "./plan";
+import { DeclaredSeen, savedPlanFor, SavedSet, savePlan } from "./saved-plan";
 
 /** A rule as a preview saw it. */
 export interface RuleSeen {
@@ -149,4 +152,37 @@ export function foundAfterPreview(urn: string | undefined): Set<string> {
   const found = (engine: string) => refreshes.filter((r) => r.engine === engine).flatMap((r) => r.value.found);
   const seen = found(preview); // each rule as that refresh found it: one changed again since is not seen
   return new Set(found(me).filter((rule) => !seen.some((s) => sameRule(s, rule))).map((rule) => rule.id));
+}
+
+// ---- a set's promise, as its verbs use it ---------------------------------------------------------
+
+/** The promise's terms for the account of a set's `profile`: texts by a digest keyed with its API key. */
+export function promiseTerms(profile: unknown) {
+  let key = "";
+  try {
+    key = connection(profileSource(profile)).apiKey;
+  } catch {
+    // no account configured: check has said so; a digest keyed with nothing still compares
+  }
+  const digest = textsDigest(key);
+  return {
+    digestOf: (value: unknown) => keyedDigest(key, value),
+    see: (s: Step) => seenStep(s, digest, canonicalCidr),
+    seeRule: (r: IpPolicyRuleSetMember) => seenRule(r, digest, canonicalCidr(r.cidr)),
+    seeDeclared: (d: DeclaredRule): DeclaredSeen => ({ cidr: d.cidr, action: d.action as string, texts: digest(d) as string }),
+  };
+}
+
+/** A plan a set showed: noted for the update of this command, and saved in the plan file of a `pulumi preview`; an `up` checks the file's at once. */
+export async function showPlan(urn: string, set: SavedSet, what: string): Promise<void> {
+  noteShown(urn, set.shown);
+  await savePlan(urn, set);
+  savedPlanFor(urn, { from: set.from, declared: set.declared ?? [] }, what); // an up with a plan file that will refuse fails at its preview
+}
+
+/** What an operation holds to: this command's preview, and a saved plan's (saved-plan.ts), checked against what it was made from. */
+export function promisesFor(urn: string | undefined, now: { from: RuleSeen[]; declared: DeclaredSeen[] }, what: string): { promises: Shown[][]; saved?: SavedSet } {
+  const saved = savedPlanFor(urn, now, what);
+  const promises = [shownFor(urn), saved ? [saved.shown] : undefined].filter((p): p is Shown[] => p !== undefined);
+  return { promises, saved };
 }

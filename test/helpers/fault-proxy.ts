@@ -22,7 +22,8 @@ export interface Fault {
   /** A Retry-After header on the failure ("60"). */
   retryAfter?: string;
   /**
-   * "after" only: hold the request this long before forwarding it (a slow gateway). A service whose
+   * Hold the request this long before forwarding it, or before refusing it ("before": a gateway that
+   * times out without forwarding). A service whose
    * clock is known only from whole-second Date headers can prove a creation later than a second
    * after the send, not sooner.
    */
@@ -101,8 +102,8 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
         res.writeHead(status, { "content-type": type, ...(fault!.retryAfter ? { "retry-after": fault!.retryAfter } : {}) });
         res.end(answer ?? JSON.stringify({ error_code: status === 429 ? "ERR_RATE_LIMITED" : "ERR_TEST_GATEWAY", msg: `injected ${status} (${fault!.when === "after" ? "request forwarded, answer lost" : "request not forwarded"})` }));
       };
-      if (fault?.when === "before") return refuse();
       if (fault?.delayMs) await new Promise((r) => setTimeout(r, fault.delayMs));
+      if (fault?.when === "before") return refuse();
       let release = () => {};
       if (serial && req.method !== "GET") {
         const turn = writes;

@@ -168,15 +168,15 @@ describe("502 and 504 to a create are ambiguous, like a lost answer", () => {
       // lost; one create answered before tells the service's clock to the millisecond.
       const made: Record<string, string> = {};
       const deleted: string[] = [];
-      const server = await serve((req, res) => {
+      const server = await serve((req, res, sent) => {
         if (req.method === "POST" && req.url === "/api_keys" && !made.warmUp) {
           made.warmUp = new Date().toISOString();
           return json(res, 201, { id: "ak_warm", uri: "u", created_at: made.warmUp, token: "t".repeat(40), owner_id: "usr_a", description: "warm-up" });
         }
         if (req.method === "POST") {
-          // Made early in the wait, long enough before the failure that even a created_at that reads
-          // as whole seconds (".000") is provably before it.
+          // Made early in the wait (with the metadata sent: the rule's marker), then the answer is lost.
           setTimeout(() => (made[req.url!] = new Date().toISOString()), 50);
+          made[`${req.url} metadata`] = JSON.parse(sent || "{}").metadata;
           return void setTimeout(() => json(res, status, { error_code: "ERR_GATEWAY", status_code: status, msg: "upstream", details: { operation_id: "op_g" } }), 1150);
         }
         if (req.method === "DELETE") {
@@ -184,7 +184,7 @@ describe("502 and 504 to a create are ambiguous, like a lost answer", () => {
           return res.writeHead(204).end();
         }
         if (req.url!.startsWith("/api_keys")) return json(res, 200, { keys: [{ id: "ak_orphan", uri: "u", created_at: made["/api_keys"], token: null, owner_id: "usr_a", description: "gw" }], uri: "u", next_page_uri: null });
-        const rule = { id: `ipr_made${status}`, uri: "u", created_at: made["/ip_policy_rules"], cidr: "10.9.0.0/16", action: "allow", ip_policy: { id: "ipp_1", uri: "u" } };
+        const rule = { id: `ipr_made${status}`, uri: "u", created_at: made["/ip_policy_rules"], cidr: "10.9.0.0/16", action: "allow", metadata: made["/ip_policy_rules metadata"], ip_policy: { id: "ipp_1", uri: "u" } };
         json(res, 200, { ip_policy_rules: [rule], uri: "u", next_page_uri: null });
       });
       await useApi(server.url, "k".repeat(20));

@@ -143,7 +143,7 @@ describe("IpPolicyRule that already exists (one owner per object)", () => {
     const p = emu.fixtures.ipPolicies[0];
     const existing = (await admin.post("/ip_policy_rules", { ip_policy_id: p, cidr: "2001:db8:99::/48", action: "allow", description: "theirs" })).body;
     const err = await rule.provider.create({ ipPolicyId: p, cidr: "2001:db8:99::/48", action: "allow", description: "declared" }).catch((e: Error) => e);
-    expect(err.message).toMatch(new RegExp(`HTTP 409 ERR_CONFLICT: .*; rule ${existing.id} already holds this CIDR and was not created by this run\\. ` +
+    expect(err.message).toMatch(new RegExp(`HTTP 409 ERR_CONFLICT: .*; rule ${existing.id} already holds this CIDR and was not made by this resource \\(it carries no marker of this provider's: made by hand, or by another tool\\)\\. ` +
       `To manage it from this resource, declare adoptId: "${existing.id}"\\. If an interrupted \`pulumi up\` of this stack made it, run \`ACCESSCTL_ADOPT_EXISTING=1 pulumi up\` once\\.`));
     expect((await admin.get(`/ip_policy_rules/${existing.id}`)).body.description).toBe("theirs");
     const clash = await rule.provider.create({ ipPolicyId: p, cidr: "2001:db8:99::/48", action: "deny" }).catch((e: Error) => e);

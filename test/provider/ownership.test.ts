@@ -2,8 +2,10 @@
 // answer rests on (provider/ownership.ts), and the server clock it reads (provider/http/clock.ts).
 import * as http from "node:http";
 import { AddressInfo } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
-import { compiled, configureRequest, serializedProvider } from "../helpers/provider";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { client as emuClient, RunningEmulator, startEmulator } from "../helpers/emulator";
+import { FaultProxy, startFaultProxy } from "../helpers/fault-proxy";
+import { compiled, configureRequest, newRun, serializedProvider } from "../helpers/provider";
 
 const ownership = compiled("provider/ownership.js");
 const client = compiled("provider/http/api.js");
@@ -63,17 +65,7 @@ describe("whyNotMadeBy", () => {
   });
 });
 
-describe("mayHaveCreated", () => {
-  it("holds only for an object a lost create of this run, for this slot, can have made", () => {
-    const before = found("2026-11-23T07:59:00Z", undefined, "ipr_before");
-    const after = found("2026-11-23T08:00:03Z", undefined, "ipr_after");
-    expect(ownership.mayHaveCreated("test rule", "ipp_1 192.0.2.0/24", after, 0)).toBe(false); // no lost create yet
-    ownership.noteLostCreate("ipp_1 192.0.2.0/24", attempt());
-    expect(ownership.mayHaveCreated("test rule", "ipp_1 192.0.2.0/24", after, 0)).toBe(true);
-    expect(ownership.mayHaveCreated("test rule", "ipp_1 192.0.2.0/24", before, 0)).toBe(false); // older than the request
-    expect(ownership.mayHaveCreated("test rule", "ipp_2 192.0.2.0/24", after, 0)).toBe(false); // another slot
-  });
-});
+
 
 describe("replacing and objectExists", () => {
   it("remembers which objects diff found must be replaced", () => {
@@ -188,7 +180,97 @@ describe("a rule create whose answer was lost", () => {
     await config.configure(configureRequest({ "accessctl:apiUrl": `http://127.0.0.1:${(server.address() as AddressInfo).port}`, "accessctl:apiKey": "test-key-0123456789", "accessctl:maxRequestsPerMinute": "100000" }));
     const { provider } = await serializedProvider("ip-policy-rule");
     const err = await provider.create({ ipPolicyId: "ipp_1", cidr: "192.0.2.0/24", action: "deny" }).catch((e: Error) => e);
-    expect(err.message).toMatch(/^create IP policy rule 192\.0\.2\.0\/24: HTTP 502 ERR_GATEWAY: upstream; rule ipr_older already holds this CIDR and was not created by this run \(it was created at [^,]+, not provably after this create was sent \(at the latest [^)]+ on the service's clock\)\)\. To manage it from this resource, declare adoptId: "ipr_older"\./);
+    expect(err.message).toMatch(/^create IP policy rule 192\.0\.2\.0\/24: HTTP 502 ERR_GATEWAY: upstream; rule ipr_older already holds this CIDR and was not made by this resource \(it carries no marker of this provider's: made by hand, or by another tool\)\. To manage it from this resource, declare adoptId: "ipr_older"\./);
     expect(hits.filter((h) => !h.startsWith("GET"))).toEqual(["POST /ip_policy_rules"]);
+  });
+});
+
+describe("the marker: whose object this is, by what the provider wrote (issue 35)", () => {
+  const dynamicUrn = "urn:pulumi:dev::shop::pulumi-nodejs:dynamic/accessctl:IpPolicyRuleSet::office";
+  it.each([
+    ["a dynamic resource", dynamicUrn, { stack: "shop/dev", resource: "IpPolicyRuleSet::office" }],
+    ["the same on the plugin", "urn:pulumi:dev::shop::accessctl:index:IpPolicyRuleSet::office", { stack: "shop/dev", resource: "IpPolicyRuleSet::office" }],
+    ["a child of a component", "urn:pulumi:prod::shop::my:Component$accessctl:index:IpPolicyRule::a::b", { stack: "shop/prod", resource: "IpPolicyRule::a::b" }],
+    ["no URN (no engine)", undefined, {}],
+  ])("who %s is", (_, urn, who) => {
+    expect(ownership.ownerOf(urn)).toEqual(who);
+  });
+
+  it("reads back what it writes; other metadata is no marker; a marker is no metadata of the program's", () => {
+    const m = ownership.newMarker(dynamicUrn);
+    expect(m.attempt).toMatch(/^[0-9a-f]{16}$/);
+    const text = ownership.markerText(m);
+    expect(text).toBe(`{"managed-by":"pulumi-accessctl","stack":"shop/dev","resource":"IpPolicyRuleSet::office","attempt":"${m.attempt}"}`);
+    expect(ownership.readMarker(text)).toEqual(m);
+    for (const other of ["", "team=blue", '{"managed-by":"someone-else","attempt":"x"}', '{"managed-by":"pulumi-accessctl"', undefined]) expect(ownership.readMarker(other)).toBeUndefined();
+    expect(ownership.visibleMetadata(text)).toBe("");
+    expect(ownership.visibleMetadata("team=blue")).toBe("team=blue");
+    expect(ownership.newMarker(dynamicUrn).attempt).not.toBe(m.attempt);
+  });
+
+  it("marks a create that leaves metadata unset, and an update that clears it; never one that sets it", () => {
+    expect(ownership.readMarker(ownership.marked({ cidr: "x" }, dynamicUrn).body.metadata)).toMatchObject({ stack: "shop/dev" });
+    expect(ownership.marked({ metadata: "mine" }, dynamicUrn)).toEqual({ body: { metadata: "mine" } });
+    expect(ownership.marked({ description: "d" }, dynamicUrn, true)).toEqual({ body: { description: "d" } }); // metadata not changed
+    expect(ownership.readMarker(ownership.marked({ metadata: "" }, dynamicUrn, true).body.metadata)).toMatchObject({ resource: "IpPolicyRuleSet::office" });
+  });
+
+  it("another stack's: a marker naming another stack; not a marker of this stack, nor one without a stack to compare", () => {
+    const theirs = ownership.newMarker("urn:pulumi:prod::shop::accessctl:index:IpPolicyRule::b");
+    expect(ownership.othersMarker(theirs, dynamicUrn)).toBe(theirs);
+    expect(ownership.othersMarker(ownership.newMarker("urn:pulumi:dev::shop::accessctl:index:IpPolicyRule::b"), dynamicUrn)).toBeUndefined();
+    expect(ownership.othersMarker(theirs, undefined)).toBeUndefined();
+    expect(ownership.othersMarker(undefined, dynamicUrn)).toBeUndefined();
+    expect(ownership.makerName(theirs)).toBe("IpPolicyRule b of stack shop/prod");
+  });
+});
+
+describe("a lost rule create takes exactly its own rule (issue 35, case 1)", () => {
+  const URN_A = "urn:pulumi:a::shop::accessctl:index:IpPolicyRule::deny";
+  const URN_B = "urn:pulumi:b::shop::accessctl:index:IpPolicyRule::deny";
+  let emu: RunningEmulator;
+  let proxy: FaultProxy;
+  beforeAll(async () => {
+    emu = await startEmulator(["--rate-limit", "off"]);
+    proxy = await startFaultProxy(emu.url);
+  });
+  afterAll(async () => {
+    await proxy.close();
+    await emu.stop();
+  });
+  const through = (url: string) => config.configure(configureRequest({ "accessctl:apiUrl": url, "accessctl:apiKey": emu.adminToken, "accessctl:maxRequestsPerMinute": "100000" }));
+  const policy = async (p: string) => ((await emuClient(emu.url, emu.adminToken).get("/ip_policy_rules")).body.ip_policy_rules as any[]).filter((r) => r.ip_policy.id === p);
+
+  it("another stack makes the identical rule while this create is held and then lost: not taken, named", async () => {
+    const p = emu.fixtures.ipPolicies[0];
+    const rule = (await serializedProvider("ip-policy-rule")).provider;
+    await through(proxy.url);
+    proxy.fail({ method: "POST", path: /^\/ip_policy_rules$/, when: "before", status: 502, delayMs: 1500 });
+    const lost = rule.create({ ipPolicyId: p, cidr: "198.51.100.0/24", action: "deny", __urn: URN_A }).catch((e: Error) => e);
+    await new Promise((r) => setTimeout(r, 300)); // A's create is held at the gateway; B makes the same rule
+    newRun();
+    const theirs = (await emuClient(emu.url, emu.adminToken).post("/ip_policy_rules", { ip_policy_id: p, cidr: "198.51.100.0/24", action: "deny", metadata: ownership.markerText(ownership.newMarker(URN_B)) })).body;
+    const err = await lost;
+    expect(String(err)).toContain(`rule ${theirs.id} already holds this CIDR and was made by IpPolicyRule deny of stack shop/b (its metadata says so)`);
+    expect((await policy(p)).map((r) => r.id)).toEqual([theirs.id]);
+    await emuClient(emu.url, emu.adminToken).delete(`/ip_policy_rules/${theirs.id}`);
+  });
+
+  it("its own create, whose answer was lost after the service made it: taken (its marker names this attempt), at once", async () => {
+    const p = emu.fixtures.ipPolicies[1];
+    const rule = (await serializedProvider("ip-policy-rule")).provider;
+    newRun();
+    await through(proxy.url);
+    proxy.fail({ method: "POST", path: /^\/ip_policy_rules$/, when: "after", status: 502 });
+    const taken = await rule.create({ ipPolicyId: p, cidr: "203.0.113.0/24", action: "deny", __urn: URN_A });
+    expect((await policy(p)).map((r) => r.id)).toEqual([taken.id]);
+    expect(taken.outs.metadata).toBe(""); // the marker is no metadata of the program's
+    // A program that declares its own metadata gets no marker: a lost create then takes nothing, and says what to do.
+    newRun();
+    proxy.fail({ method: "POST", path: /^\/ip_policy_rules$/, when: "after", status: 502 });
+    const err = await rule.create({ ipPolicyId: p, cidr: "203.0.114.0/24", action: "deny", metadata: "team=blue", __urn: URN_A }).catch((e: Error) => e);
+    expect(String(err)).toMatch(/nothing proves this resource made it: the program declares its own metadata, where the provider would have written its marker\. To manage it from this resource, declare adoptId: "ipr_\w+"\. If an interrupted `pulumi up` of this stack made it, run `ACCESSCTL_ADOPT_EXISTING=1 pulumi up` once/);
+    await through(emu.url);
+    for (const r of await policy(p)) await emuClient(emu.url, emu.adminToken).delete(`/ip_policy_rules/${r.id}`);
   });
 });

@@ -122,15 +122,16 @@ describe("covers: whether what a preview showed holds a step", () => {
 });
 
 describe("reconcile: what an update writes, between the listing and the first write", () => {
-  const ok = { withheld: [], leftUndone: [], heldBack: [], refused: [], adopted: [], strangers: [], changedByHand: [] };
+  const ok = { withheld: [], leftUndone: [], heldBack: [], refused: [], adopted: [], strangers: [], others: [], changedByHand: [] };
   /** The update: `recorded` (the state), `declared`, what the preview showed (made from `previewed` × `declared`, or none), the policy `live`. */
-  const decide = (o: { recorded: Rule[]; declared: any[]; live?: Rule[]; previewed?: Rule[]; shownDeclared?: any[]; claimed?: string[]; adopt?: boolean }) => {
+  const decide = (o: { recorded: Rule[]; declared: any[]; live?: Rule[]; previewed?: Rule[]; shownDeclared?: any[]; claimed?: string[]; adopt?: boolean; others?: Record<string, object> }) => {
     const promises = o.previewed ? [[{ steps: plan(o.previewed, o.shownDeclared ?? o.declared).steps.map(see) }]] : [];
     const r = reconcile(plan(o.recorded, o.declared), {
       recorded: o.recorded, declared: o.declared, live: o.live ?? o.recorded, promises, see, secret: false,
       claimedElsewhere: (id: string) => (o.claimed ?? []).includes(id), adoptExisting: !!o.adopt,
+      othersOf: (id: string) => (o.others ?? {})[id],
     });
-    return { ...r, steps: steps(r), adopted: r.adopted.map((x: Rule) => x.id), strangers: r.strangers.map((x: Rule) => x.id), heldBecause: undefined };
+    return { ...r, steps: steps(r), adopted: r.adopted.map((x: Rule) => x.id), strangers: r.strangers.map((x: Rule) => x.id), others: r.others.map((o: any) => `${o.rule.id} ${o.maker.stack}`), heldBecause: undefined };
   };
   const A = m("A", "10.0.0.0/8 allow");
   const D = m("D", "10.5.0.0/16 deny");
@@ -178,6 +179,13 @@ describe("reconcile: what an update writes, between the listing and the first wr
     ["a move the preview did not show is made as the delete it did show; the create and the rest are left undone",
       { recorded: [m("B", "10.1.0.0/16 allow"), m("C", "10.3.0.0/16 allow")], previewed: [m("C", "10.0.9.0/24 allow"), m("B", "10.1.0.0/16 allow")], declared: [d("10.9.0.0/16 allow")] },
       { ...ok, steps: ["delete ipr_B"], leftUndone: ["delete 10.3.0.0/16 allow (ipr_C)", "create 10.9.0.0/16 allow"] }],
+    ["a rule another stack's resource made (its marker) is never touched: not recorded, not moved, not deleted; named",
+      { recorded: [m("B", "10.1.0.0/16 allow"), m("T", "10.2.0.0/16 deny")], live: [m("B", "10.1.0.0/16 allow"), m("T", "10.2.0.0/16 deny"), m("O", "10.7.0.0/16 allow")], declared: [d("172.16.0.0/12 allow")],
+        others: { ipr_T: { stack: "p/prod", resource: "IpPolicyRule::t", attempt: "a" }, ipr_O: { stack: "p/prod", resource: "IpPolicyRule::o", attempt: "b" } } },
+      { ...ok, steps: ["move ipr_B→172.16.0.0/12 allow"], withheld: ["delete 10.2.0.0/16 deny (ipr_T) (IpPolicyRule t of stack p/prod's: its metadata says so)"], strangers: ["ipr_O"], others: ["ipr_O p/prod"] }],
+    ["a CIDR the plan adds is held by another stack's rule: refused, naming its maker",
+      { recorded: [], live: [m("O", "10.0.0.0/8 allow")], declared: [d("10.0.0.0/8 allow")], others: { ipr_O: { stack: "p/prod", resource: "IpPolicyRuleSet::office", attempt: "c" } } },
+      { ...ok, steps: [], refused: ["10.0.0.0/8 allow (ipr_O) (IpPolicyRuleSet office of stack p/prod's: its metadata says so)"], strangers: ["ipr_O"], others: ["ipr_O p/prod"] }],
   ] as [string, Parameters<typeof decide>[0], object][])("%s", (_, situation, expected) => {
     expect(decide(situation)).toEqual({ ...expected, heldBecause: undefined });
   });
