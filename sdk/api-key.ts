@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as provider from "../provider/api-key";
-import { ProviderOf, ResourceArgs } from "./args";
+import { PACKAGE, RESOURCES } from "../provider/resources";
+import { DeclaresOutputs, entryOptions, ProviderOf, ResourceArgs, withOutputs } from "./args";
 import { checkResource, programConfig } from "./connection";
 
 /** The arguments of an ApiKey (see ApiKeyInputs in provider/api-key.ts). */
@@ -12,7 +13,7 @@ export type ApiKeyArgs = ResourceArgs<provider.ApiKeyInputs>;
  * const ci = new accessctl.ApiKey("ci", { description: "CI deploy key", metadata: '{"team":"infra"}' });
  * export const ciToken = ci.token; // a secret Output<string>
  */
-export class ApiKey extends pulumi.dynamic.Resource {
+export class ApiKey extends pulumi.dynamic.Resource implements DeclaresOutputs<typeof RESOURCES.ApiKey> {
   /** What uses the key ("" when unset). At most 255 bytes. */
   declare public readonly description: pulumi.Output<string>;
   /** User data ("" when unset). At most 4096 bytes. */
@@ -43,8 +44,8 @@ export class ApiKey extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: ApiKeyArgs = {}, opts: pulumi.CustomResourceOptions = {}) {
     checkResource("ApiKey", name, opts, `declare adoptId: ${JSON.stringify(opts.import)} to take the key over`);
-    const outputs = { ownerId: undefined, uri: undefined, createdAt: undefined, token: undefined, description: undefined, metadata: undefined, adoptId: undefined, triggers: undefined, profile: undefined };
-    super(provider satisfies ProviderOf<provider.ApiKeyInputs, provider.ApiKeyOutputs>, name, { ...outputs, ...args }, pulumi.mergeOptions(opts, { additionalSecretOutputs: ["token"] }), "accessctl", "ApiKey");
+    const entry = RESOURCES.ApiKey;
+    super(provider satisfies ProviderOf<provider.ApiKeyInputs, provider.ApiKeyOutputs>, name, withOutputs(entry, args), entryOptions(entry, opts), PACKAGE, entry.name);
   }
 }
 
@@ -58,7 +59,6 @@ export function listApiKeysOutput(): pulumi.Output<ApiKeyInfo[]> {
 
 /**
  * Every API key of the account, all pages. Uses the `accessctl:` stack config, else ACCESSCTL_* env.
- * @result keys
  * @example
  * export const keyCount = accessctl.listApiKeysOutput().apply((keys) => keys.length);
  */

@@ -2,7 +2,8 @@ import * as pulumi from "@pulumi/pulumi";
 import * as provider from "../provider/ip-policy-rule";
 import { RuleAction } from "../contract/ip-policy-rule";
 import { Reference } from "../provider/fields";
-import { ProviderOf, ResourceArgs } from "./args";
+import { PACKAGE, RESOURCES } from "../provider/resources";
+import { DeclaresOutputs, entryOptions, ProviderOf, ResourceArgs, withOutputs } from "./args";
 import { checkResource, programConfig } from "./connection";
 
 /** The arguments of an IpPolicyRule (see IpPolicyRuleInputs in provider/ip-policy-rule.ts). */
@@ -13,7 +14,7 @@ export type IpPolicyRuleArgs = ResourceArgs<provider.IpPolicyRuleInputs>;
  * @example
  * const office = new accessctl.IpPolicyRule("office", { ipPolicyId: "ipp_…", cidr: "203.0.113.0/24", action: "allow", description: "HQ" });
  */
-export class IpPolicyRule extends pulumi.dynamic.Resource {
+export class IpPolicyRule extends pulumi.dynamic.Resource implements DeclaresOutputs<typeof RESOURCES.IpPolicyRule> {
   /** The IP policy id. */
   declare public readonly ipPolicyId: pulumi.Output<string>;
   /** The IP policy as a reference. */
@@ -46,9 +47,8 @@ export class IpPolicyRule extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: IpPolicyRuleArgs, opts?: pulumi.CustomResourceOptions) {
     checkResource("IpPolicyRule", name, opts, `declare adoptId: ${JSON.stringify(opts?.import)} (with the rule's policy and action) to take the rule over`);
-    // Every output named, so that a lookup by id (get) resolves them all.
-    const outputs = { ipPolicyId: undefined, cidr: undefined, action: undefined, ipPolicy: undefined, uri: undefined, createdAt: undefined, description: undefined, metadata: undefined, adoptId: undefined, profile: undefined };
-    super(provider satisfies ProviderOf<provider.IpPolicyRuleInputs, provider.IpPolicyRuleOutputs>, name, { ...outputs, ...args }, opts, "accessctl", "IpPolicyRule");
+    const entry = RESOURCES.IpPolicyRule;
+    super(provider satisfies ProviderOf<provider.IpPolicyRuleInputs, provider.IpPolicyRuleOutputs>, name, withOutputs(entry, args), entryOptions(entry, opts), PACKAGE, entry.name);
   }
 }
 
@@ -62,7 +62,6 @@ export function listIpPolicyRulesOutput(filter: { ipPolicyId?: pulumi.Input<stri
 
 /**
  * Every rule of the account, or of one policy, all pages. Uses the `accessctl:` stack config, else ACCESSCTL_* env.
- * @result rules
  * @example
  * export const ruleCount = accessctl.listIpPolicyRulesOutput({ ipPolicyId: "ipp_…" }).apply((rules) => rules.length);
  */
