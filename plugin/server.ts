@@ -16,6 +16,9 @@
 //   accept them), and the outputs the registry calls secret (an API key's token).
 // - A per-property diff (DetailedDiff) where Pulumi can show it: not when every path of it lies
 //   under the resource's hideDiffs (a set's rules), which Pulumi would print as the old inputs whole.
+// - Previews of Create and Update (supportsPreview): they change nothing and hand the inputs back, and
+//   are where what Check and Diff reported about the resource is sent (held back until then), so that
+//   Pulumi shows it on the step's own row (docs/design/plugin.md, "Where messages go").
 // - Read without properties (`pulumi import`); Invoke for the list functions; Cancel.
 import * as grpc from "@grpc/grpc-js";
 import * as anyproto from "google-protobuf/google/protobuf/any_pb";
@@ -26,7 +29,7 @@ import * as provproto from "@pulumi/pulumi/proto/provider_pb";
 import * as statusproto from "@pulumi/pulumi/proto/status_pb";
 import { isSecretValue, SECRET_SIG, SECRET_VALUE, unwrapSecrets } from "../provider/secret-values";
 import { configProblems, configure as configureProvider, plainTextKey, profilesHoldKey } from "../provider/config";
-import { stopRequests, watchEngine } from "../provider/engine";
+import { holdReports, releaseReports, stopRequests, watchEngine } from "../provider/engine";
 import type { DiffResult, Props } from "../provider/module";
 import { FUNCTIONS as FUNCTION_LIST, FunctionEntry, RESOURCES as RESOURCE_LIST, ResourceEntry } from "../provider/resources";
 
@@ -64,6 +67,27 @@ function resourceOf(urn: string): ResourceEntry {
 /** Outputs for the engine: those of secret inputs (`from`: what the request held), and the resource's secret outputs, marked. */
 const outputs = (resource: ResourceEntry, outs: Props, from: Props) => toStruct(markSecret(outs, [...new Set([...(from.__secrets ?? []), ...(resource.secretOutputs ?? [])])]));
 
+/**
+ * Whether what Check and Diff report about a resource is held back until the step's own call
+ * (provider/engine.ts holdReports): only where the engine makes that call in a preview too, that is
+ * once Configure has answered supportsPreview (an unknown config leaves the provider unconfigured)
+ * and Pulumi was not told to skip provider previews.
+ */
+const session = { holding: false };
+
+/** Runs `call` with what it reports about `urn` held back; what it says comes out at once when `now` says no step will call us for it. */
+async function holding<T>(urn: string, call: () => Promise<T>, now: (result: T) => boolean): Promise<T> {
+  if (session.holding) holdReports(urn);
+  try {
+    const result = await call();
+    if (now(result)) await releaseReports(urn);
+    return result;
+  } catch (e) {
+    await releaseReports(urn);
+    throw e;
+  }
+}
+
 const failuresOf = (failures: { property: string; reason: string }[]) => failures.map((f) => new provproto.CheckFailure().setProperty(f.property).setReason(f.reason));
 
 // ---- configuration ------------------------------------------------------------------------------
@@ -85,15 +109,21 @@ async function configure(req: provproto.ConfigureRequest) {
   const values = unwrapSecrets(raw);
   await configureProvider({ config: { get: (key: string) => values[key.replace(/^accessctl:/, "")] } });
   watchEngine();
+  // Previews of Create and Update: the engine calls them once the step has begun, which is when what
+  // Check and Diff said about it is shown (holding); they change nothing and hand the inputs back as
+  // the outputs, as the engine does for a provider without previews.
+  session.holding = !/^(1|true)$/i.test(process.env.PULUMI_DISABLE_PROVIDER_PREVIEW ?? "");
   // Secrets come marked from now on (so a plan can leave their values out); this file marks what goes back.
-  return new provproto.ConfigureResponse().setAcceptsecrets(true).setSupportspreview(false).setAcceptresources(false).setAcceptoutputs(false);
+  return new provproto.ConfigureResponse().setAcceptsecrets(true).setSupportspreview(true).setAcceptresources(false).setAcceptoutputs(false);
 }
 
 // ---- resources ----------------------------------------------------------------------------------
 
 async function check(req: provproto.CheckRequest) {
-  const news = plainWith(req.getNews(), req.getUrn());
-  const result = await resourceOf(req.getUrn()).load().check(fromStruct(req.getOlds()), news);
+  const urn = req.getUrn();
+  const news = plainWith(req.getNews(), urn);
+  await releaseReports(urn); // anything held before (a refresh's diff) is not about the step to come
+  const result = await holding(urn, () => resourceOf(urn).load().check(fromStruct(req.getOlds()), news), (r) => r.failures.length > 0);
   return new provproto.CheckResponse().setInputs(toStruct(markSecret(result.inputs, news.__secrets ?? []))).setFailuresList(failuresOf(result.failures));
 }
 
@@ -102,7 +132,7 @@ const DIFF_KINDS: Record<string, provproto.PropertyDiff.Kind> = { add: 0, "add-r
 async function diff(req: provproto.DiffRequest) {
   const urn = req.getUrn();
   const resource = resourceOf(urn);
-  const result = await resource.load().diff(req.getId(), plainWith(req.getOlds(), urn), plainWith(req.getNews(), urn));
+  const result = await holding(urn, () => resource.load().diff(req.getId(), plainWith(req.getOlds(), urn), plainWith(req.getNews(), urn)), (r) => !r.changes);
   const resp = new provproto.DiffResponse()
     .setChanges(result.changes ? provproto.DiffResponse.DiffChanges.DIFF_SOME : provproto.DiffResponse.DiffChanges.DIFF_NONE)
     .setReplacesList(result.replaces)
@@ -129,6 +159,8 @@ function shownDetail(resource: ResourceEntry, result: DiffResult): DiffResult["d
 }
 
 async function create(req: provproto.CreateRequest) {
+  await releaseReports(req.getUrn());
+  if (req.getPreview()) return new provproto.CreateResponse().setId("").setProperties(req.getProperties());
   const resource = resourceOf(req.getUrn());
   const inputs = plainWith(req.getProperties(), req.getUrn());
   const result = await resource.load().create(inputs).catch(partial((outs) => outputs(resource, outs, inputs)));
@@ -136,6 +168,7 @@ async function create(req: provproto.CreateRequest) {
 }
 
 async function read(req: provproto.ReadRequest) {
+  await releaseReports(req.getUrn());
   const resource = resourceOf(req.getUrn());
   const props = plainWith(req.getProperties(), req.getUrn());
   const known = Object.keys(props).some((k) => !k.startsWith("__")); // none: an import
@@ -148,6 +181,8 @@ async function read(req: provproto.ReadRequest) {
 
 async function update(req: provproto.UpdateRequest) {
   const urn = req.getUrn();
+  await releaseReports(urn);
+  if (req.getPreview()) return new provproto.UpdateResponse().setProperties(req.getNews());
   const resource = resourceOf(urn);
   const news = plainWith(req.getNews(), urn);
   const result = await resource.load().update(req.getId(), plainWith(req.getOlds(), urn), news).catch(partial((outs) => outputs(resource, outs, news)));
@@ -155,6 +190,7 @@ async function update(req: provproto.UpdateRequest) {
 }
 
 async function remove(req: provproto.DeleteRequest) {
+  await releaseReports(req.getUrn());
   await resourceOf(req.getUrn()).load().delete(req.getId(), plainWith(req.getProperties(), req.getUrn()));
   return new emptyproto.Empty();
 }

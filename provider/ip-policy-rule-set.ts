@@ -672,12 +672,14 @@ function sayDrift(props: Partial<IpPolicyRuleSetOutputs>, rules: IpPolicyRuleSet
     const found = [...added, ...rules.filter((r) => before[r.id] && !unchanged(before[r.id], r))];
     if (found.length) addRecord("set-refresh-found", `${props.__urn}\t${found.map(ruleOf).join(" ")}`);
   }
-  const parts = [
-    ...(added.length ? [`added ${listed(added.map((r) => `${named(r)}${texts(r, secret)}`))}`] : []),
-    ...(changed.length ? [`changed ${listed(changed)}`] : []),
-    ...(deleted.length ? [`deleted ${listed(deleted)}`] : []),
-  ];
-  if (parts.length) report(props.__urn, `refresh of the IpPolicyRuleSet of ${props.ipPolicyId}: since the state last recorded the policy, rules were ${parts.join("; ")}. Recorded as they are now.`);
+  // A short first line (Pulumi's rows show a message's first line, again at each change of the row),
+  // then one line per rule, as a plan has them.
+  const counts = [[added.length, "added"], [changed.length, "changed"], [deleted.length, "deleted"]].filter(([n]) => n).map(([n, what]) => `${n} ${what}`);
+  const lines = (what: string, items: string[]) => [...items.slice(0, SHOWN).map((item) => `  ${what} ${item}`), ...(items.length > SHOWN ? [`  … ${items.length - SHOWN} more ${what}`] : [])];
+  if (counts.length) {
+    report(props.__urn, [`refresh of the IpPolicyRuleSet of ${props.ipPolicyId}: rules changed since the state last recorded the policy: ${counts.join(", ")}`,
+      ...lines("added", added.map((r) => `${named(r)}${texts(r, secret)}`)), ...lines("changed", changed), ...lines("deleted", deleted)].join("\n"));
+  }
 }
 
 const named = (r: IpPolicyRuleSetMember) => `${r.cidr} ${r.action} (${r.id})`;
