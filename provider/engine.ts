@@ -27,6 +27,8 @@ interface EngineState {
   command?: string | null;
   /** Aborted when requests stop (stopRequests, or the engine gone): every wait of the process wakes and fails. */
   stop?: AbortController;
+  /** Messages held back by URN, until the step they are about has begun (holdReports). */
+  held?: Record<string, { message: string; how: Report }[]>;
 }
 
 function engine(): EngineState {
@@ -68,6 +70,44 @@ export function report(urn: string | undefined, text: string, how: Report = {}):
     if (!how.ephemeral) process.stderr.write(`${message}\n`);
     return;
   }
+  const held = engine().held?.[urn!];
+  if (held) return void held.push({ message, how });
+  void send(client, urn!, message, how);
+}
+
+/**
+ * Holds back what is reported about `urn` until releaseReports(urn). Pulumi shows a message in the
+ * row of the resource's current step, and reprints that row's last message each time the row
+ * changes (a non-interactive display prints a line each time): a plan reported by Diff, which runs
+ * before the step it plans exists, lands on the row of the step before (a refresh) and is printed
+ * again on the update's. The plugin holds what Check and Diff say until the step's own call
+ * (Create or Update, in a preview too), so that it is said once, on the step's row.
+ */
+export function holdReports(urn: string): void {
+  const state = engine();
+  state.held ??= {};
+  state.held[urn] ??= [];
+}
+
+/**
+ * Sends what was held back about `urn`, one message after the other, and holds nothing more.
+ * Resolves once the engine has taken each (at most 5 s each): the call that releases them may be
+ * the last of a preview, which must not end before they are shown.
+ */
+export async function releaseReports(urn: string): Promise<void> {
+  const state = engine();
+  const held = state.held?.[urn];
+  if (!held) return;
+  delete state.held![urn];
+  const client = logClient();
+  for (const { message, how } of held) {
+    if (client) await send(client, urn, message, how);
+    else if (!how.ephemeral) process.stderr.write(`${message}\n`);
+  }
+}
+
+/** One message to the engine's Log service; resolves when the engine has answered (or after 5 s). */
+function send(client: NonNullable<EngineState["client"]>, urn: string, message: string, how: Report): Promise<void> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { LogRequest, LogSeverity } = require("@pulumi/pulumi/proto/engine_pb");
   const req = new LogRequest();
@@ -76,7 +116,14 @@ export function report(urn: string | undefined, text: string, how: Report = {}):
   req.setUrn(urn);
   req.setEphemeral(!!how.ephemeral);
   const serialize = (m: { serializeBinary(): Uint8Array }) => Buffer.from(m.serializeBinary());
-  client.makeUnaryRequest("/pulumirpc.Engine/Log", serialize, (b: Buffer) => b, req, () => {});
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, 5000);
+    timer.unref();
+    client.makeUnaryRequest("/pulumirpc.Engine/Log", serialize, (b: Buffer) => b, req, () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
 }
 
 function logClient(): EngineState["client"] {

@@ -11,7 +11,8 @@
 // each with every input (its type in that language, required or not, what a change does: the
 // schema's willReplaceOnChanges and language.accessctl.onChange), every output (secret ones marked),
 // the object types they use, looking up an existing object, and an example. The examples are data,
-// EXAMPLES below, written once and rendered in each language's syntax. README.md is the index.
+// each in its resource's entry of the registry (provider/resources.ts), written once and rendered in
+// each language's syntax. README.md is the index.
 // test/tools/docs.test.ts regenerates into memory and compares, and checks the names and types
 // against the generated SDKs.
 //   node scripts/docs.js [outDir] [schema.json]
@@ -23,43 +24,16 @@ const REPO = path.resolve(__dirname, "..");
 const SCHEMA = path.join(REPO, "schema/schema.json");
 
 /**
- * One example per resource and function: the inputs (camelCase, as in the schema), and what the
- * program exports. `get`: an id for looking an existing object up. Rendered in every language.
+ * One example per resource and function, from the registry (provider/resources.ts, as built in
+ * dist/): the inputs (camelCase, as in the schema), and what the program exports. `get`: an id for
+ * looking an existing object up. Rendered in every language.
  */
-const EXAMPLES = {
-  ApiKey: {
-    name: "ci",
-    inputs: { description: "CI deploy key", metadata: '{"team":"infra"}', triggers: ["2026-11"] },
-    exports: { ciToken: "token" },
-    get: "ak_…",
-  },
-  IpPolicyRule: {
-    name: "office",
-    inputs: { ipPolicyId: "ipp_…", cidr: "203.0.113.0/24", action: "allow", description: "HQ" },
-    exports: { officeRuleId: "id" },
-    get: "ipr_…",
-  },
-  IpPolicyRuleSet: {
-    name: "office-allowlist",
-    inputs: {
-      ipPolicyId: "ipp_…",
-      rules: [
-        { cidr: "203.0.113.0/24", action: "allow", description: "HQ" },
-        { cidr: "2001:db8:1234::/48", action: "allow" },
-      ],
-    },
-    exports: { allowlist: "rules" },
-    get: "ipp_…",
-  },
-  TlsEdgeMutualTls: {
-    name: "edge",
-    inputs: { edgeId: "edgtls_…", certificateAuthorityIds: ["ca_…"], enabled: true },
-    exports: { authorities: "certificateAuthorities" },
-    get: "edgtls_…",
-  },
-  listIpPolicyRules: { name: "officeRules", args: { ipPolicyId: "ipp_…" } },
-  listApiKeys: { name: "apiKeys", args: {} },
-};
+const EXAMPLES = (() => {
+  const built = path.join(REPO, "dist/provider/resources.js");
+  if (!fs.existsSync(built)) throw new Error(`docs: ${path.relative(REPO, built)} is missing: run \`npm run build\` first`);
+  const { RESOURCES, FUNCTIONS } = require(built);
+  return Object.fromEntries([...Object.values(RESOURCES), ...Object.values(FUNCTIONS)].map((entry) => [entry.name, entry.example]));
+})();
 
 const LANGUAGES = {
   typescript: "TypeScript",
@@ -394,7 +368,7 @@ function resourcePage(lang, schema, token, resource) {
   const name = tail(token);
   const style = STYLE[lang];
   const example = EXAMPLES[name];
-  if (!example) throw new Error(`docs: no example for ${name}: add one to EXAMPLES in scripts/docs.js`);
+  if (!example) throw new Error(`docs: no example for ${name}: add one to its entry in provider/resources.ts`);
   const required = resource.requiredInputs ?? [];
   const outRequired = resource.required ?? [];
   const inputs = Object.entries(resource.inputProperties).map(([p, spec]) =>
@@ -474,7 +448,7 @@ function resultNote(lang, schema, fn) {
 function functionPage(lang, schema, token, fn) {
   const name = tail(token);
   const example = EXAMPLES[name];
-  if (!example) throw new Error(`docs: no example for ${name}: add one to EXAMPLES in scripts/docs.js`);
+  if (!example) throw new Error(`docs: no example for ${name}: add one to its entry in provider/resources.ts`);
   const style = STYLE[lang];
   const required = fn.inputs?.required ?? [];
   const inputs = Object.entries(fn.inputs?.properties ?? {}).map(([p, spec]) =>

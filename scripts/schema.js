@@ -2,19 +2,23 @@
 // `npm run schema`: schema/schema.json, the Pulumi package schema of the plugin
 // `pulumi-resource-accessctl`, generated with the TypeScript compiler (our own devDependency) from
 // one source, the one the dynamic providers and their SDK are made of:
-//   - each resource class sdk/index.ts exports (its doc comment: the resource's description), and
-//     the provider module it hands to Pulumi (`import * as provider from "../provider/…"`), whose
-//     `<Name>Inputs` and `<Name>Outputs` interfaces give the inputs and outputs with their doc
-//     comments, and whose FIELDS table (read from dist/provider: needs a build) gives what is
-//     required and what replaces (onChange "replace" → willReplaceOnChanges);
-//   - each list helper sdk/index.ts exports (listApiKeys, listIpPolicyRules; not the …Output forms):
-//     its parameter's interface gives the function's inputs, its Promise's type the outputs; the
-//     provider module exports the function of that name the plugin calls;
+//   - the registry, provider/resources.ts (read from dist/provider: needs a build): which resources
+//     and functions there are, their type tokens, aliases (the dynamic type of each), hideDiffs,
+//     secret outputs and a function's result property;
+//   - each resource's provider module (the registry's `load`), whose `<Name>Inputs` and
+//     `<Name>Outputs` interfaces give the inputs and outputs with their doc comments, and whose
+//     FIELDS table gives what is required and what replaces (onChange "replace" →
+//     willReplaceOnChanges); the class of that name sdk/index.ts exports gives the resource's
+//     description (its doc comment) and, where the interfaces have none, a property's;
+//   - each function's list helper in sdk/index.ts (listApiKeys, listIpPolicyRules): its parameter's
+//     interface gives the function's inputs, its Promise's type the outputs; the provider module
+//     exports the function of that name the plugin calls;
 //   - ProviderConfig in provider/config.ts: the provider's config variables and inputs.
-// JSDoc tags that say what TypeScript cannot: `@secret` (secret: true), `@integer` (a number that is
-// a whole number), `@onChange <text>` (what a change of an input does, when that needs more words
-// than "update in place" or "replace"), `@previewForm <Interface>` on an object type (a preview shows
-// its values in that interface's shape: only what both require is required in the schema).
+// JSDoc tags that say what TypeScript cannot: `@secret` (secret: true; a resource's secret outputs
+// must be its registry entry's secretOutputs), `@integer` (a number that is a whole number),
+// `@onChange <text>` (what a change of an input does, when that needs more words than "update in
+// place" or "replace"), `@previewForm <Interface>` on an object type (a preview shows its values in
+// that interface's shape: only what both require is required in the schema).
 // Named interfaces become object types `accessctl:index:<Name>`; an anonymous object type is an
 // error (name it). Each input property carries `language.accessctl.onChange` ("update", "replace",
 // "none", and the @onChange text): what scripts/docs.js says a change does (Pulumi ignores languages
@@ -29,11 +33,23 @@ const REPO = path.resolve(__dirname, "..");
 const ENTRY = path.join(REPO, "sdk/index.ts");
 const CONFIG = path.join(REPO, "provider/config.ts");
 const SCHEMA = path.join(REPO, "schema/schema.json");
-const PACKAGE = "accessctl";
-const MODULE = "index";
+
+/** The registry of resources and functions, as built (dist/provider/resources.js). */
+function registry() {
+  const built = path.join(REPO, "dist/provider/resources.js");
+  if (!fs.existsSync(built)) throw new Error(`schema: ${path.relative(REPO, built)} is missing: run \`npm run build\` first`);
+  return require(built);
+}
+const { PACKAGE, MODULE } = registry();
 const token = (name) => `${PACKAGE}:${MODULE}:${name}`;
-/** The type of our dynamic resources (pulumi.dynamic.Resource with the type name "accessctl:<Name>"): stacks move to the plugin without replacement. */
-const dynamicType = (name) => `pulumi-nodejs:dynamic/${PACKAGE}:${name}`;
+
+/** The source file of a module a registry entry loads (dist/provider/x.js → provider/x.ts), and the module. */
+function sourceOf(load, what) {
+  const loaded = load();
+  const found = Object.values(require.cache).find((m) => m && m.exports === loaded);
+  if (!found) throw new Error(`schema: cannot tell which file the registry's ${what} loads`);
+  return { file: path.join(REPO, path.relative(path.join(REPO, "dist"), found.filename)).replace(/\.js$/, ".ts"), module: loaded };
+}
 
 function program() {
   const config = ts.getParsedCommandLineOfConfigFile(path.join(REPO, "tsconfig.json"), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} });
@@ -119,20 +135,6 @@ function generate() {
     types[key] = { type: "object", ...(docs(symbol) ? { description: docs(symbol) } : {}), properties, ...(required.length ? { required } : {}) };
   }
 
-  /** The provider module a resource class hands to Pulumi: the `import * as provider from "../provider/…"` of its file. */
-  function providerModule(classDecl) {
-    for (const stmt of classDecl.getSourceFile().statements) {
-      const binding = ts.isImportDeclaration(stmt) && stmt.importClause?.namedBindings;
-      if (binding && ts.isNamespaceImport(binding) && binding.name.text === "provider") {
-        const file = path.resolve(path.dirname(classDecl.getSourceFile().fileName), stmt.moduleSpecifier.text);
-        const built = path.join(REPO, "dist", `${path.relative(REPO, file)}.js`);
-        if (!fs.existsSync(built)) throw new Error(`schema: ${path.relative(REPO, built)} is missing: run \`npm run build\` first`);
-        return { file: `${file}.ts`, module: require(built) };
-      }
-    }
-    throw new Error(`schema: ${classDecl.name.text} imports no provider module as \`provider\``);
-  }
-
   /** What a change of an input does (docs.js says it): from the table of fields, and the input's @onChange. */
   function onChange(field, symbol) {
     const kind = field?.onChange ?? "none";
@@ -140,9 +142,9 @@ function generate() {
     return { accessctl: { onChange: kind, ...(note ? { note } : {}) } };
   }
 
-  function resource(cls) {
-    const decl = cls.declarations.find(ts.isClassDeclaration);
-    const { file, module } = providerModule(decl);
+  /** A resource of the registry: `cls`, the class of its name sdk/index.ts exports. */
+  function resource(entry, cls) {
+    const { file, module } = sourceOf(entry.load, `${entry.name}.load`);
     const fields = module.FIELDS;
     if (!fields) throw new Error(`schema: ${path.relative(REPO, file)} exports no FIELDS`);
     const inputs = propertiesOf(exported(file, `${cls.name}Inputs`));
@@ -176,22 +178,27 @@ function generate() {
       if (!properties[p.name]) properties[p.name] = propertySpec(p, `${cls.name}Inputs.${p.name}`, classDocs(p.name));
     }
     const required = outputs.filter((p) => !optional(p)).map((p) => p.name);
+    const names = outputs.map((p) => p.name);
+    if (JSON.stringify(names.slice().sort()) !== JSON.stringify([...entry.outputs].sort())) throw new Error(`schema: the registry's outputs of ${entry.name} (${entry.outputs.join(", ")}) are not those of ${cls.name}Outputs (${names.join(", ")})`);
+    const secret = Object.keys(properties).filter((k) => properties[k].secret).sort();
+    if (JSON.stringify(secret) !== JSON.stringify([...(entry.secretOutputs ?? [])].sort())) throw new Error(`schema: ${entry.name}'s @secret outputs (${secret.join(", ") || "none"}) are not its registry entry's secretOutputs (${(entry.secretOutputs ?? []).join(", ") || "none"})`);
     return {
       description: docs(cls),
       properties,
       required,
       inputProperties,
       ...(requiredInputs.length ? { requiredInputs } : {}),
-      aliases: [{ type: dynamicType(cls.name) }],
+      aliases: [{ type: entry.dynamicType }],
       // Pulumi's diff of these properties prints every element, changed or not: the provider shows
       // its own (a set's plan). The SDKs pass them as the hideDiffs option (scripts/sdks.js).
-      ...(tag(cls, "hideDiffs") ? { language: { accessctl: { hideDiffs: tag(cls, "hideDiffs").split(/[\s,]+/) } } } : {}),
+      ...(entry.hideDiffs ? { language: { accessctl: { hideDiffs: [...entry.hideDiffs] } } } : {}),
     };
   }
 
-  /** A list helper: its parameter's interface as the function's inputs, what its Promise holds as the outputs. */
-  function fn(symbol, providerFile) {
+  /** A function of the registry: its list helper's parameter's interface as the inputs, what its Promise holds as the outputs. */
+  function fn(entry, symbol) {
     const decl = symbol.declarations[0];
+    const providerFile = sourceOf(entry.load, `${entry.name}.load`).file;
     if (!exportsOf(providerFile).some((s) => s.name === symbol.name && s.flags & ts.SymbolFlags.Function)) {
       throw new Error(`schema: ${path.relative(REPO, providerFile)} exports no function ${symbol.name} (what the plugin's ${symbol.name} calls)`);
     }
@@ -211,32 +218,33 @@ function generate() {
     }
     const returned = sig.getReturnType();
     const promised = returned.getSymbol()?.name === "Promise" ? checker.getTypeArguments(returned)[0] : returned;
-    // A list comes back as an object of one property, named by the helper's @result tag: every SDK
+    // A list comes back as an object of one property, named by the registry's `result`: every SDK
     // then gives a typed result (Python's generator gives plain dicts for a bare list).
-    const result = tag(symbol, "result");
-    if (!result) throw new Error(`schema: ${symbol.name} needs a @result tag naming the property its list comes back under`);
+    const result = entry.result;
     spec.outputs = { properties: { [result]: typeSpec(promised, `${symbol.name}()`) }, required: [result] };
     return spec;
   }
 
   // ---- the package -----------------------------------------------------------------------------
 
+  const { RESOURCES, FUNCTIONS } = registry();
   const sdkExports = exportsOf(ENTRY);
-  const classes = sdkExports.filter((s) => s.flags & ts.SymbolFlags.Class).sort((a, b) => a.name.localeCompare(b.name));
+  const byName = (entries) => Object.values(entries).sort((a, b) => a.name.localeCompare(b.name));
+  /** The export of sdk/index.ts of each name, and nothing it exports left out of the registry. */
+  const sdkOf = (entries, flag, what) => {
+    const exported = sdkExports.filter((s) => s.flags & flag && !s.name.endsWith("Output"));
+    for (const s of exported) if (!entries.some((e) => e.name === s.name)) throw new Error(`schema: sdk/index.ts exports the ${what} ${s.name}, which the registry (provider/resources.ts) lacks`);
+    return (name) => exported.find((s) => s.name === name) ?? (() => { throw new Error(`schema: sdk/index.ts exports no ${what} ${name} (the registry's)`); })();
+  };
   const resources = {};
-  const modules = {};
-  for (const cls of classes) {
-    resources[token(cls.name)] = resource(cls);
-    modules[cls.name] = providerModule(cls.declarations.find(ts.isClassDeclaration)).file;
+  const classOf = sdkOf(byName(RESOURCES), ts.SymbolFlags.Class, "class");
+  for (const entry of byName(RESOURCES)) {
+    if (entry.token !== token(entry.name)) throw new Error(`schema: ${entry.name}'s token ${entry.token} is not ${token(entry.name)}`);
+    resources[entry.token] = resource(entry, classOf(entry.name));
   }
   const functions = {};
-  const helpers = sdkExports.filter((s) => s.flags & ts.SymbolFlags.Function && !s.name.endsWith("Output")).sort((a, b) => a.name.localeCompare(b.name));
-  for (const helper of helpers) {
-    // The provider module of the resource the helper is named after (listIpPolicyRules → IpPolicyRule).
-    const owner = classes.filter((c) => helper.name.includes(c.name)).sort((a, b) => b.name.length - a.name.length)[0];
-    if (!owner) throw new Error(`schema: ${helper.name} names no resource; where is it implemented?`);
-    functions[token(helper.name)] = fn(helper, modules[owner.name]);
-  }
+  const helperOf = sdkOf(byName(FUNCTIONS), ts.SymbolFlags.Function, "list helper");
+  for (const entry of byName(FUNCTIONS)) functions[entry.token] = fn(entry, helperOf(entry.name));
 
   const providerConfig = exported(CONFIG, "ProviderConfig");
   const variables = Object.fromEntries(propertiesOf(providerConfig).map((p) => [p.name, propertySpec(p, `ProviderConfig.${p.name}`)]));

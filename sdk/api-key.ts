@@ -2,7 +2,8 @@ import * as pulumi from "@pulumi/pulumi";
 import * as provider from "../provider/api-key";
 import * as operations from "../provider/bounded/api-key";
 import { inOperation } from "../provider/operation";
-import { ProviderOf, ResourceArgs } from "./args";
+import { PACKAGE, RESOURCES } from "../provider/resources";
+import { DeclaresOutputs, entryOptions, ProviderOf, ResourceArgs, withOutputs } from "./args";
 import { checkResource, programConfig } from "./connection";
 
 /** The arguments of an ApiKey (see ApiKeyInputs in provider/api-key.ts). */
@@ -14,7 +15,7 @@ export type ApiKeyArgs = ResourceArgs<provider.ApiKeyInputs>;
  * const ci = new accessctl.ApiKey("ci", { description: "CI deploy key", metadata: '{"team":"infra"}' });
  * export const ciToken = ci.token; // a secret Output<string>
  */
-export class ApiKey extends pulumi.dynamic.Resource {
+export class ApiKey extends pulumi.dynamic.Resource implements DeclaresOutputs<typeof RESOURCES.ApiKey> {
   /** What uses the key ("" when unset). At most 255 bytes. */
   declare public readonly description: pulumi.Output<string>;
   /** User data ("" when unset). At most 4096 bytes. */
@@ -45,10 +46,10 @@ export class ApiKey extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: ApiKeyArgs = {}, opts: pulumi.CustomResourceOptions = {}) {
     checkResource("ApiKey", name, opts, `declare adoptId: ${JSON.stringify(opts.import)} to take the key over`);
-    const outputs = { ownerId: undefined, uri: undefined, createdAt: undefined, token: undefined, description: undefined, metadata: undefined, adoptId: undefined, triggers: undefined, profile: undefined };
+    const entry = RESOURCES.ApiKey;
     // The provider marks what it creates with the resource's URN (provider/ownership.ts), which a dynamic provider is not told.
-    const __urn = pulumi.createUrn(name, "pulumi-nodejs:dynamic/accessctl:ApiKey", opts.parent);
-    super(operations satisfies ProviderOf<provider.ApiKeyInputs, provider.ApiKeyOutputs>, name, { ...outputs, ...args, __urn }, pulumi.mergeOptions(opts, { additionalSecretOutputs: ["token"] }), "accessctl", "ApiKey");
+    const __urn = pulumi.createUrn(name, entry.dynamicType, opts.parent);
+    super(operations satisfies ProviderOf<provider.ApiKeyInputs, provider.ApiKeyOutputs>, name, { ...withOutputs(entry, args), __urn }, entryOptions(entry, opts), PACKAGE, entry.name);
   }
 }
 
@@ -62,7 +63,6 @@ export function listApiKeysOutput(): pulumi.Output<ApiKeyInfo[]> {
 
 /**
  * Every API key of the account, all pages. Uses the `accessctl:` stack config, else ACCESSCTL_* env.
- * @result keys
  * @example
  * export const keyCount = accessctl.listApiKeysOutput().apply((keys) => keys.length);
  */

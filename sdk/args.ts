@@ -1,4 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
+import type { ResourceEntry } from "../provider/resources";
 
 /** A value or an Output of it, for each element of a list too (`pulumi.Input<pulumi.Input<string>[]>`). */
 type InputOf<T> = [T] extends [readonly (infer E)[]] ? pulumi.Input<InputOf<E>[]> : pulumi.Input<T>;
@@ -25,3 +26,23 @@ export type ProviderOf<Inputs, Outputs, Checked = Inputs> = {
   update?: (id: string, olds: Outputs, news: Checked) => Promise<pulumi.dynamic.UpdateResult<Outputs>>;
   delete?: (id: string, props: Outputs) => Promise<void>;
 };
+
+/**
+ * What a class of either host registers: every output of the registry's entry named (undefined),
+ * so that Pulumi resolves each, for a lookup by id too; then the arguments.
+ */
+export function withOutputs(entry: ResourceEntry, args: object): Record<string, unknown> {
+  return { ...Object.fromEntries(entry.outputs.map((k) => [k, undefined])), ...args };
+}
+
+/** The options the registry's entry adds to the program's: its secret outputs, its hidden diffs. */
+export function entryOptions(entry: ResourceEntry, opts: pulumi.CustomResourceOptions | undefined, extra: pulumi.CustomResourceOptions = {}): pulumi.CustomResourceOptions {
+  return pulumi.mergeOptions(opts, {
+    ...(entry.secretOutputs ? { additionalSecretOutputs: [...entry.secretOutputs] } : {}),
+    ...(entry.hideDiffs ? { hideDiffs: [...entry.hideDiffs] } : {}),
+    ...extra,
+  });
+}
+
+/** A class that declares an Output for each output of its registry entry (the compiler names one it lacks). */
+export type DeclaresOutputs<Entry extends { outputs: readonly string[] }> = { readonly [K in Entry["outputs"][number]]: pulumi.Output<unknown> };

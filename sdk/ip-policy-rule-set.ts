@@ -1,10 +1,9 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as provider from "../provider/ip-policy-rule-set";
 import * as operations from "../provider/bounded/ip-policy-rule-set";
-import { ProviderOf, ResourceArgs } from "./args";
+import { PACKAGE, RESOURCES } from "../provider/resources";
+import { DeclaresOutputs, entryOptions, ProviderOf, ResourceArgs, withOutputs } from "./args";
 import { checkResource, checkRulesIgnored } from "./connection";
-
-const TYPE = "IpPolicyRuleSet";
 
 /** The arguments of an IpPolicyRuleSet (see IpPolicyRuleSetInputs in provider/ip-policy-rule-set.ts). */
 export type IpPolicyRuleSetArgs = ResourceArgs<provider.IpPolicyRuleSetInputs>;
@@ -13,14 +12,13 @@ export type IpPolicyRuleSetArgs = ResourceArgs<provider.IpPolicyRuleSetInputs>;
  * Every rule of one IP policy, as one resource: after creation it owns all of them. A rule added,
  * changed or deleted outside the program shows up at the next refresh and is put back by `up`.
  * Its id is the policy id.
- * @hideDiffs rules
  * @example
  * const allowlist = new accessctl.IpPolicyRuleSet("office-allowlist", {
  *   ipPolicyId: "ipp_…",
  *   rules: [{ cidr: "203.0.113.0/24", action: "allow", description: "HQ" }, { cidr: "2001:db8:1234::/48", action: "allow" }],
  * });
  */
-export class IpPolicyRuleSet extends pulumi.dynamic.Resource {
+export class IpPolicyRuleSet extends pulumi.dynamic.Resource implements DeclaresOutputs<typeof RESOURCES.IpPolicyRuleSet> {
   /** The IP policy id. */
   declare public readonly ipPolicyId: pulumi.Output<string>;
   /** Every rule of the policy as it stands, keyed by canonical CIDR (`"10.0.0.0/8"`, `"2001:db8::/32"`, `"198.51.100.7/32"`). */
@@ -42,15 +40,13 @@ export class IpPolicyRuleSet extends pulumi.dynamic.Resource {
   constructor(name: string, args: IpPolicyRuleSetArgs, opts?: pulumi.CustomResourceOptions) {
     checkResource("IpPolicyRuleSet", name, opts, "declare takeOver: true to make the policy's existing rules this resource's");
     checkRulesIgnored(name, opts);
-    // Every output named, so that a lookup by id (get) resolves them all.
-    const outputs = { ipPolicyId: undefined, rules: undefined, takeOver: undefined, profile: undefined };
+    const entry = RESOURCES.IpPolicyRuleSet;
     // The provider shows its plan and progress under this resource: it needs the URN, which a dynamic provider is not told.
-    const __urn = pulumi.createUrn(name, `pulumi-nodejs:dynamic/accessctl:${TYPE}`, opts?.parent);
+    const __urn = pulumi.createUrn(name, entry.dynamicType, opts?.parent);
     // Which inputs the program made secret: a dynamic provider gets their values only, and its plan must not show them.
     const __secrets = Promise.all(Object.entries(args).map(async ([key, value]) => ((await pulumi.isSecret(pulumi.output(value))) ? key : ""))).then((keys) => keys.filter(Boolean));
-    // Pulumi's diff of a map prints every entry, changed or not (300 lines for one rule added by hand):
-    // the provider's plan, shown under the resource, names each changed rule instead.
-    const hidden = pulumi.mergeOptions(opts, { hideDiffs: ["rules"] });
-    super(operations satisfies ProviderOf<provider.IpPolicyRuleSetInputs, provider.IpPolicyRuleSetOutputs, provider.CheckedRuleSetInputs>, name, { ...outputs, ...args, __urn, __secrets }, hidden, "accessctl", TYPE);
+    // The entry's options: hideDiffs ["rules"] (Pulumi's diff of a map prints every entry, changed or
+    // not: 300 lines for one rule added by hand; the provider's plan, shown under the resource, names each changed rule).
+    super(operations satisfies ProviderOf<provider.IpPolicyRuleSetInputs, provider.IpPolicyRuleSetOutputs, provider.CheckedRuleSetInputs>, name, { ...withOutputs(entry, args), __urn, __secrets }, entryOptions(entry, opts), PACKAGE, entry.name);
   }
 }

@@ -4,7 +4,8 @@ import { RuleAction } from "../contract/ip-policy-rule";
 import { Reference } from "../provider/fields";
 import * as operations from "../provider/bounded/ip-policy-rule";
 import { inOperation } from "../provider/operation";
-import { ProviderOf, ResourceArgs } from "./args";
+import { PACKAGE, RESOURCES } from "../provider/resources";
+import { DeclaresOutputs, entryOptions, ProviderOf, ResourceArgs, withOutputs } from "./args";
 import { checkResource, programConfig } from "./connection";
 
 /** The arguments of an IpPolicyRule (see IpPolicyRuleInputs in provider/ip-policy-rule.ts). */
@@ -15,7 +16,7 @@ export type IpPolicyRuleArgs = ResourceArgs<provider.IpPolicyRuleInputs>;
  * @example
  * const office = new accessctl.IpPolicyRule("office", { ipPolicyId: "ipp_…", cidr: "203.0.113.0/24", action: "allow", description: "HQ" });
  */
-export class IpPolicyRule extends pulumi.dynamic.Resource {
+export class IpPolicyRule extends pulumi.dynamic.Resource implements DeclaresOutputs<typeof RESOURCES.IpPolicyRule> {
   /** The IP policy id. */
   declare public readonly ipPolicyId: pulumi.Output<string>;
   /** The IP policy as a reference. */
@@ -48,11 +49,10 @@ export class IpPolicyRule extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: IpPolicyRuleArgs, opts?: pulumi.CustomResourceOptions) {
     checkResource("IpPolicyRule", name, opts, `declare adoptId: ${JSON.stringify(opts?.import)} (with the rule's policy and action) to take the rule over`);
-    // Every output named, so that a lookup by id (get) resolves them all.
-    const outputs = { ipPolicyId: undefined, cidr: undefined, action: undefined, ipPolicy: undefined, uri: undefined, createdAt: undefined, description: undefined, metadata: undefined, adoptId: undefined, profile: undefined };
+    const entry = RESOURCES.IpPolicyRule;
     // The provider marks what it creates with the resource's URN (provider/ownership.ts), which a dynamic provider is not told.
-    const __urn = pulumi.createUrn(name, "pulumi-nodejs:dynamic/accessctl:IpPolicyRule", opts?.parent);
-    super(operations satisfies ProviderOf<provider.IpPolicyRuleInputs, provider.IpPolicyRuleOutputs>, name, { ...outputs, ...args, __urn }, opts, "accessctl", "IpPolicyRule");
+    const __urn = pulumi.createUrn(name, entry.dynamicType, opts?.parent);
+    super(operations satisfies ProviderOf<provider.IpPolicyRuleInputs, provider.IpPolicyRuleOutputs>, name, { ...withOutputs(entry, args), __urn }, entryOptions(entry, opts), PACKAGE, entry.name);
   }
 }
 
@@ -66,7 +66,6 @@ export function listIpPolicyRulesOutput(filter: { ipPolicyId?: pulumi.Input<stri
 
 /**
  * Every rule of the account, or of one policy, all pages. Uses the `accessctl:` stack config, else ACCESSCTL_* env.
- * @result rules
  * @example
  * export const ruleCount = accessctl.listIpPolicyRulesOutput({ ipPolicyId: "ipp_…" }).apply((rules) => rules.length);
  */

@@ -9,7 +9,8 @@ import type * as apiKey from "../provider/api-key";
 import type * as rule from "../provider/ip-policy-rule";
 import type * as ruleSet from "../provider/ip-policy-rule-set";
 import type * as mtls from "../provider/tls-edge-mutual-tls";
-import { ResourceArgs } from "./args";
+import { FUNCTIONS, RESOURCES, ResourceEntry } from "../provider/resources";
+import { entryOptions, ResourceArgs, withOutputs } from "./args";
 import { checkRulesIgnored } from "./connection";
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -18,13 +19,10 @@ const { version: VERSION } = require("../../package.json") as { version: string 
 /** A resource's outputs as the class shows them: each an Output of the provider module's output type. */
 type Outputs<T> = { readonly [K in keyof T]-?: pulumi.Output<T[K]> };
 
-/** Our plugin, at this package's version, and the alias that carries a dynamic resource of this name over. */
-function options(type: string, opts: pulumi.CustomResourceOptions | undefined, extra: pulumi.CustomResourceOptions = {}): pulumi.CustomResourceOptions {
-  return pulumi.mergeOptions(opts, { version: VERSION, aliases: [{ type: `pulumi-nodejs:dynamic/accessctl:${type}` }], ...extra });
+/** Our plugin, at this package's version, the alias that carries a dynamic resource of this name over, and the entry's own options. */
+function options(entry: ResourceEntry, opts: pulumi.CustomResourceOptions | undefined): pulumi.CustomResourceOptions {
+  return entryOptions(entry, opts, { version: VERSION, aliases: [{ type: entry.dynamicType }] });
 }
-
-/** Every output named (undefined), so that Pulumi resolves each, for a lookup by id too. */
-const named = (keys: string[]) => Object.fromEntries(keys.map((k) => [k, undefined]));
 
 /** An API key of the account. Its `token` is known only to the run that creates it, and is a secret. */
 export class ApiKey extends pulumi.CustomResource {
@@ -34,8 +32,7 @@ export class ApiKey extends pulumi.CustomResource {
   }
 
   constructor(name: string, args: ResourceArgs<apiKey.ApiKeyInputs> = {}, opts?: pulumi.CustomResourceOptions) {
-    const outputs = named(["description", "metadata", "ownerId", "uri", "createdAt", "token", "adoptId", "triggers", "profile"]);
-    super("accessctl:index:ApiKey", name, { ...outputs, ...args }, options("ApiKey", opts, { additionalSecretOutputs: ["token"] }));
+    super(RESOURCES.ApiKey.token, name, withOutputs(RESOURCES.ApiKey, args), options(RESOURCES.ApiKey, opts));
   }
 }
 export interface ApiKey extends Outputs<apiKey.ApiKeyOutputs> {}
@@ -48,8 +45,7 @@ export class IpPolicyRule extends pulumi.CustomResource {
   }
 
   constructor(name: string, args: ResourceArgs<rule.IpPolicyRuleInputs>, opts?: pulumi.CustomResourceOptions) {
-    const outputs = named(["ipPolicyId", "ipPolicy", "cidr", "action", "description", "metadata", "uri", "createdAt", "adoptId", "profile"]);
-    super("accessctl:index:IpPolicyRule", name, { ...outputs, ...args }, options("IpPolicyRule", opts));
+    super(RESOURCES.IpPolicyRule.token, name, withOutputs(RESOURCES.IpPolicyRule, args), options(RESOURCES.IpPolicyRule, opts));
   }
 }
 export interface IpPolicyRule extends Outputs<rule.IpPolicyRuleOutputs> {}
@@ -63,9 +59,8 @@ export class IpPolicyRuleSet extends pulumi.CustomResource {
 
   constructor(name: string, args: ResourceArgs<ruleSet.IpPolicyRuleSetInputs>, opts?: pulumi.CustomResourceOptions) {
     checkRulesIgnored(name, opts);
-    const outputs = named(["ipPolicyId", "rules", "takeOver", "profile"]);
-    // Pulumi's diff of a map prints every entry, changed or not: the provider's plan, shown under the resource, names each changed rule.
-    super("accessctl:index:IpPolicyRuleSet", name, { ...outputs, ...args }, options("IpPolicyRuleSet", opts, { hideDiffs: ["rules"] }));
+    // hideDiffs (the registry's): Pulumi's diff of a map prints every entry, changed or not; the provider's plan, shown under the resource, names each changed rule.
+    super(RESOURCES.IpPolicyRuleSet.token, name, withOutputs(RESOURCES.IpPolicyRuleSet, args), options(RESOURCES.IpPolicyRuleSet, opts));
   }
 }
 export interface IpPolicyRuleSet extends Outputs<Omit<ruleSet.IpPolicyRuleSetOutputs, "__urn">> {}
@@ -78,18 +73,15 @@ export class TlsEdgeMutualTls extends pulumi.CustomResource {
   }
 
   constructor(name: string, args: ResourceArgs<mtls.TlsEdgeMutualTlsInputs>, opts?: pulumi.CustomResourceOptions) {
-    const outputs = named(["edgeId", "enabled", "certificateAuthorityIds", "certificateAuthorities", "profile"]);
-    super("accessctl:index:TlsEdgeMutualTls", name, { ...outputs, ...args }, options("TlsEdgeMutualTls", opts));
+    super(RESOURCES.TlsEdgeMutualTls.token, name, withOutputs(RESOURCES.TlsEdgeMutualTls, args), options(RESOURCES.TlsEdgeMutualTls, opts));
   }
 }
 export interface TlsEdgeMutualTls extends Outputs<mtls.TlsEdgeMutualTlsOutputs> {}
 
-/** A function's result holds its list under one property (the schema names it). */
-const single = <T>(result: Record<string, T>): T => Object.values(result)[0];
-
 /** Every rule of the account, or of one policy (the plugin's function accessctl:index:listIpPolicyRules). */
 export async function listIpPolicyRules(filter: rule.IpPolicyRuleFilter = {}): Promise<rule.IpPolicyRuleInfo[]> {
-  return single(await pulumi.runtime.invoke("accessctl:index:listIpPolicyRules", filter, { version: VERSION }));
+  // The result holds the list under one property (the registry's `result`).
+  return (await pulumi.runtime.invoke(FUNCTIONS.listIpPolicyRules.token, filter, { version: VERSION }))[FUNCTIONS.listIpPolicyRules.result];
 }
 
 /** listIpPolicyRules as an Output. */
@@ -99,7 +91,7 @@ export function listIpPolicyRulesOutput(filter: { ipPolicyId?: pulumi.Input<stri
 
 /** Every API key of the account (the plugin's function accessctl:index:listApiKeys). */
 export async function listApiKeys(): Promise<apiKey.ApiKeyInfo[]> {
-  return single(await pulumi.runtime.invoke("accessctl:index:listApiKeys", {}, { version: VERSION }));
+  return (await pulumi.runtime.invoke(FUNCTIONS.listApiKeys.token, {}, { version: VERSION }))[FUNCTIONS.listApiKeys.result];
 }
 
 /** listApiKeys as an Output. */

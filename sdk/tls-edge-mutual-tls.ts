@@ -2,7 +2,8 @@ import * as pulumi from "@pulumi/pulumi";
 import * as provider from "../provider/tls-edge-mutual-tls";
 import { Reference } from "../provider/fields";
 import * as operations from "../provider/bounded/tls-edge-mutual-tls";
-import { ProviderOf, ResourceArgs } from "./args";
+import { PACKAGE, RESOURCES } from "../provider/resources";
+import { DeclaresOutputs, entryOptions, ProviderOf, ResourceArgs, withOutputs } from "./args";
 import { checkResource } from "./connection";
 
 /** The arguments of a TlsEdgeMutualTls (see TlsEdgeMutualTlsInputs in provider/tls-edge-mutual-tls.ts). */
@@ -14,7 +15,7 @@ export type TlsEdgeMutualTlsArgs = ResourceArgs<provider.TlsEdgeMutualTlsInputs>
  * @example
  * const mtls = new accessctl.TlsEdgeMutualTls("edge", { edgeId: "edgtls_…", certificateAuthorityIds: ["ca_…"], enabled: true });
  */
-export class TlsEdgeMutualTls extends pulumi.dynamic.Resource {
+export class TlsEdgeMutualTls extends pulumi.dynamic.Resource implements DeclaresOutputs<typeof RESOURCES.TlsEdgeMutualTls> {
   /** The TLS edge id (also the resource id). */
   declare public readonly edgeId: pulumi.Output<string>;
   /** Whether the module applies to traffic. */
@@ -37,8 +38,7 @@ export class TlsEdgeMutualTls extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: TlsEdgeMutualTlsArgs, opts?: pulumi.CustomResourceOptions) {
     checkResource("TlsEdgeMutualTls", name, opts, "declare the edge (edgeId) instead: creating the resource takes its module over as a whole");
-    // Every output named, so that a lookup by id (get) resolves them all.
-    const outputs = { edgeId: undefined, certificateAuthorityIds: undefined, certificateAuthorities: undefined, enabled: undefined, profile: undefined };
-    super(operations satisfies ProviderOf<provider.TlsEdgeMutualTlsInputs, provider.TlsEdgeMutualTlsOutputs>, name, { ...outputs, ...args }, opts, "accessctl", "TlsEdgeMutualTls");
+    const entry = RESOURCES.TlsEdgeMutualTls;
+    super(operations satisfies ProviderOf<provider.TlsEdgeMutualTlsInputs, provider.TlsEdgeMutualTlsOutputs>, name, withOutputs(entry, args), entryOptions(entry, opts), PACKAGE, entry.name);
   }
 }

@@ -30,6 +30,7 @@ export type { CheckedRuleSetInputs, IpPolicyRuleSetInputs, IpPolicyRuleSetRule }
 export type { IpPolicyRuleSetMember, IpPolicyRuleSetOutputs } from "./live";
 
 const KIND = "IP policy rule set";
+const SHOWN = 5; // rules named per kind in a refresh's message
 
 export const FIELDS: Fields<IpPolicyRuleSetInputs> = {
   ipPolicyId: { required: true, check: id(ID_PREFIX.ipPolicy), onChange: "replace" },
@@ -147,17 +148,18 @@ function sayDrift(props: Partial<IpPolicyRuleSetOutputs>, rules: IpPolicyRuleSet
   const secret = secretRules(props);
   const added = rules.filter((r) => !before[r.id]);
   const changedNow = rules.filter((r) => before[r.id] && !unchanged(before[r.id], r));
+  const changed = changedNow.map((r) => `${named(before[r.id])}: ${driftOf(before[r.id], r, secret)}`);
   const deleted = Object.values(before).filter((r) => !now[r.id] && !others.some((o) => o.rule.id === r.id)).map(named);
   if (props.__urn) noteRefresh(props.__urn, [...added, ...changedNow].map(promiseTerms(props.profile).seeRule));
-  const parts = [
-    ...(added.length ? [`added ${listed(added.map((r) => `${named(r)}${texts(r, secret)}`))}`] : []),
-    ...(changedNow.length ? [`changed ${listed(changedNow.map((r) => `${named(before[r.id])}: ${driftOf(before[r.id], r, secret)}`))}`] : []),
-    ...(deleted.length ? [`deleted ${listed(deleted)}`] : []),
-  ];
-  if (others.length) {
-    report(props.__urn, `refresh of the IpPolicyRuleSet of ${props.ipPolicyId}: the policy also holds ${others.length} rule${others.length === 1 ? "" : "s"} other stacks made, not recorded, left to them: ${listed(others.map((o) => `${named(o.rule)} by ${makerName(o.maker)}`))}`);
-  }
-  if (parts.length) report(props.__urn, `refresh of the IpPolicyRuleSet of ${props.ipPolicyId}: since the state last recorded the policy, rules were ${parts.join("; ")}. Recorded as they are now.`);
+  // A short first line (Pulumi's rows show a message's first line, again at each change of the row),
+  // then one line per rule, as a plan has them.
+  const counts = [[added.length, "added"], [changed.length, "changed"], [deleted.length, "deleted"]].filter(([n]) => n).map(([n, what]) => `${n} ${what}`);
+  const lines = (what: string, items: string[]) => [...items.slice(0, SHOWN).map((item) => `  ${what} ${item}`), ...(items.length > SHOWN ? [`  … ${items.length - SHOWN} more ${what}`] : [])];
+  if (!counts.length && !others.length) return;
+  const head = counts.length ? `rules changed since the state last recorded the policy: ${counts.join(", ")}` : `the policy holds ${others.length} rule${others.length === 1 ? "" : "s"} other stacks made, left to them`;
+  report(props.__urn, [`refresh of the IpPolicyRuleSet of ${props.ipPolicyId}: ${head}`,
+    ...lines("added", added.map((r) => `${named(r)}${texts(r, secret)}`)), ...lines("changed", changed), ...lines("deleted", deleted),
+    ...lines("left", others.map((o) => `${named(o.rule)}, made by ${makerName(o.maker)} (not recorded)`))].join("\n"));
 }
 
 export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: CheckedRuleSetInputs) {

@@ -136,7 +136,7 @@ describe("IpPolicyRuleSet: the policy as one resource", () => {
     let late: { id: string } | undefined;
     proxy.afterRequest("GET", list, 1, async () => (late = (await api.post("/ip_policy_rules", { ip_policy_id: p, cidr: "203.0.113.0/24", action: "deny" })).body));
     const destroyed = await stack.ok("destroy", setSpec(p, base), { refresh: true, withPreview: true });
-    expect(destroyed.output).toMatch(new RegExp(`refresh of the IpPolicyRuleSet of ipp_\\w+: since the state last recorded the policy, rules were added 203\\.0\\.113\\.0/24 deny \\(${late!.id}\\)`));
+    expect(destroyed.output).toMatch(new RegExp(`refresh of the IpPolicyRuleSet of ipp_\\w+: rules changed since the state last recorded the policy: 1 added\\n\\s+added 203\\.0\\.113\\.0/24 deny \\(${late!.id}\\)`));
     expect(destroyed.output).toContain(`left 1 deny rule(s) no preview of this stack showed (added since its last refresh): 203.0.113.0/24 deny (${late!.id})`);
     expect((await policyRules(emu, p)).map((r) => r.id)).toEqual([late!.id]);
     await api.delete(`/ip_policy_rules/${late!.id}`);
