@@ -145,6 +145,11 @@ export function stopped(): string | undefined {
   return state.stopped;
 }
 
+/** Whether the engine's `pulumi` process has ended (this provider process is on its way out). */
+export function engineGone(): boolean {
+  return !!engine().gone;
+}
+
 /** The run was cancelled (Ctrl-C, the plugin's Cancel): start no more requests, and end every wait now. */
 export function stopRequests(reason: string): void {
   const state = engine();

@@ -196,7 +196,7 @@ async function patch(id: string, inputs: IpPolicyRuleInputs & { __urn?: string }
 }
 
 export async function read(id: string, props: Partial<IpPolicyRuleOutputs> = {}) {
-  const list = { list: IP_POLICY_RULES_PATH, field: "ip_policy_rules", path: rulePath(id), what: `read IP policy rule ${id}`, expect: IP_POLICY_RULE_ANSWER, source: profileSource(props.profile) };
+  const list = { list: IP_POLICY_RULES_PATH, field: "ip_policy_rules", path: rulePath(id), what: `read IP policy rule ${id}`, expect: IP_POLICY_RULE_ANSWER, source: profileSource(props.profile), group: props.ipPolicyId };
   const found = await readObject<IpPolicyRuleBody>(id, list);
   if (!found) return {}; // deleted outside Pulumi: refresh drops it
   const outs = toOutputs(found);

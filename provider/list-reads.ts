@@ -42,8 +42,10 @@ interface Walk {
   wantGroups: Record<string, true>;
   /** id → object, for the objects asked for (ids come from the server: no prototype). */
   kept: Record<string, unknown>;
-  /** id → the fallback key its page was read with (http/transport.ts ApiResponse.fallbackKey), for kept objects. */
+  /** id → the key its page was read with (http/transport.ts ApiResponse.keyUsed), for kept objects. */
   keyOf: Record<string, string | undefined>;
+  /** group → the key a page holding an object of it was read with: that key sees the group (a policy's rules, a user's keys). */
+  groupKey: Record<string, string | undefined>;
   /** id → group, for every object read but not kept (nobody had asked for it yet, or it lacked a field). */
   passed: Record<string, string>;
   pages: number;
@@ -88,13 +90,18 @@ export interface ListRead {
   source?: ConfigSource;
   /** The walk's time budget (http/pages.ts walkLimits); tests set less. */
   walkBudgetMs?: number;
+  /**
+   * The object's group (its policy, its owner): an object of it in the list shows the key sees the
+   * account that holds the object, so that its GET's 404 can be believed (http/trust.ts).
+   */
+  group?: string;
 }
 
-/** The group an object of a list belongs to: a rule's policy; "" for lists without groups. */
+/** The group an object of a list belongs to: a rule's policy, a key's owner. */
 function groupOf(list: string, item: unknown): string {
-  if (list !== IP_POLICY_RULES_PATH) return "";
-  const policy = (item as { ip_policy?: { id?: unknown } } | null)?.ip_policy?.id;
-  return typeof policy === "string" ? policy : "";
+  const of = item as { ip_policy?: { id?: unknown }; owner_id?: unknown } | null;
+  const group = list === IP_POLICY_RULES_PATH ? of?.ip_policy?.id : of?.owner_id;
+  return typeof group === "string" ? group : "";
 }
 
 /** The object with this id, or undefined when it is gone (a believed 404 to its own GET). */
@@ -107,6 +114,7 @@ export async function readObject<T>(id: string, r: ListRead): Promise<T | undefi
       proveKey(walk.keyOf[id]); // the key listed an object this stack holds: it is of that account
       return listed as T;
     }
+    if (r.group) proveKey(walk.groupKey[r.group]); // it lists the object's siblings: it sees that account
   }
   const res = await api<T>("GET", r.path, { what: r.what, allow404: true, expect: r.expect, source: r.source });
   return res.status === 404 ? undefined : res.body;
@@ -125,6 +133,7 @@ export async function policyRulesOf(source: ConfigSource | undefined, ipPolicyId
     const cause = walk.error ?? failure("the walk of the list ended without an answer", {});
     throw failure(`${options.what}: ${cause.message}`, { status: cause.status, errorCode: cause.errorCode, partial: cause.partial });
   }
+  proveKey(walk.groupKey[ipPolicyId]); // the key lists the policy's rules: it sees the account that holds the policy
   const rules: IpPolicyRuleBody[] = [];
   for (const item of Object.values(walk.kept)) {
     if (groupOf(r.list, item) === ipPolicyId) rules.push(item as IpPolicyRuleBody);
@@ -161,7 +170,7 @@ async function sharedWalk(r: ListRead, interest: Interest, fresh: boolean): Prom
 
 /** A walk of its own time (not its first asker's operation, which may end first): see http/pages.ts walkLimits. */
 function startWalk(r: ListRead, generation: number): Walk {
-  const walk: Walk = { generation, started: Date.now(), what: `list ${r.field === "keys" ? "API keys" : "IP policy rules"}`, wantIds: {}, wantGroups: {}, kept: {}, keyOf: {}, passed: {}, pages: 0, done: Promise.resolve() };
+  const walk: Walk = { generation, started: Date.now(), what: `list ${r.field === "keys" ? "API keys" : "IP policy rules"}`, wantIds: {}, wantGroups: {}, kept: {}, keyOf: {}, groupKey: {}, passed: {}, pages: 0, done: Promise.resolve() };
   walk.done = inOperation(() => pagesOf(walk, r), r.walkBudgetMs).then(
     () => void (walk.complete = true),
     (e) => void (walk.error = e as ApiFailure),
@@ -182,9 +191,10 @@ async function pagesOf(walk: Walk, r: ListRead): Promise<void> {
       } catch {
         whole = false; // its GET tells
       }
+      if (group && walk.groupKey[group] === undefined) walk.groupKey[group] = page.keyUsed;
       if (whole && (walk.wantIds[id] || (group && walk.wantGroups[group]))) {
         walk.kept[id] = item;
-        walk.keyOf[id] = page.fallbackKey;
+        walk.keyOf[id] = page.keyUsed;
       } else walk.passed[id] = group;
     }
   }

@@ -11,7 +11,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { engineAddress, engineProcess, toStderr } from "./engine";
+import { engineAddress, engineGone, engineProcess, toStderr } from "./engine";
 import { plainError } from "./errors";
 import { processState } from "./state";
 
@@ -30,7 +30,8 @@ interface Cache {
   size: number;
   lines: Line[];
   local: Line[];
-  warned?: boolean;
+  /** Why the processes of this command cannot share their records (no private directory, a write that failed), once that is so. */
+  unshared?: string;
 }
 
 function cache(): Cache {
@@ -49,6 +50,8 @@ function runFile(): string | undefined {
   const dir = pulumi && pulumi.started ? privateDir() : undefined; // without a start time, a reused PID would share
   state.file = dir ? path.join(dir, `run-${pulumi!.pid}-${pulumi!.started}.jsonl`) : null;
   if (!state.file) return undefined;
+  // The command ended (pulumi killed): nothing will read the record (else the next command's first provider removes it).
+  processState("run-record-exit", () => (process.once("exit", () => engineGone() && removeRecord()), {}));
   removeFinished(dir!, path.basename(state.file));
   const early = state.local.splice(0);
   if (early.length && !append(early)) return undefined;
@@ -79,32 +82,52 @@ function privateDir(): string | undefined {
 
 function warnOnce(e: unknown): undefined {
   const state = cache();
-  if (!state.warned) toStderr(`accessctl: the provider processes of this command cannot share what they recorded (${(e as Error).message}); each holds to its own\n`);
-  state.warned = true;
+  if (!state.unshared) toStderr(`accessctl: the provider processes of this command cannot share what they recorded (${(e as Error).message}); a set's update writes nothing\n`);
+  state.unshared ??= (e as Error).message;
   return undefined;
 }
 
-/** Removes the files of `pulumi` commands that have ended (the process is gone), a day after. */
+/**
+ * Why what a preview recorded cannot reach the update of this command (the record's directory is not
+ * private, or a write to it failed), or undefined. A set then writes nothing: it fails safe, not open.
+ */
+export function recordUnshared(): string | undefined {
+  if (!engineAddress()) return undefined; // no engine (tests, the program process): one process, nothing to share
+  runFile();
+  return cache().unshared;
+}
+
+/** Removes the files of `pulumi` commands that have ended (the process gone, or its PID another process's). */
 function removeFinished(dir: string, mine: string): void {
   try {
     for (const name of fs.readdirSync(dir)) {
-      const pid = Number(/^run-(\d+)-/.exec(name)?.[1]);
+      const [, pid, started] = /^run-(\d+)-(\w+)\.jsonl$/.exec(name) ?? [];
       if (name === mine || !pid) continue;
-      const file = path.join(dir, name);
-      if (Date.now() - fs.statSync(file).mtimeMs > 24 * 3600_000 && !alive(pid)) fs.rmSync(file, { force: true });
+      if (!alive(Number(pid), started)) fs.rmSync(path.join(dir, name), { force: true });
     }
   } catch {
     // another process removed it first: nothing to do
   }
 }
 
-function alive(pid: number): boolean {
+/** Whether the process `pid` that started at `started` (its /proc start time) still runs. */
+function alive(pid: number, started: string): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
+    if ((e as NodeJS.ErrnoException).code !== "EPERM") return false;
   }
+  try {
+    return fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(")").pop()!.trim().split(" ")[19] === started;
+  } catch {
+    return true; // no /proc: the PID is all there is to go by
+  }
+}
+
+/** The command has ended (its engine is gone): its record is of no more use. */
+export function removeRecord(): void {
+  const file = cache().file;
+  if (file) fs.rmSync(file, { force: true });
 }
 
 /** Appends lines to the file (small appends are atomic); false, and records kept here, if it cannot. */

@@ -148,9 +148,10 @@ async function send<T>(call: Call, sent: SlotDone, sentAt: number): Promise<Atte
 /** A usable answer: a 404 to a read or delete is believed only as trust.ts allows; a success proves key and URL. */
 async function answered<T>(call: Call, answer: ApiResponse<T>): Promise<ApiResponse<T>> {
   const { conn, options } = call;
-  const response = conn.rejected ? { ...answer, fallbackKey: keyDigest(conn.apiKey) } : answer;
+  const keyUsed = keyDigest(conn.apiKey);
+  const response = { ...answer, keyUsed, ...(conn.rejected ? { fallbackKey: keyUsed } : {}) };
   if (options.allow404 && response.status === 404) await believe404(conn, response, options, [conn.apiKey, conn.fallbackApiKey], api);
-  else if (options.allow404) proveKey(response.fallbackKey); // a read or delete of an object this stack holds worked
+  else if (options.allow404) proveKey(keyUsed); // a read or delete of an object this stack holds worked: the key is of its account
   if (options.expect && response.status !== 204) proveBase(conn.apiUrl);
   return response;
 }

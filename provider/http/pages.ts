@@ -40,7 +40,7 @@ export interface WalkLimits {
  * at a next_page_uri seen before, at a page that brings no new id (the same page under another
  * URI), after `maxPages` pages, and when its time budget is spent.
  */
-export async function* listPages<T>(path: string, field: string, what: string, source?: ConfigSource, limits: WalkLimits = {}): AsyncGenerator<{ items: T[]; fallbackKey?: string }> {
+export async function* listPages<T>(path: string, field: string, what: string, source?: ConfigSource, limits: WalkLimits = {}): AsyncGenerator<{ items: T[]; fallbackKey?: string; keyUsed?: string }> {
   const { apiUrl, apiKey, maxRequestsPerMinute } = connection(source);
   const paced = limits.maxPages === undefined || limits.budgetMs === undefined ? walkLimits(source) : undefined;
   const maxPages = limits.maxPages ?? paced!.maxPages;
@@ -66,7 +66,7 @@ export async function* listPages<T>(path: string, field: string, what: string, s
       if (!ids[id]) fresh++;
       ids[id] = true;
     }
-    yield { items: items as T[], fallbackKey: page.fallbackKey };
+    yield { items: items as T[], fallbackKey: page.fallbackKey, keyUsed: page.keyUsed };
     if (items.length > 0 && fresh === 0) throw partial("a page brought no new object (the same page again)");
     const nextUri = page.body.next_page_uri;
     next = typeof nextUri === "string" && nextUri ? nextUri : null;

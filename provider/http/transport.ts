@@ -22,6 +22,8 @@ export interface ApiResponse<T = any> {
   body: T;
   /** Set when a fallback key (ACCESSCTL_API_KEY after a 401 to the config key) got this answer: its digest (see trust.ts proveKey). */
   fallbackKey?: string;
+  /** The digest of the key that got this answer, whichever it was (trust.ts: a 404 to a key is believed once the key is proven). */
+  keyUsed?: string;
 }
 
 export interface RequestOptions {

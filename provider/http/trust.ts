@@ -3,7 +3,8 @@
 // of one of them). What this process has proven lives here.
 import { createHash } from "node:crypto";
 import { IP_POLICY_RULES_PATH } from "../../contract/ip-policy-rule";
-import { ConfigSource, Connection, unprovenFallback } from "../config";
+import { API_KEYS_PATH } from "../../contract/api-key";
+import { ConfigSource, Connection, settingName, unprovenFallback } from "../config";
 import { setMessage } from "../errors";
 import { processState } from "../state";
 import { describeError, failure, finish } from "./failures";
@@ -81,6 +82,24 @@ export async function believe404(conn: Connection, response: ApiResponse, option
   }
   const wrong = await baseProblem(conn, options.source, get);
   if (wrong) throw notBelieved(`${conn.apiUrl} does not answer as the API does (${wrong})`, urlRight);
+  // Any key: a key of another account sees 404 for every object of the stack. Believed once the key
+  // has seen one of them (or a sibling: another rule of its policy, a key of its owner) in this process.
+  if (response.keyUsed && !(await keyProven(response.keyUsed)) && process.env.ACCESSCTL_ACCEPT_GONE !== "1") {
+    const setting = settingName("apiKey", conn.apiKeyFrom === "env", conn.profile);
+    throw notBelieved(`${setting} sees none of this stack's objects here (${await accountOf(conn, options.source, get)}): it may be the key of another account`,
+      `set ${setting} to a key of the account that holds this stack's objects; if they were deleted outside Pulumi, \`ACCESSCTL_ACCEPT_GONE=1 pulumi refresh\` records them as gone`);
+  }
+}
+
+/** The account a key reaches, as its own API keys show it: their owners. */
+async function accountOf(conn: Connection, source: ConfigSource | undefined, get: Get): Promise<string> {
+  try {
+    const res = await get("GET", API_KEYS_PATH, { what: "list API keys (which account the key reaches)", source, unseen: true, proof: true });
+    const owners = [...new Set(((res.body?.keys ?? []) as { owner_id?: unknown }[]).map((k) => String(k.owner_id)))];
+    return owners.length ? `it reaches the account whose API keys belong to ${owners.slice(0, 3).join(", ")}${owners.length > 3 ? ", …" : ""}` : "it reaches an account with no API keys listed";
+  } catch (e) {
+    return `which account it reaches is not known: ${(e as Error).message}`;
+  }
 }
 
 /**

@@ -154,15 +154,23 @@ async function createAlone(inputs: CheckedRuleSetInputs, current: Member[], step
   const afterFirst = await apply(inputs, current, ordered.slice(0, 1), inputs.ipPolicyId, what);
   const made = afterFirst.filter((r) => !current.includes(r));
   const found = sortOut(await policyRules(inputs.ipPolicyId, inputs.profile, what, [], true), inputs.__urn);
-  const before = (a: Member, b: Member) => Date.parse(a.createdAt) < Date.parse(b.createdAt) || (Date.parse(a.createdAt) === Date.parse(b.createdAt) && a.id < b.id);
-  const first = (rules: Member[]) => rules.reduce<Member | undefined>((a, r) => (!a || before(r, a) ? r : a), undefined);
-  const mine = first(made);
-  const theirs = first(found.otherSets.map((o) => o.rule));
-  if (theirs && mine && before(theirs, mine)) {
+  if (!cameFirst(made, found.otherSets.map((o) => o.rule))) {
     await apply(inputs, afterFirst, made.map((rule): Step => ({ op: "delete", rule })), inputs.ipPolicyId, what);
     throw oneSetOnly(what, inputs.ipPolicyId, found.otherSets, `it started on the policy at the same time as this one and came first, so this set deleted the ${made.length} rule${made.length === 1 ? "" : "s"} it had made`);
   }
   return apply(inputs, afterFirst, ordered.slice(1), inputs.ipPolicyId, what);
+}
+
+/**
+ * Pure: whether a set whose rules are `mine` came to a policy before another set whose rules are
+ * `theirs`: its earliest rule was made first (by the service's created_at; the smaller id when two
+ * were made at the same moment). Both sets see the same rules, so both decide alike.
+ */
+export function cameFirst(mine: Member[], theirs: Member[]): boolean {
+  const before = (a: Member, b: Member) => Date.parse(a.createdAt) < Date.parse(b.createdAt) || (Date.parse(a.createdAt) === Date.parse(b.createdAt) && a.id < b.id);
+  const first = (rules: Member[]) => rules.reduce<Member | undefined>((a, r) => (!a || before(r, a) ? r : a), undefined);
+  const [m, t] = [first(mine), first(theirs)];
+  return !m || !t || before(m, t);
 }
 
 /**

@@ -8,7 +8,8 @@
 import { createHmac } from "node:crypto";
 import { connection, profileSource } from "../config";
 import { canonicalCidr } from "../ip-policy-rule";
-import { addRecord, recordEngine, records } from "../run-record";
+import { plainError } from "../errors";
+import { addRecord, recordEngine, records, recordUnshared } from "../run-record";
 import { DeclaredRule, isUnknownValue, Unknown, UNKNOWN_VALUE } from "./declared";
 import { IpPolicyRuleSetMember } from "./live";
 import { Op, Step } from "./plan";
@@ -182,6 +183,12 @@ export async function showPlan(urn: string, set: SavedSet, what: string): Promis
 
 /** What an operation holds to: this command's preview, and a saved plan's (saved-plan.ts), checked against what it was made from. */
 export function promisesFor(urn: string | undefined, now: { from: RuleSeen[]; declared: DeclaredSeen[] }, what: string): { promises: Shown[][]; saved?: SavedSet } {
+  const unshared = recordUnshared();
+  if (unshared) {
+    // Fail safe: with no way to know what the preview showed, nothing unseen may be written, so nothing is.
+    throw plainError(`${what}: what this command's preview showed cannot reach its update (${unshared}); nothing was changed. ` +
+      "Make that a directory only you can write (chmod 700), or set PULUMI_HOME to one, and run `pulumi up` again.");
+  }
   const saved = savedPlanFor(urn, now, what);
   const promises = [shownFor(urn), saved ? [saved.shown] : undefined].filter((p): p is Shown[] => p !== undefined);
   return { promises, saved };

@@ -62,7 +62,22 @@ it("a directory another user could write (in Pulumi's home) is not used: each pr
     process.stderr.write = write;
   }
   expect(said).toHaveLength(1);
-  expect(said[0]).toMatch(/cannot share what they recorded \(.*is not a directory only this user can write\); each holds to its own/);
+  expect(said[0]).toMatch(/cannot share what they recorded \(.*is not a directory only this user can write\); a set's update writes nothing/);
+  // Fail safe: a set's update or create refuses to write (what the preview showed cannot reach it).
+  expect(record.recordUnshared()).toMatch(/is not a directory only this user can write/);
+});
+
+it("the files of commands that ended are removed by the next command's first provider; a killed command's by its own", () => {
+  const dir = path.join(tmp, "accessctl-runs");
+  fs.mkdirSync(dir, { mode: 0o700 });
+  const ended = path.join(dir, "run-999999-1.jsonl"); // no such process
+  const reused = path.join(dir, `run-${process.pid}-1.jsonl`); // this PID, another start time: another process
+  for (const f of [ended, reused]) fs.writeFileSync(f, "");
+  asProcess("127.0.0.1:1001", process.pid);
+  record.addRecord("set-plan", "urn:a");
+  expect(fs.readdirSync(dir)).toEqual([`run-${process.pid}-9999.jsonl`]);
+  record.removeRecord();
+  expect(fs.readdirSync(dir)).toEqual([]);
 });
 
 it("lines that are not records (another writer's, half a line) are left out", () => {

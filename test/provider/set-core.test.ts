@@ -8,6 +8,7 @@ const { plan, describe: words, planDiff, opens, phase } = compiled("provider/ip-
 const { covers, seenStep, textsDigest } = compiled("provider/ip-policy-rule-set/promise.js");
 const { reconcile, holdToShown } = compiled("provider/ip-policy-rule-set/guard.js");
 const { UNKNOWN_VALUE } = compiled("provider/ip-policy-rule-set/declared.js");
+const { cameFirst } = compiled("provider/ip-policy-rule-set/create.js");
 const { canonicalCidr } = compiled("provider/ip-policy-rule.js");
 
 type Rule = { id: string; cidr: string; action: string; description: string; metadata: string; uri: string; createdAt: string };
@@ -194,5 +195,20 @@ describe("reconcile: what an update writes, between the listing and the first wr
     expect(holdToShown(plan([A], []), [], see).steps.length).toBe(1);
     const both = [[{ steps: plan([A, D], []).steps.map(see) }], [{ steps: plan([A], []).steps.map(see) }]];
     expect(steps(holdToShown(plan([A, D], []), both, see))).toEqual(["delete ipr_A"]);
+  });
+});
+
+describe("cameFirst: of two sets started on one policy at once, which goes on", () => {
+  const at = (id: string, createdAt: string) => ({ ...m(id, "10.0.0.0/8 deny"), createdAt });
+  it.each([
+    ["mine made first", [at("M", "2026-11-26T10:00:00.100Z")], [at("T", "2026-11-26T10:00:00.200Z")], true],
+    ["theirs made first", [at("M", "2026-11-26T10:00:00.300Z")], [at("T", "2026-11-26T10:00:00.200Z")], false],
+    ["the earliest of each counts", [at("M1", "2026-11-26T10:00:05Z"), at("M2", "2026-11-26T10:00:00.100Z")], [at("T", "2026-11-26T10:00:01Z")], true],
+    ["the same moment: the smaller id", [at("B", "2026-11-26T10:00:00.100Z")], [at("A", "2026-11-26T10:00:00.100Z")], false],
+    ["the same moment, other spelling of it", [at("A", "2026-11-26T10:00:00.100Z")], [at("B", "2026-11-26T11:00:00.100+01:00")], true],
+    ["no other set", [at("M", "2026-11-26T10:00:00Z")], [], true],
+  ])("%s", (_, mine, theirs, expected) => {
+    expect(cameFirst(mine, theirs)).toBe(expected);
+    expect(cameFirst(theirs, mine)).toBe(!theirs.length || !expected); // the other decides the other way
   });
 });
