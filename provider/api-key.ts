@@ -11,7 +11,7 @@ import { sleep } from "./http/outcomes";
 import { listAll } from "./http/pages";
 import { changedFields, propertyDiff, checkFields, createBody, Fields, liveInputs, outputsOf, updateBody } from "./fields";
 import { listsChanged, readObject } from "./list-reads";
-import { adoptGone, callerPrincipal, Candidate, claim, CreateAttempt, learnPrincipal, noteReplacing, objectExists, replacing, whyNotMadeBy } from "./ownership";
+import { adoptGone, callerPrincipal, Candidate, claim, CreateAttempt, learnPrincipal, Marker, marked, noteReplacing, objectExists, readMarker, replacing, visibleMetadata, whyNotMadeBy } from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
 import { ConfigSource, profileSource } from "./config";
 import { CheckFailure, id, limitedText, listOfValues, sameJson, sameText, text } from "./validate";
@@ -70,7 +70,8 @@ export interface ApiKeyOutputs {
  */
 export const FIELDS: Fields<ApiKeyInputs, keyof ApiKeyCreateBody | keyof ApiKeyUpdateBody> = {
   description: { wire: "description", read: (b: ApiKeyBody) => text(b.description), check: limitedText("description"), same: sameText, onChange: "update", unset: "" },
-  metadata: { wire: "metadata", read: (b: ApiKeyBody) => text(b.metadata), check: limitedText("metadata"), same: sameText, onChange: "update", unset: "" },
+  // The provider's marker (ownership.ts) is no metadata of the program's: read back as unset.
+  metadata: { wire: "metadata", read: (b: ApiKeyBody) => visibleMetadata(b.metadata), check: limitedText("metadata"), same: sameText, onChange: "update", unset: "" },
   ownerId: {
     wire: "owner_id",
     read: (b: ApiKeyBody) => b.owner_id,
@@ -106,10 +107,10 @@ export async function diff(id: string, olds: ApiKeyOutputs, news: ApiKeyInputs) 
   return { changes: replaces.length + updates.length > 0, replaces, deleteBeforeReplace: false, detailedDiff: propertyDiff({ replaces, updates }) };
 }
 
-export async function create(inputs: ApiKeyInputs) {
+export async function create(inputs: ApiKeyInputs & { __urn?: string }) {
   if (inputs.adoptId && !replacing(KIND, inputs.adoptId)) return adopt(inputs.adoptId, inputs);
   const started = Date.now();
-  const body = createBody<ApiKeyCreateBody>(FIELDS, inputs);
+  const { body, marker } = marked(createBody<ApiKeyCreateBody>(FIELDS, inputs), inputs.__urn);
   const track = keyCreates();
   track.inFlight++;
   let created: ApiKeyBody;
@@ -118,7 +119,8 @@ export async function create(inputs: ApiKeyInputs) {
   } catch (e) {
     track.inFlight--;
     // From when the attempt that may have acted was sent (not the first attempt, nor a wait before it).
-    throw (e as ApiFailure).ambiguous ? await afterLostAnswer(e as ApiFailure, inputs, (e as ApiFailure).sentAt ?? started) : e;
+    if (!(e as ApiFailure).ambiguous) throw e;
+    throw marker ? await deleteOwnLostKey(e as ApiFailure, inputs, marker) : await afterLostAnswer(e as ApiFailure, inputs, (e as ApiFailure).sentAt ?? started);
   }
   track.inFlight--;
   // A token this process holds: no message shows 12 characters of it (those of its id, which it may begin with, aside).
@@ -149,7 +151,28 @@ async function adopt(id: string, inputs: ApiKeyInputs) {
 }
 
 /**
- * The create may or may not have happened. A key it made would be useless (nobody got its token),
+ * The create may or may not have happened; its marker (ownership.ts) tells. A key that names this
+ * create's attempt is its own, and useless (nobody got its token): it is deleted, and the create
+ * fails, to be run again. No key names it: the create made none.
+ */
+async function deleteOwnLostKey(err: ApiFailure, inputs: ApiKeyInputs, marker: Marker): Promise<Error> {
+  const source = profileSource(inputs.profile);
+  const lost = `${err.message}; the answer to the create was lost, so its token is unknown`;
+  try {
+    let made: ApiKeyBody | undefined;
+    for await (const key of listAll<ApiKeyBody>(API_KEYS_PATH, "keys", "look for the API key a lost answer made", source)) {
+      if (readMarker(key.metadata)?.attempt === marker.attempt) made = key;
+    }
+    if (!made) return plainError(`${lost}: no key names this create (its metadata would), so it made none. Run the update again.`);
+    await api("DELETE", keyPath(made.id), { what: `delete API key ${made.id}, made by a create whose answer was lost`, allow404: true, source }).finally(listsChanged);
+    return plainError(`${lost}: it made ${made.id} (its metadata names this create), useless without its token, and deleted it again. Run the update again.`);
+  } catch (cleanup) {
+    return plainError(`${lost}, and looking for the key it made failed too (${(cleanup as Error).message}): the key whose metadata holds "${marker.attempt}" is that create's; delete it, then run the update again.`);
+  }
+}
+
+/**
+ * A create with the program's own metadata (no marker) may or may not have happened. A key it made would be useless (nobody got its token),
  * but nothing proves which key that is: another stack or user can make an identical key (the same
  * description, metadata and owner) at the same moment, and deleting theirs cuts off whatever uses
  * it. So the keys it may have made (made since it was sent, with every field it sent, not handed to
@@ -186,8 +209,8 @@ async function afterLostAnswer(err: ApiFailure, inputs: ApiKeyInputs, started: n
 }
 
 /** PATCHes the key to the inputs: the fields that differ from `current` (the state's), or, with none, both. */
-async function patch(id: string, inputs: ApiKeyInputs, current?: ApiKeyOutputs): Promise<ApiKeyBody> {
-  const body = updateBody<ApiKeyUpdateBody>(FIELDS, inputs, current);
+async function patch(id: string, inputs: ApiKeyInputs & { __urn?: string }, current?: ApiKeyOutputs): Promise<ApiKeyBody> {
+  const { body } = marked(updateBody<ApiKeyUpdateBody>(FIELDS, inputs, current), inputs.__urn, true); // a metadata cleared gets the marker back
   return (await api<ApiKeyBody>("PATCH", keyPath(id), { what: `update API key ${id}`, body, expect: API_KEY_ANSWER, source: profileSource(inputs.profile) }).finally(listsChanged)).body;
 }
 

@@ -183,22 +183,28 @@ describe("502 and 504 to a create are ambiguous, like a lost answer", () => {
           deleted.push(req.url!);
           return res.writeHead(204).end();
         }
-        if (req.url!.startsWith("/api_keys")) return json(res, 200, { keys: [{ id: "ak_orphan", uri: "u", created_at: made["/api_keys"], token: null, owner_id: "usr_a", description: "gw" }], uri: "u", next_page_uri: null });
+        if (req.url!.startsWith("/api_keys")) return json(res, 200, { keys: [{ id: "ak_orphan", uri: "u", created_at: made["/api_keys"], token: null, owner_id: "usr_a", description: "gw", metadata: made["/api_keys metadata"] }], uri: "u", next_page_uri: null });
         const rule = { id: `ipr_made${status}`, uri: "u", created_at: made["/ip_policy_rules"], cidr: "10.9.0.0/16", action: "allow", metadata: made["/ip_policy_rules metadata"], ip_policy: { id: "ipp_1", uri: "u" } };
         json(res, 200, { ip_policy_rules: [rule], uri: "u", next_page_uri: null });
       });
       await useApi(server.url, "k".repeat(20));
       const key = (await serializedProvider("api-key")).provider;
       await key.create({ description: "warm-up", ownerId: "usr_a" });
-      const err = await key.create({ description: "gw", ownerId: "usr_a" }).catch((e: Error) => e);
+      // With its own metadata (no marker), nothing proves which key it made: named, none deleted.
+      const err = await key.create({ description: "gw", metadata: "team=blue", ownerId: "usr_a" }).catch((e: Error) => e);
       expect(err.message).toBe(`create API key: HTTP ${status} ERR_GATEWAY: upstream (operation op_g); the answer to the create was lost, so its token is unknown. ` +
         `It may have made this key, left as it is (another stack's or user's identical key would look the same): ak_orphan (owner usr_a, created_at ${made["/api_keys"]}). ` +
         "Delete the one that is yours and that nobody uses (its token was never received), then run the update again.");
       expect(deleted).toEqual([]); // an identical key of another stack would look the same
+      // With the provider's marker: the key that names this create is its own, useless without its token: deleted.
+      const own = await key.create({ description: "gw", ownerId: "usr_a" }).catch((e: Error) => e);
+      expect(own.message).toBe(`create API key: HTTP ${status} ERR_GATEWAY: upstream (operation op_g); the answer to the create was lost, so its token is unknown: ` +
+        "it made ak_orphan (its metadata names this create), useless without its token, and deleted it again. Run the update again.");
+      expect(deleted).toEqual(["/api_keys/ak_orphan"]);
       const rule = (await serializedProvider("ip-policy-rule")).provider;
       const taken = await rule.create({ ipPolicyId: "ipp_1", cidr: "10.9.0.0/16", action: "allow" });
       expect(taken.id).toBe(`ipr_made${status}`);
-      expect(server.hits.filter((h) => h.startsWith("POST")).length).toBe(3); // each create sent once
+      expect(server.hits.filter((h) => h.startsWith("POST")).length).toBe(4); // each create sent once
     });
   }
 });
