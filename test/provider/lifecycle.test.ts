@@ -57,7 +57,7 @@ describe("ApiKey", () => {
     expect(updated.outs).toMatchObject({ description: "ci v2", metadata: "", token });
     const live = (await client(emu.url, emu.adminToken).get(`/api_keys/${created.id}`)).body;
     expect(live.description).toBe("ci v2");
-    expect(live.metadata).toBe(""); // removed from the program: cleared on the service
+    expect(live.metadata).toMatch(/^\{"managed-by":"pulumi-accessctl",/); // removed from the program: cleared, the provider's marker in its place
 
     await p.delete(created.id, updated.outs);
     expect((await client(emu.url, emu.adminToken).get(`/api_keys/${created.id}`)).status).toBe(404);
