@@ -57,6 +57,8 @@ export interface FaultProxy {
    * answer goes back: every state the service passes through is seen (a snapshot of it, say).
    */
   serialWrites(action: () => Promise<unknown>): void;
+  /** Holds every matching request this long, then forwards it and its answer unchanged (a slow gateway). */
+  hold(method: string, path: RegExp, ms: number): void;
   /** Requests that reached the proxy so far (every method). */
   requests: number;
   /** Fails the `nth` request from now (1-based, every method counted) as `fault` says (its method and path aside). */
@@ -77,6 +79,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
   const faults: (Fault & { left: number; skipped: number })[] = [];
   const hooks: { method: string; path: RegExp; left: number; action: () => Promise<unknown> }[] = [];
   const failed: string[] = [];
+  const holds: { method: string; path: RegExp; ms: number }[] = [];
   let serial: (() => Promise<unknown>) | undefined;
   let writes = Promise.resolve(); // the chain serialWrites forwards writes on
   const count = { requests: 0, failAt: 0, fault: undefined as Pick<Fault, "when" | "status"> | undefined };
@@ -103,6 +106,8 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
         res.end(answer ?? JSON.stringify({ error_code: status === 429 ? "ERR_RATE_LIMITED" : "ERR_TEST_GATEWAY", msg: `injected ${status} (${fault!.when === "after" ? "request forwarded, answer lost" : "request not forwarded"})` }));
       };
       if (fault?.delayMs) await new Promise((r) => setTimeout(r, fault.delayMs));
+      const held = holds.find((h) => h.method === req.method && h.path.test(path));
+      if (held) await new Promise((r) => setTimeout(r, held.ms));
       if (fault?.when === "before") return refuse();
       let release = () => {};
       if (serial && req.method !== "GET") {
@@ -142,6 +147,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     fail: (fault) => faults.push({ ...fault, left: fault.times ?? 1, skipped: 0 }),
     afterRequest: (method, path, nth, action) => hooks.push({ method, path, left: nth, action }),
     serialWrites: (action) => void (serial = action),
+    hold: (method, path, ms) => void holds.push({ method, path, ms }),
     get requests() {
       return count.requests;
     },
