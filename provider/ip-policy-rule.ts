@@ -148,13 +148,15 @@ export async function create(inputs: IpPolicyRuleInputs & { __urn?: string }) {
 }
 
 /**
- * Why nothing proves that the resource `urn` made `found` (undefined: proven): its marker must be
- * the one this create wrote, or one an earlier create of this resource wrote (an interrupted run).
+ * Why nothing proves that this create made `found` (undefined: proven): its marker must name this
+ * create's attempt. One an earlier create of this resource wrote (an interrupted run) is no proof:
+ * stack names are not unique (another backend's stack of the same name); the user says so instead.
  */
 function notMadeBy(found: IpPolicyRuleBody, sent: Marker | undefined, urn: unknown): string | undefined {
   const m = readMarker(found.metadata);
   const me = ownerOf(urn);
-  if (m && sent && (m.attempt === sent.attempt || (me.resource && m.stack === me.stack && m.resource === me.resource))) return undefined;
+  if (m && sent && m.attempt === sent.attempt) return undefined;
+  if (m && me.resource && m.stack === me.stack && m.resource === me.resource) return "was made by an earlier create of this resource (its metadata says so: an interrupted run's, or a stack of the same name elsewhere's)";
   if (m) return `was made by ${makerName(m)} (its metadata says so)`;
   if (!sent) return "nothing proves this resource made it: the program declares its own metadata, where the provider would have written its marker";
   return "was not made by this resource (it carries no marker of this provider's: made by hand, or by another tool)";

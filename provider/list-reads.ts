@@ -29,6 +29,8 @@ import { processState } from "./state";
 // A refresh issues its reads in one burst; a read that comes later than this after the walk began
 // (and after it ended) gets a fresh walk, however often reads come.
 const MAX_AGE_MS = 10_000;
+// A walk keeps every object it reads up to this many (about 5 MB of rules), then only what was asked for.
+const KEEP_ALL = 10_000;
 
 /** What one asker wants kept of a walk: an object by id, or every object of a group (a policy's rules). */
 type Interest = { id: string } | { group: string };
@@ -40,8 +42,9 @@ interface Walk {
   /** Ids and groups asked for: their objects are kept from the next page on. */
   wantIds: Record<string, true>;
   wantGroups: Record<string, true>;
-  /** id → object, for the objects asked for (ids come from the server: no prototype). */
+  /** id → object, for the objects asked for, and every object while there are fewer than KEEP_ALL (ids come from the server: no prototype). */
   kept: Record<string, unknown>;
+  keptCount: number;
   /** id → the key its page was read with (http/transport.ts ApiResponse.keyUsed), for kept objects. */
   keyOf: Record<string, string | undefined>;
   /** group → the key a page holding an object of it was read with: that key sees the group (a policy's rules, a user's keys). */
@@ -170,7 +173,7 @@ async function sharedWalk(r: ListRead, interest: Interest, fresh: boolean): Prom
 
 /** A walk of its own time (not its first asker's operation, which may end first): see http/pages.ts walkLimits. */
 function startWalk(r: ListRead, generation: number): Walk {
-  const walk: Walk = { generation, started: Date.now(), what: `list ${r.field === "keys" ? "API keys" : "IP policy rules"}`, wantIds: {}, wantGroups: {}, kept: {}, keyOf: {}, groupKey: {}, passed: {}, pages: 0, done: Promise.resolve() };
+  const walk: Walk = { generation, started: Date.now(), what: `list ${r.field === "keys" ? "API keys" : "IP policy rules"}`, wantIds: {}, wantGroups: {}, kept: {}, keptCount: 0, keyOf: {}, groupKey: {}, passed: {}, pages: 0, done: Promise.resolve() };
   walk.done = inOperation(() => pagesOf(walk, r), r.walkBudgetMs).then(
     () => void (walk.complete = true),
     (e) => void (walk.error = e as ApiFailure),
@@ -192,7 +195,10 @@ async function pagesOf(walk: Walk, r: ListRead): Promise<void> {
         whole = false; // its GET tells
       }
       if (group && walk.groupKey[group] === undefined) walk.groupKey[group] = page.keyUsed;
-      if (whole && (walk.wantIds[id] || (group && walk.wantGroups[group]))) {
+      // Asked for, or while the walk is small: the reads of a refresh join it as it goes, and one that
+      // asks after its object's page went by would cost a GET.
+      if (whole && (walk.wantIds[id] || (group && walk.wantGroups[group]) || walk.keptCount < KEEP_ALL)) {
+        walk.keptCount++;
         walk.kept[id] = item;
         walk.keyOf[id] = page.keyUsed;
       } else walk.passed[id] = group;

@@ -42,21 +42,27 @@ export function listed(items: string[]): string {
  * failure it starts nothing more, lets the calls under way finish, and throws an error carrying the
  * set's id and outputs that describe the rules that exist now.
  */
-export async function apply(set: Target, current: Member[], steps: Step[], id: string, what: string, deleting = false): Promise<Member[]> {
+export async function apply(set: Target, current: Member[], steps: Step[], id: string, what: string, options: { deleting?: boolean; afterFirst?: AfterFirst } = {}): Promise<Member[]> {
   const live: Record<string, Member> = {};
   for (const r of current) live[r.id] = r;
   const run = calls(set, live, progress(set.__urn, steps, set.profile));
+  const ordered = [...steps].sort((a, b) => phase(a) - phase(b));
+  const alone = options.afterFirst && ordered.length ? [ordered.shift()!] : []; // the first step, then the check, then the rest
   try {
-    for (let p = 0; p <= 4; p++) {
-      await pool(steps.filter((s) => phase(s) === p).map((s) => () => run.step(s)), CONCURRENCY, (e) => run.failed.push(e as ApiFailure));
+    for (const batch of [alone, ...[0, 1, 2, 3, 4].map((p) => ordered.filter((s) => phase(s) === p))]) {
+      await pool(batch.map((s) => () => run.step(s)), CONCURRENCY, (e) => run.failed.push(e as ApiFailure));
       if (run.failed.length) break;
+      if (batch === alone && alone.length) await options.afterFirst!(Object.values(live), current);
     }
   } finally {
     run.shown.end();
   }
   if (!run.failed.length) return Object.values(live);
-  throw await failure(set, Object.values(live), run, id, what, deleting);
+  throw await failure(set, Object.values(live), run, id, what, !!options.deleting);
 }
+
+/** A check between a run's first step and the rest (create.ts: two sets started at once); it throws to stop the run. */
+export type AfterFirst = (rules: Member[], before: Member[]) => Promise<void>;
 
 /** The calls of a run, each keeping `live` (id → rule) as it leaves the policy. */
 function calls(set: Target, live: Record<string, Member>, shown: ReturnType<typeof progress>) {

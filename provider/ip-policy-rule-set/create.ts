@@ -1,39 +1,30 @@
-// A new set: what its preview says it will do (a takeover lists the policy), and its create. A
-// policy has one set: a policy whose rules another stack's set made (their markers say so) is
-// refused; and of two sets of different stacks that start on one policy at once, the one whose
-// first rule came first goes on, the other deletes what it made and fails, naming the first. Rules
-// other stacks' resources made are left, not recorded; rules this set made in an interrupted run
-// (its own marker) are its own; any other rule is taken only with takeOver (or, exactly as
-// declared, ACCESSCTL_ADOPT_EXISTING=1).
+// A new set: what its preview says it will do (it lists the policy: a preview fails where the create
+// would), and its create. A policy has one set: a policy whose rules another stack's set made (their
+// markers say so) is refused; and of two sets of different stacks that start on one policy at once,
+// the one whose first rule came first goes on, the other deletes what it made and fails, naming the
+// first. Rules other stacks' resources made are left, not recorded; any other rule is taken only with
+// takeOver (or, exactly as declared, ACCESSCTL_ADOPT_EXISTING=1: an interrupted run's, whose marker
+// names an earlier attempt, which is no proof that this stack made it: stack names are not unique).
 import { report } from "../engine";
 import { plainError } from "../errors";
 import { canonicalCidr } from "../ip-policy-rule";
-import { adoptExistingAllowed, claim, makerName, Marker, ownerOf } from "../ownership";
-import { isUnknown } from "../validate";
-import { apply, listed } from "./apply";
+import { adoptExistingAllowed, claim, makerName, Marker } from "../ownership";
+import { CheckFailure, isUnknown } from "../validate";
+import { AfterFirst, apply, listed } from "./apply";
 import { CheckedRuleSetInputs, DeclaredRule, declaredRules, isUnknownValue, secretRules, UNKNOWN_VALUE } from "./declared";
 import { exactlyAsDeclared, holdToShown } from "./guard";
-import { IpPolicyRuleSetMember, keyed, LivePolicy, named, outputs, policyRules } from "./live";
-import { describe, phase, plan, requests, Step } from "./plan";
+import { byStack, IpPolicyRuleSetMember, keyed, LivePolicy, named, outputs, policyRules } from "./live";
+import { describe, plan, requests, Step } from "./plan";
 import { noteTakeoverShown, promisesFor, promiseTerms, showPlan, takeoverShownFor } from "./promise";
 import { SavedSet } from "./saved-plan";
 
 const KIND = "IP policy rule set";
 type Member = IpPolicyRuleSetMember;
 
-/** A policy's rules by whose they are, for the set `urn`: its own (its marker), other stacks' (a set's, or another resource's), and the rest. */
+/** A policy's rules by whose they are, for the set `urn`: other stacks' (a set's, or another resource's; their markers say so), and the rest. */
 function sortOut(live: LivePolicy, urn: unknown) {
-  const me = ownerOf(urn);
-  const makerOf = (r: Member): Marker | undefined => live.markers[r.id];
-  const isMine = (r: Member) => !!me.resource && makerOf(r)?.stack === me.stack && makerOf(r)?.resource === me.resource;
-  const isOthers = (r: Member) => !!me.stack && !!makerOf(r)?.stack && makerOf(r)!.stack !== me.stack;
-  const others = live.rules.filter(isOthers);
-  return {
-    mine: live.rules.filter(isMine),
-    otherSets: others.filter((r) => makerOf(r)!.resource?.startsWith("IpPolicyRuleSet::")).map((r) => ({ rule: r, maker: makerOf(r)! })),
-    others: others.map((r) => ({ rule: r, maker: makerOf(r)! })),
-    rest: live.rules.filter((r) => !isMine(r) && !isOthers(r)),
-  };
+  const { rest, others } = byStack(live, urn);
+  return { others, otherSets: others.filter((o) => o.maker.resource?.startsWith("IpPolicyRuleSet::")), rest };
 }
 
 /** The sets of other stacks named by their markers, once each. */
@@ -49,35 +40,43 @@ export async function previewUnknownCreate(inputs: CheckedRuleSetInputs, urn: st
 }
 
 /**
- * A create's plan, shown under the resource at preview; the policy listed (once, and only then)
- * for a takeover or ACCESSCTL_ADOPT_EXISTING=1: a takeover takes every rule over as it is and writes
- * nothing, the next `up` does the rest.
+ * A create's plan, shown under the resource at preview, from a listing of the policy (one walk of the
+ * account): a preview fails where the create would (the policy managed by another stack's set, or
+ * holding rules without takeOver); a takeover takes every rule over as it is and writes nothing, the
+ * next `up` does the rest. Returns check's failures.
  */
-export async function previewCreate(inputs: CheckedRuleSetInputs): Promise<void> {
+export async function previewCreate(inputs: CheckedRuleSetInputs): Promise<CheckFailure[]> {
   const declared = declaredRules(inputs.rules) as DeclaredRule[];
   const urn = inputs.__urn;
   const terms = promiseTerms(inputs.profile);
   const takeover = inputs.takeOver === true;
-  const listing = takeover || adoptExistingAllowed() ? await listForPreview(inputs) : undefined;
-  const taken = takeover ? (listing?.live ? sortOut(listing.live, urn).rest.concat(sortOut(listing.live, urn).mine) : []).map((r) => r.id) : undefined; // a listing that failed promised to take none
+  const listing = await listForPreview(inputs);
+  const found = listing.live ? sortOut(listing.live, urn) : undefined;
+  const taken = takeover ? (found?.rest ?? []).map((r) => r.id) : undefined; // a listing that failed promised to take none
   if (urn) {
     await showPlan(urn, { from: [], declared: declared.map(terms.seeDeclared), shown: { steps: plan([], declared).steps.map(terms.see) }, ...(taken ? { takeover: taken } : {}) }, `create IP policy rule set of ${inputs.ipPolicyId}`);
     if (taken) noteTakeoverShown(urn, taken);
   }
   const head = `plan for ${inputs.ipPolicyId}`;
-  const creates = (n: number) => `create ${n} rule${n === 1 ? "" : "s"}: ${requests(n)}`;
-  if (!listing || (listing.error && !takeover)) return report(urn, `${head}: ${creates(declared.length)}`);
-  if (listing.error) return report(urn, `${head}: takeOver: could not list the policy to say what the takeover will take (${listing.error}); up will take none of its rules`, { warning: true });
-  const found = sortOut(listing.live!, urn);
-  if (found.otherSets.length) return report(urn, `${head}: up will fail: the policy's rules are managed by ${setsOf(found.otherSets).join(", ")} (their metadata say so); a policy has one set`, { warning: true });
-  const current = [...found.mine, ...found.rest];
-  if (!takeover) return previewAdoption(inputs, declared, current);
-  if (!current.length) return report(urn, `${head}: takeOver: the policy holds no rule${found.others.length ? " of this stack's or nobody's" : ""}; create ${declared.length}: ${requests(declared.length)}`);
+  if (!found) {
+    if (takeover) report(urn, `${head}: takeOver: could not list the policy to say what the takeover will take (${listing.error}); up will take none of its rules`, { warning: true });
+    else report(urn, `${head}: create ${declared.length} rule${declared.length === 1 ? "" : "s"}: ${requests(declared.length)} (the policy could not be listed: ${listing.error})`);
+    return [];
+  }
+  const what = `create IP policy rule set of ${inputs.ipPolicyId}`;
+  if (found.otherSets.length) return [{ property: "ipPolicyId", reason: oneSetOnly(what, inputs.ipPolicyId, found.otherSets, "up would change nothing").message }];
+  const refused = found.rest.filter((r) => !(adoptExistingAllowed() && exactlyAsDeclared(declared, r)));
+  if (!takeover && refused.length) return [{ property: "takeOver", reason: alreadyHolds(what, refused).message.replace("nothing was changed", "up would change nothing") }];
+  reportOthers(urn, `${head}`, found.others);
+  if (!takeover) return (previewAdoption(inputs, declared, found.rest), []);
+  const current = found.rest;
+  if (!current.length) return (report(urn, `${head}: takeOver: the policy holds no rule; create ${declared.length}: ${requests(declared.length)}`), []);
   const asIs = current.filter((r) => exactlyAsDeclared(declared, r)).length;
   const undeclared = current.filter((r) => !declared.some((d) => d.cidr === canonicalCidr(r.cidr))).length;
   const then = describe(plan(Object.values(keyed(current)), declared), secretRules(inputs));
   report(urn, `${head}: take over the ${current.length} rule${current.length === 1 ? "" : "s"} the policy holds (${asIs} as declared, ${undeclared} not declared), ` +
     `writing nothing now; ${then ? `the next up then: ${then}` : "nothing more to do"}`);
+  return [];
 }
 
 /** The policy's rules, for a preview that says what a create takes over; or why they could not be listed. */
@@ -89,14 +88,11 @@ async function listForPreview(inputs: CheckedRuleSetInputs): Promise<{ live?: Li
   }
 }
 
-/** A create under ACCESSCTL_ADOPT_EXISTING=1: what it takes over (rules exactly as declared) and what it creates. */
+/** A create's plan: what it takes over (rules exactly as declared, under ACCESSCTL_ADOPT_EXISTING=1) and what it creates. */
 function previewAdoption(inputs: CheckedRuleSetInputs, declared: DeclaredRule[], current: Member[]): void {
-  const adopted = current.filter((r) => exactlyAsDeclared(declared, r));
-  const others = current.filter((r) => !adopted.includes(r));
-  const toCreate = declared.length - adopted.length;
-  const words = `take over ${adopted.length} rule${adopted.length === 1 ? "" : "s"} exactly as declared (ACCESSCTL_ADOPT_EXISTING=1), create ${toCreate}: ${requests(toCreate)}`;
-  const refused = others.length ? `; but the policy holds ${others.length} rule${others.length === 1 ? "" : "s"} not as declared (${listed(others.map(named))}), so up will fail: declare takeOver: true to take them over as they are` : "";
-  report(inputs.__urn, `plan for ${inputs.ipPolicyId}: ${words}${refused}`, refused ? { warning: true } : {});
+  const toCreate = declared.filter((d) => !current.some((r) => canonicalCidr(r.cidr) === d.cidr)).length;
+  const creates = `create ${toCreate} rule${toCreate === 1 ? "" : "s"}: ${requests(toCreate)}`;
+  report(inputs.__urn, `plan for ${inputs.ipPolicyId}: ${current.length ? `take over ${current.length} rule${current.length === 1 ? "" : "s"} exactly as declared (ACCESSCTL_ADOPT_EXISTING=1), ` : ""}${creates}`);
 }
 
 export async function create(inputs: CheckedRuleSetInputs) {
@@ -107,15 +103,14 @@ export async function create(inputs: CheckedRuleSetInputs) {
   const { promises, saved } = promisesFor(inputs.__urn, { from: [], declared: declared.map(terms.seeDeclared) }, what);
   const found = sortOut(await policyRules(inputs.ipPolicyId, inputs.profile, what, [], true), inputs.__urn);
   if (found.otherSets.length) throw oneSetOnly(what, inputs.ipPolicyId, found.otherSets, "nothing was changed");
-  if (inputs.takeOver === true && found.rest.length) return takeOver(inputs, [...found.mine, ...found.rest], saved, what);
+  if (inputs.takeOver === true && found.rest.length) return takeOver(inputs, found.rest, saved, what);
   // ACCESSCTL_ADOPT_EXISTING=1 (after a killed first `up`) takes only what that run can have made:
   // rules exactly as declared. Anything else needs the program to say takeOver: true.
   const refused = found.rest.filter((r) => !(adoptExistingAllowed() && exactlyAsDeclared(declared, r)));
   if (refused.length) throw alreadyHolds(what, refused);
-  const current = [...found.mine, ...found.rest];
+  const current = found.rest;
   const held = holdToShown(plan(Object.values(keyed(current)), declared), promises, terms.see);
-  const rules = await createAlone(inputs, current, held.steps, what);
-  if (found.mine.length) report(inputs.__urn, `${what}: took over ${found.mine.length} rule${found.mine.length === 1 ? "" : "s"} an earlier run of this resource made (their metadata say so): ${listed(found.mine.map(named))}`);
+  const rules = await apply(inputs, current, held.steps, inputs.ipPolicyId, what, { afterFirst: aloneOnPolicy(inputs, what) });
   reportOthers(inputs.__urn, what, found.others);
   if (held.left.length) {
     report(inputs.__urn, `${what}: left undone ${held.left.length} change${held.left.length === 1 ? "" : "s"} the preview of this run did not show (a refresh after it found the policy changed, or a value of the program changed): ${listed(held.left)}. ` +
@@ -143,22 +138,19 @@ export function reportOthers(urn: string | undefined, what: string, others: { ru
 }
 
 /**
- * The create's steps, its first one alone: then the policy is listed again, and if another stack's
- * set made rules there meanwhile (two sets started on one policy at once), the set whose earliest
- * rule came first goes on; the other deletes the rules it made, and fails naming the first. Both
- * see the same rules, and decide alike.
+ * After the create's first step alone, the policy is listed again: if another stack's set made rules
+ * there meanwhile (two sets started on one policy at once), the set whose earliest rule came first
+ * goes on; the other deletes the rules it made, and fails naming the first. Both see the same rules,
+ * and decide alike.
  */
-async function createAlone(inputs: CheckedRuleSetInputs, current: Member[], steps: Step[], what: string): Promise<Member[]> {
-  const ordered = [...steps].sort((a, b) => phase(a) - phase(b));
-  if (!ordered.length) return current;
-  const afterFirst = await apply(inputs, current, ordered.slice(0, 1), inputs.ipPolicyId, what);
-  const made = afterFirst.filter((r) => !current.includes(r));
-  const found = sortOut(await policyRules(inputs.ipPolicyId, inputs.profile, what, [], true), inputs.__urn);
-  if (!cameFirst(made, found.otherSets.map((o) => o.rule))) {
+function aloneOnPolicy(inputs: CheckedRuleSetInputs, what: string): AfterFirst {
+  return async (afterFirst, current) => {
+    const made = afterFirst.filter((r) => !current.includes(r));
+    const found = sortOut(await policyRules(inputs.ipPolicyId, inputs.profile, what, [], true), inputs.__urn);
+    if (cameFirst(made, found.otherSets.map((o) => o.rule))) return;
     await apply(inputs, afterFirst, made.map((rule): Step => ({ op: "delete", rule })), inputs.ipPolicyId, what);
     throw oneSetOnly(what, inputs.ipPolicyId, found.otherSets, `it started on the policy at the same time as this one and came first, so this set deleted the ${made.length} rule${made.length === 1 ? "" : "s"} it had made`);
-  }
-  return apply(inputs, afterFirst, ordered.slice(1), inputs.ipPolicyId, what);
+  };
 }
 
 /**

@@ -79,7 +79,7 @@ export async function check(olds: Partial<CheckedRuleSetInputs>, news: IpPolicyR
   }
   // A new set (or one replaced: another policy, another profile) is created now: what will it do?
   if (!failures.length && (olds.ipPolicyId === undefined || changedFields(FIELDS, olds, inputs).replaces.length)) {
-    if (!isUnknown(inputs.ipPolicyId) && !isUnknown(inputs.rules) && !isUnknown(inputs.takeOver)) await previewCreate(inputs);
+    if (!isUnknown(inputs.ipPolicyId) && !isUnknown(inputs.rules) && !isUnknown(inputs.takeOver)) failures.push(...(await previewCreate(inputs)));
     else if (inputs.__urn) await previewUnknownCreate(inputs, inputs.__urn);
   }
   if (!failures.length) inputs.__plan = pulumiPlan(olds, inputs);
@@ -250,7 +250,7 @@ async function remove(id: string, props: IpPolicyRuleSetOutputs): Promise<void> 
       "as deleting the set's other rules would leave them open with nothing managing them. Run `pulumi up --refresh` (or `pulumi destroy --refresh` when destroying the stack): its preview's refresh names them, and the delete then takes them with the set.");
   }
   const deletes = current.filter(ours).map((rule): Step => ({ op: "delete", rule }));
-  await apply({ ipPolicyId, profile: props.profile, __urn: props.__urn }, current, deletes, id, what, true);
+  await apply({ ipPolicyId, profile: props.profile, __urn: props.__urn }, current, deletes, id, what, { deleting: true });
   if (kept.length) report(props.__urn, `${what}: left ${kept.length} deny rule(s) no preview of this stack showed (added since its last refresh): ${listed(kept.map(named))}`, { warning: true });
   reportOthers(props.__urn, what, others);
 }

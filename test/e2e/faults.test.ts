@@ -148,7 +148,7 @@ describe("pulumi is killed in the middle of an update", () => {
     if ((await liveRules(emu)).length > inState) {
       const refused = await stack.run("up", spec);
       expect(refused.ok).toBe(false);
-      expect(refused.output).toMatch(/already holds this CIDR and was not created by this run\. .*ACCESSCTL_ADOPT_EXISTING=1 pulumi up/);
+      expect(refused.output).toMatch(/already holds this CIDR and was made by an earlier create of this resource \(its metadata says so: an interrupted run's, or a stack of the same name elsewhere's\)\. .*ACCESSCTL_ADOPT_EXISTING=1 pulumi up/);
     }
     await stack.ok("up", spec, { env: { ACCESSCTL_ADOPT_EXISTING: "1" } });
     await expectExactly(emu, spec);

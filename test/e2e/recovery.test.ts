@@ -27,7 +27,7 @@ function proxiedStack(name: string, extraConfig?: Record<string, { value: string
 
 const rules = () => listAll(emu.url, emu.adminToken, "/ip_policy_rules", "ip_policy_rules");
 const keys = () => listAll(emu.url, emu.adminToken, "/api_keys", "keys");
-const ADOPT_ADVICE = /rule (ipr_\w+) already holds this CIDR and was not created by this run[^\n]*adoptId: "\1"[^\n]*ACCESSCTL_ADOPT_EXISTING=1/;
+const ADOPT_ADVICE = /rule (ipr_\w+) already holds this CIDR and (was made by [^\n]*its metadata says so|was not made by this resource)[^\n]*adoptId: "\1"[^\n]*ACCESSCTL_ADOPT_EXISTING=1/;
 
 describe("a lost answer to a rule create (defect 1)", () => {
   it("never acted on: another stack's rule for the CIDR is not taken over; the 409 path's message; destroy leaves it", async () => {
@@ -83,7 +83,7 @@ describe("a lost answer to a rule create (defect 1)", () => {
 });
 
 describe("a lost answer to a key create (defect 2)", () => {
-  it("deletes no key: names the keys this attempt may have made (another stack's identical key looks the same), and never another principal's", async () => {
+  it("deletes only its own key (its marker), useless without its token; with the program's metadata, names the keys it may have made and deletes none; never another principal's", async () => {
     const member = client(emu.url, emu.memberToken);
     const theirs = (await member.post("/api_keys", { description: "ci deploy" })).body;
     expect(theirs.token).toEqual(expect.any(String));
@@ -106,24 +106,32 @@ describe("a lost answer to a key create (defect 2)", () => {
       proxy.fail({ method: "POST", path: /^\/api_keys$/, body: deploy, when: "before" });
       const lost = await stack.run("up", spec);
       expect(lost.ok).toBe(false);
-      expect(lost.output).toMatch(/the answer to the create was lost, so its token is unknown: no key with what it sent was made since it was sent, so it made none/);
+      expect(lost.output).toMatch(/the answer to the create was lost, so its token is unknown: no key names this create \(its metadata would\), so it made none/);
       expect(lost.output).not.toContain(theirs.id);
       await theirsStillWorks();
 
-      // Acted on, with or without ownerId: the key it made is named, not deleted (nothing tells it from
-      // an identical key another stack made at the same moment); another principal's is never named.
-      for (const [run, keySpec] of [[2, { description: "ci deploy" }], [3, { description: "ci deploy", ownerId: admin }]] as const) {
-        proxy.fail({ method: "POST", path: /^\/api_keys$/, body: deploy, when: "after", delayMs: 1500 });
-        const named = await stack.run("up", withWarmUp(run, { deploy: keySpec }));
-        expect(named.ok).toBe(false);
-        const [orphan] = await ours();
-        expect(orphan).toBeDefined();
-        expect(named.output).toMatch(/It may have made this key, left as it is \(another stack's or user's identical key would look the same\): /);
-        expect(named.output).toContain(`${orphan.id} (owner ${admin}, created_at ${orphan.created_at})`);
-        expect(named.output).not.toContain(theirs.id);
-        await theirsStillWorks();
-        await client(emu.url, emu.adminToken).delete(`/api_keys/${orphan.id}`);
-      }
+      // Acted on: the key whose marker names this create is its own, useless without its token: deleted;
+      // the other user's identical key is neither named nor touched.
+      proxy.fail({ method: "POST", path: /^\/api_keys$/, body: deploy, when: "after", delayMs: 1500 });
+      const own = await stack.run("up", withWarmUp(2, { deploy: { description: "ci deploy" } }));
+      expect(own.ok).toBe(false);
+      expect(own.output).toMatch(/the answer to the create was lost, so its token is unknown: it made ak_\w+ \(its metadata names this create\), useless without its token, and deleted it again/);
+      expect(await ours()).toEqual([]);
+      expect(own.output).not.toContain(theirs.id);
+      await theirsStillWorks();
+
+      // With the program's own metadata there is no marker: the key it made is named, not deleted
+      // (nothing tells it from an identical key another stack made at the same moment); another principal's is never named.
+      proxy.fail({ method: "POST", path: /^\/api_keys$/, body: deploy, when: "after", delayMs: 1500 });
+      const named = await stack.run("up", withWarmUp(3, { deploy: { description: "ci deploy", metadata: "team=ci", ownerId: admin } }));
+      expect(named.ok).toBe(false);
+      const [orphan] = await ours();
+      expect(orphan).toBeDefined();
+      expect(named.output).toMatch(/It may have made this key, left as it is \(another stack's or user's identical key would look the same\): /);
+      expect(named.output).toContain(`${orphan.id} (owner ${admin}, created_at ${orphan.created_at})`);
+      expect(named.output).not.toContain(theirs.id);
+      await theirsStillWorks();
+      await client(emu.url, emu.adminToken).delete(`/api_keys/${orphan.id}`);
 
       const owned = withWarmUp(4, { deploy: { description: "ci deploy", ownerId: admin } });
       const up = await stack.ok("up", owned);

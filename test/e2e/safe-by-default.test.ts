@@ -41,7 +41,8 @@ describe("one owner per object", () => {
     const second = stack(emu, "second");
     const clash = await second.run("up", { rules: { block: { ...rule, description: "second" } } });
     expect(clash.ok).toBe(false);
-    expect(clash.output).toContain(`rule ${owned} already holds this CIDR and was not created by this run`);
+    // The first stack's provider marked the rule (its metadata): whose it is, is named.
+    expect(clash.output).toContain(`rule ${owned} already holds this CIDR and was made by IpPolicyRule block of stack accessctl-e2e/first (its metadata says so)`);
     expect(clash.output).toContain(`declare adoptId: "${owned}"`);
     expect(clash.output).toContain("ACCESSCTL_ADOPT_EXISTING=1 pulumi up");
     expectCleanErrors(clash.output);

@@ -104,3 +104,25 @@ describe("a key of another account makes no object of the stack gone (case 4)", 
     }
   });
 });
+
+describe("a new set's preview fails where its create would", () => {
+  it("a policy that holds rules (without takeOver), or whose rules another stack's set made: check fails, naming them; with takeOver it passes", async () => {
+    await withKey(emu.adminToken);
+    const p = emu.fixtures.ipPolicies[0];
+    const byHand = (await api().post("/ip_policy_rules", { ip_policy_id: p, cidr: "10.4.0.0/16", action: "allow" })).body;
+    freshProcess();
+    const held = await set.check({}, { ipPolicyId: p, rules: [{ cidr: "10.0.0.0/8", action: "allow" }], __urn: URN_A });
+    expect(held.failures.map((f: { reason: string }) => f.reason)).toEqual([expect.stringContaining(`the policy already holds 1 rule: 10.4.0.0/16 allow (${byHand.id}); up would change nothing. To make them this resource's, declare takeOver: true`)]);
+    freshProcess();
+    expect((await set.check({}, { ipPolicyId: p, rules: [{ cidr: "10.0.0.0/8", action: "allow" }], takeOver: true, __urn: URN_A })).failures).toEqual([]);
+    await cleanUp(p);
+    // Another stack's set on the policy.
+    freshProcess();
+    const theirs = await set.create((await set.check({}, { ipPolicyId: p, rules: [{ cidr: "10.6.0.0/16", action: "deny" }], __urn: "urn:pulumi:c::shop::accessctl:index:IpPolicyRuleSet::edge" })).inputs);
+    freshProcess();
+    const other = await set.check({}, { ipPolicyId: p, rules: [{ cidr: "10.0.0.0/8", action: "allow" }], takeOver: true, __urn: URN_A });
+    expect(other.failures.map((f: { property: string; reason: string }) => `${f.property}: ${f.reason}`)).toEqual([expect.stringMatching(/^ipPolicyId: .*the rules of IP policy ipp_\w+ are managed by IpPolicyRuleSet edge of stack shop\/c \(their metadata say so\); up would change nothing\. A policy has one set/)]);
+    freshProcess();
+    await set.delete(p, theirs.outs);
+  });
+});
