@@ -1,12 +1,10 @@
 // The registry of resources and functions (provider/resources.ts) that the plugin, the classes of
 // both hosts, the schema and the reference follow: each entry's module is the compiled provider
 // module, the plugin serves exactly the registry's tokens, the classes name exactly its outputs,
-// and importing it (or the plugin SDK, which uses it) loads no provider code. Also the size of
-// functions in plugin/ and sdk/ (each at most 60 lines).
+// and importing it (or the plugin SDK, which uses it) loads no provider code. (The size of functions:
+// test/tools/function-length.test.ts.)
 import { execFileSync } from "node:child_process";
-import * as fs from "node:fs";
 import * as path from "node:path";
-import * as ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { compiled } from "../helpers/provider";
 
@@ -44,26 +42,5 @@ describe("the registry of resources", () => {
       const ours = (JSON.parse(loaded) as string[]).filter((f) => f.startsWith(path.join(REPO, "dist/provider/"))).map((f) => path.basename(f, ".js"));
       expect(ours.filter((m) => PROVIDER_MODULES.includes(m)), entry).toEqual([]);
     }
-  });
-});
-
-describe("plugin/ and sdk/", () => {
-  it("have no function over 60 lines", () => {
-    const long: string[] = [];
-    for (const dir of ["plugin", "sdk"]) {
-      for (const name of fs.readdirSync(path.join(REPO, dir)).filter((f) => f.endsWith(".ts"))) {
-        const file = path.join(REPO, dir, name);
-        const source = ts.createSourceFile(file, fs.readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true);
-        const visit = (node: ts.Node): void => {
-          if (ts.isFunctionLike(node) && "body" in node && node.body) {
-            const lines = source.getLineAndCharacterOfPosition(node.getEnd()).line - source.getLineAndCharacterOfPosition(node.getStart()).line + 1;
-            if (lines > 60) long.push(`${dir}/${name}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1} (${lines} lines)`);
-          }
-          ts.forEachChild(node, visit);
-        };
-        visit(source);
-      }
-    }
-    expect(long).toEqual([]);
   });
 });
