@@ -148,8 +148,9 @@ export function testStack(options: StackOptions) {
     // moreConfig: stack config for this run on top of the stack's (Pulumi keeps config between runs).
     // A spec with secret texts is itself secret config, as a user's secrets are.
     const { moreConfig, ...rest } = extra as { moreConfig?: Record<string, { value: string; secret?: boolean }> };
-    const config: Record<string, { value: string; secret?: boolean }> | undefined = spec
-      ? { ...baseConfig, ...options.extraConfig, ...moreConfig, spec: { value: JSON.stringify(spec), secret: (spec as { secretTexts?: boolean }).secretTexts === true } }
+    type Config = Record<string, { value: string; secret?: boolean }>;
+    const config: Config | undefined = spec
+      ? ({ ...baseConfig, ...options.extraConfig, ...moreConfig, spec: { value: JSON.stringify(spec), secret: (spec as { secretTexts?: boolean }).secretTexts === true } } as Config)
       : undefined;
     const before = known && known.file === readConfigFile() ? known : undefined;
     known = undefined; // unknown while this run sets config, and after it unless its operation ran
