@@ -70,7 +70,7 @@ describe("a stack of all three resources", () => {
     const ours = stack.state().resources.filter((r: any) => r.type.startsWith("pulumi-nodejs:dynamic/accessctl:"));
     expect(ours).toHaveLength(4);
     for (const r of ours) {
-      expect(r.inputs.__provider).toMatch(/require\("@accessctl\/pulumi\/dist\/provider\/[a-z-]+\.js"\)/);
+      expect(r.inputs.__provider).toMatch(/require\("@accessctl\/pulumi\/dist\/provider\/bounded\/[a-z-]+\.js"\)/);
       expect(r.inputs.__provider.length).toBeLessThan(2000);
     }
   });
