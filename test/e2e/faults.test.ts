@@ -1,7 +1,7 @@
 // Reliability under faults, with the real engine: a flaky and rate-limited service, an emulator
-// killed in the middle of an update, a Pulumi process killed in the middle of an update, and
-// changes made outside Pulumi. After each, the documented recovery converges to exactly the
-// declared state.
+// killed in the middle of an update, a Pulumi process killed in the middle of an update. After
+// each, the documented recovery converges to exactly the declared state. (Changes made outside
+// Pulumi: lifecycle.test.ts.)
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -155,38 +155,6 @@ describe("pulumi is killed in the middle of an update", () => {
     expect((await stack.ok("preview", spec)).changeSummary).toEqual({ same: 201 });
     await stack.ok("destroy", spec);
     expect(await liveRules(emu)).toEqual([]);
-  });
-});
-
-describe("changes made outside Pulumi", () => {
-  it("up --refresh recreates deleted objects and puts changed ones back", async () => {
-    const emu = await startEmulator();
-    cleanups.push(() => emu.stop());
-    const stack = testStack({ project: inject("e2e"), emulator: emu, name: "out-of-band" });
-    cleanups.push(() => stack.cleanup());
-    const f = emu.fixtures;
-    const spec: Spec = {
-      keys: { k: { description: "kept" } },
-      rules: { a: { ipPolicyId: f.ipPolicies[0], cidr: "192.0.2.0/24", action: "allow", description: "a" }, b: { ipPolicyId: f.ipPolicies[0], cidr: "198.51.100.0/24", action: "deny" } },
-      modules: { m: { edgeId: f.tlsEdges[0], certificateAuthorityIds: [f.certificateAuthorities[0]], enabled: true } },
-    };
-    const up = await stack.ok("up", spec);
-    const admin = client(emu.url, emu.adminToken);
-    const out = up.outputs!;
-    await admin.delete(`/api_keys/${out.key_k.value.id}`);
-    await admin.delete(`/ip_policy_rules/${out.rule_b.value.id}`);
-    await admin.patch(`/ip_policy_rules/${out.rule_a.value.id}`, { description: "edited", cidr: "192.0.2.0/25" });
-    await admin.delete(`/edges/tls/${f.tlsEdges[0]}/mutual_tls`);
-
-    const fixed = await stack.ok("up", spec, { refresh: true });
-    expect(fixed.summary!.resourceChanges).toMatchObject({ create: 3, update: 1 });
-    expect((await admin.get(`/ip_policy_rules/${out.rule_a.value.id}`)).body).toMatchObject({ description: "a", cidr: "192.0.2.0/24" });
-    expect((await admin.get(`/edges/tls/${f.tlsEdges[0]}/mutual_tls`)).body).toMatchObject({ enabled: true });
-    await expectExactly(emu, spec);
-    const newKey = fixed.outputs!.key_k.value.id;
-    expect((await admin.get(`/api_keys/${newKey}`)).body.description).toBe("kept");
-    expect(fixed.outputs!.token_k.value).not.toBe(out.token_k.value); // a new key, a new token
-    await stack.ok("destroy", spec);
   });
 });
 
