@@ -11,6 +11,10 @@ const e2e = {
 export default defineConfig({
   test: {
     reporters: ["default", "./test/summary-reporter.ts"],
+    // Two test files at once (vitest's default on 2 cores is availableParallelism - 1 = one): an e2e
+    // file spends most of its time waiting on pulumi, the emulator's latency and rate windows, and
+    // timeouts, and every file has its own emulator, stacks and backends.
+    maxWorkers: 2,
     projects: [
       {
         test: {
