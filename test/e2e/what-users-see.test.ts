@@ -1,8 +1,9 @@
 // What a user reads, through the real CLI on a project directory: a 300-rule set's drift as the
 // rules that changed, the plan under the set's own resource (once, every change with its old and
-// new values), a takeover's preview, progress of a long operation at the service's pace, errors
-// that name the setting the user set, and a provider that sends nothing once its engine is gone.
-// (An API key rotated by its triggers and one address as the rule of one host: lifecycle.test.ts.)
+// new values), progress of a long operation at the service's pace, errors that name the setting
+// the user set, and a provider that sends nothing once its engine is gone. (An API key rotated by
+// its triggers and one address as the rule of one host: lifecycle.test.ts; a takeover's preview and
+// up: rule-set.test.ts's takeOver test.)
 import * as fs from "node:fs";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { client, listAll, RunningEmulator, startEmulator } from "../helpers/emulator";
@@ -93,31 +94,6 @@ describe("a set's drift and plans read as the rules that changed", () => {
     await stack.ok("up", setSpec(p, rules), { refresh: true });
     expect((await policyRules(emu, p)).length).toBe(300);
     await stack.ok("destroy", setSpec(p, rules));
-  });
-
-  it("a takeover previews as one: what it takes, how many as declared, what the next up does, and that it writes nothing now", async () => {
-    const emu = await startEmulator(["--rate-limit", "off"]);
-    cleanups.push(() => emu.stop());
-    const stack = testStack({ project: inject("e2e"), emulator: emu, name: "see-takeover", extraConfig: fast });
-    cleanups.push(() => stack.cleanup());
-    const p = emu.fixtures.ipPolicies[1];
-    const api = client(emu.url, emu.adminToken);
-    const existing = many(30, 40);
-    for (const r of existing) expect((await api.post("/ip_policy_rules", { ip_policy_id: p, cidr: r.cidr, action: r.action, description: r.description })).status).toBe(201);
-    const declared = existing.slice(0, 10);
-    const before = await writes(emu);
-    const preview = await stack.ok("preview", setSpec(p, declared, { takeOver: true }));
-    expect(preview.output).toMatch(/plan for ipp_\w+: take over the 30 rules the policy holds \(10 as declared, 20 not declared\), writing nothing now; the next up then: delete 20: 20 requests/);
-    const up = await stack.ok("up", setSpec(p, declared, { takeOver: true }));
-    expect(up.output).toMatch(/take over the 30 rules/);
-    expect(await writes(emu)).toBe(before);
-    const next = await stack.run("preview", setSpec(p, declared, { takeOver: true }), { expectNoChanges: true });
-    expect(next.ok).toBe(false);
-    expect(next.output).toMatch(/plan for ipp_\w+: delete 20: 20 requests/);
-    expect(next.output).toMatch(/- 10\.40\.29\.0\/24 allow \(ipr_\w+\), description "rule 29"/);
-    await stack.ok("up", setSpec(p, declared, { takeOver: true }));
-    expect((await policyRules(emu, p)).length).toBe(10);
-    await stack.ok("destroy", setSpec(p, declared));
   });
 
   it("a long set operation at the service's pace says how far it has got while it runs", async () => {
