@@ -44,7 +44,7 @@ describe("a team on one account, state in PostgreSQL", () => {
       console.log(`teams: 3 × 50 rules in ${seconds.toFixed(1)} s (bound 60 s: 60·⌊(150−1)/120⌋); ${stats.requests} requests, ${limited} answered 429`);
       expect(limited / stats.requests).toBeLessThan(0.05);
 
-      for (const [s, stack] of stacks.entries()) expect((await stack.ok("preview", specs[s])).changeSummary).toEqual({ same: 51 });
+      for (const preview of await Promise.all(stacks.map((stack, s) => stack.ok("preview", specs[s])))) expect(preview.changeSummary).toEqual({ same: 51 });
     } finally {
       for (const stack of stacks) stack.cleanup();
       await emu.stop();
