@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
 // The real Pulumi CLI, language host and engine against the emulator, with the package installed
@@ -11,10 +12,10 @@ const e2e = {
 export default defineConfig({
   test: {
     reporters: ["default", "./test/summary-reporter.ts"],
-    // Two test files at once (vitest's default on 2 cores is availableParallelism - 1 = one): an e2e
-    // file spends most of its time waiting on pulumi, the emulator's latency and rate windows, and
-    // timeouts, and every file has its own emulator, stacks and backends.
-    maxWorkers: 2,
+    // At least two test files at once (vitest's default is availableParallelism - 1: one on the CI's 2
+    // cores): an e2e file spends most of its time waiting on pulumi, the emulator's latency and rate
+    // windows, and timeouts, and every file has its own emulator, stacks and backends.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     projects: [
       {
         test: {
