@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
 // The real Pulumi CLI, language host and engine against the emulator, with the package installed
@@ -7,12 +8,14 @@ const e2e = {
   testTimeout: 600_000,
   hookTimeout: 1_800_000, // the first run may build the Pulumi CLI
 };
-// What a user runs (their project, their @pulumi/pulumi, each example), run again on each tested Node.js.
-const userPath = ["test/e2e/lifecycle.test.ts", "test/e2e/user-project.test.ts", "test/e2e/examples.test.ts"];
 
 export default defineConfig({
   test: {
     reporters: ["default", "./test/summary-reporter.ts"],
+    // At least two test files at once (vitest's default is availableParallelism - 1: one on the CI's 2
+    // cores): an e2e file spends most of its time waiting on pulumi, the emulator's latency and rate
+    // windows, and timeouts, and every file has its own emulator, stacks and backends.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     projects: [
       {
         test: {
@@ -22,9 +25,9 @@ export default defineConfig({
           hookTimeout: 60_000,
         },
       },
-      // Programs run on the `node` on PATH (.ci/run puts Node.js 22 there).
+      // Programs run on the `node` on PATH (.ci/run puts Node.js 22 there); test/e2e/user-project.test.ts
+      // runs a user's project on Node.js 24 too.
       { test: { name: "e2e", include: ["test/e2e/**/*.test.ts"], ...e2e } },
-      { test: { name: "e2e-node24", include: userPath, env: { ACCESSCTL_E2E_NODE: "24" }, ...e2e } },
     ],
   },
 });

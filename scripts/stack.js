@@ -9,7 +9,8 @@
 //   node scripts/stack.js '<job as JSON>'     or     node scripts/stack.js - < job.json
 // job: { dir, stack, op, binDir, backend, passphrase?, config?: {key: {value, secret}},
 //        refresh?, withPreview? (up, destroy: a preview first, as a user's run has), clearPendingCreates?, runProgram? (refresh), expectNoChanges?, diff? (preview: false
-//        leaves out --diff), env?, parallel?, verbose?, node?, args? (more arguments of the operation: --save-plan FILE, --plan FILE) }
+//        leaves out --diff), env?, parallel?, verbose?, node?, args? (more arguments of the operation: --save-plan FILE, --plan FILE),
+//        exists? (the stack is there already: no `stack select --create`) }
 // `node`: a directory holding the `node` to run the program with (else the one on PATH).
 // Pulumi's own output goes to stderr; the last line on stdout is `RESULT {json}`: ok, exitCode,
 // summary {result, resourceChanges} (from the engine's event log, as the Automation API reads it),
@@ -72,8 +73,10 @@ function summaryFrom(eventLog) {
 
 /** Stack outputs as { name: { value, secret } }: `stack output --json` shows secrets as "[secret]". */
 async function stackOutputs(job) {
-  const plain = JSON.parse((await must(job, ["stack", "output", "--json"], { quiet: true })).stdout || "{}");
-  const shown = JSON.parse((await must(job, ["stack", "output", "--json", "--show-secrets"], { quiet: true })).stdout || "{}");
+  const plainText = (await must(job, ["stack", "output", "--json"], { quiet: true })).stdout || "{}";
+  const plain = JSON.parse(plainText);
+  // With no "[secret]" in them, the outputs are all there is: no second call (each costs about 0.3 s).
+  const shown = plainText.includes('"[secret]"') ? JSON.parse((await must(job, ["stack", "output", "--json", "--show-secrets"], { quiet: true })).stdout || "{}") : plain;
   const outputs = {};
   for (const [name, value] of Object.entries(shown)) outputs[name] = { value, secret: plain[name] === "[secret]" && value !== "[secret]" };
   return outputs;
@@ -81,7 +84,8 @@ async function stackOutputs(job) {
 
 async function run(job) {
   const started = Date.now();
-  await must(job, ["stack", "select", "--create", "--non-interactive", job.stack], { quiet: true });
+  // exists: the caller knows the stack is there (it ran an operation on it): no `stack select` (every command names --stack).
+  if (!job.exists) await must(job, ["stack", "select", "--create", "--non-interactive", job.stack], { quiet: true });
   const config = Object.entries(job.config ?? {});
   const plain = config.filter(([, c]) => !c.secret).flatMap(([key, { value }]) => ["--plaintext", `${key}=${value}`]);
   if (plain.length) await must(job, ["config", "set-all", "--stack", job.stack, ...plain], { quiet: true });

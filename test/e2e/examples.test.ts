@@ -61,7 +61,9 @@ describe("examples", () => {
     }
   });
 
-  it("office-allowlist: up, a rule added by hand fails the drift gate naming its CIDR, up deletes it, destroy", async () => {
+  // A rule added by hand to a set's policy failing the gate, named, and deleted by up --refresh:
+  // rule-set.test.ts (the same resource, a program of the tests); a pipeline's gate: the pipeline example below.
+  it("office-allowlist: up, the rules canonical and no drift, destroy", async () => {
     const policy = emu.fixtures.ipPolicies[1];
     const allow = [{ cidr: "203.0.113.0/24", description: "Berlin office" }, { cidr: "2001:DB8:1234::/48", description: "Berlin office, IPv6" }];
     const extraConfig = { ipPolicyId: { value: policy }, allow: { value: JSON.stringify(allow) }, deny: { value: JSON.stringify(["198.51.100.0/24"]) } };
@@ -72,15 +74,10 @@ describe("examples", () => {
       const up = await stack.ok("up", {});
       expect(up.summary!.resourceChanges).toEqual({ create: 2 });
       expect(up.outputs!.cidrs.value).toEqual(["allow 2001:db8:1234::/48", "allow 203.0.113.0/24", "deny 198.51.100.0/24"]);
-      expect((await stack.run("preview", {}, { refresh: true, expectNoChanges: true })).exitCode).toBe(0);
-
-      expect((await api.post("/ip_policy_rules", { ip_policy_id: policy, cidr: "0.0.0.0/0", action: "allow" })).status).toBe(201);
-      const gate = await stack.run("preview", {}, { refresh: true, expectNoChanges: true });
-      expect(gate.exitCode).not.toBe(0);
-      expect(gate.output).toMatch(/delete 1: 1 request\n\s+- 0\.0\.0\.0\/0 allow \(ipr_\w+\)/);
-      await stack.ok("up", {}, { refresh: true });
       expect((await mine()).map((r: any) => `${r.action} ${r.cidr}`).sort()).toEqual(["allow 2001:db8:1234::/48", "allow 203.0.113.0/24", "deny 198.51.100.0/24"]);
-      expect((await stack.run("preview", {}, { refresh: true, expectNoChanges: true })).exitCode).toBe(0);
+      const gate = await stack.run("preview", {}, { refresh: true, expectNoChanges: true });
+      expect(gate.exitCode, gate.output.slice(-3000)).toBe(0);
+      expect(gate.output).not.toMatch(/\[diff: /);
       await stack.ok("destroy");
       expect(await mine()).toEqual([]);
     } finally {

@@ -1,7 +1,8 @@
 // Reliability under faults, with the real engine: a flaky and rate-limited service, an emulator
-// killed in the middle of an update, a Pulumi process killed in the middle of an update, and
-// changes made outside Pulumi. After each, the documented recovery converges to exactly the
-// declared state.
+// killed in the middle of an update, a Pulumi process killed in the middle of an update. After each,
+// the documented recovery converges to exactly the declared state. (Changes made outside Pulumi:
+// lifecycle.test.ts. The sizes are the least that put each fault in the middle of the run; the
+// benchmarks (npm run bench) measure runs of hundreds of rules.)
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -43,16 +44,16 @@ async function until(condition: () => Promise<boolean>, what: string, seconds = 
 }
 
 describe("a flaky, rate-limited service", () => {
-  it("up of 100 rules and 10 keys at --fail-rate 0.2 lands exactly the declared objects; a second up changes nothing", async () => {
-    const emu = await startEmulator(["--fail-rate", "0.2", "--latency", "10", "--rate-limit", "100/20"]);
+  it("up of 50 rules and 5 keys at --fail-rate 0.2 lands exactly the declared objects; a second up changes nothing", async () => {
+    const emu = await startEmulator(["--fail-rate", "0.2", "--latency", "10", "--rate-limit", "50/20"]);
     cleanups.push(() => emu.stop());
     const stack = testStack({ project: inject("e2e"), emulator: emu, name: "flaky" });
     cleanups.push(() => stack.cleanup());
-    const spec = rulesSpec(emu, 100, 20);
-    spec.keys = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`k${i}`, { description: `flaky key ${i}` }]));
+    const spec = rulesSpec(emu, 50, 20);
+    spec.keys = Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`k${i}`, { description: `flaky key ${i}` }]));
 
     const up = await stack.ok("up", spec);
-    expect(up.summary!.resourceChanges).toMatchObject({ create: 111 });
+    expect(up.summary!.resourceChanges).toMatchObject({ create: 56 });
     const stats = await emu.stats();
     expect(stats.byStatus["503"]).toBeGreaterThan(0); // the faults did happen
     let keys: any[] = [];
@@ -65,10 +66,10 @@ describe("a flaky, rate-limited service", () => {
         return false; // a 503 from the flaky emulator while listing: try again
       }
     }, "a clean listing");
-    expect(keys.filter((k) => /^flaky key \d+$/.test(k.description ?? "")).length).toBe(10);
+    expect(keys.filter((k) => /^flaky key \d+$/.test(k.description ?? "")).length).toBe(5);
 
     const again = await stack.ok("up", spec);
-    expect(again.summary!.resourceChanges).toEqual({ same: 111 });
+    expect(again.summary!.resourceChanges).toEqual({ same: 56 });
   });
 });
 
@@ -82,10 +83,10 @@ describe("the service dies in the middle of an update", () => {
     const stack = testStack({ project: inject("e2e"), emulator: first, name: "emulator-killed", extraConfig: { "accessctl:maxRetries": { value: "2" } } });
     cleanups.push(() => stack.cleanup());
     const before = (await liveRules(first)).length;
-    const spec = rulesSpec(first, 200, 30);
+    const spec = rulesSpec(first, 80, 30);
 
     const running = stack.start("up", spec);
-    await until(async () => (await first.stats()).requests > 60, "60 requests");
+    await until(async () => (await first.stats()).requests > 25, "25 requests");
     await first.kill();
     const failed = await running.done;
     expect(failed.ok).toBe(false);
@@ -96,7 +97,7 @@ describe("the service dies in the middle of an update", () => {
     expect(second.url).toBe(first.url);
     const survived = (await liveRules(second)).length - before;
     expect(survived).toBeGreaterThan(0);
-    expect(survived).toBeLessThan(200);
+    expect(survived).toBeLessThan(80);
 
     // The documented recovery step (docs/guides/recovering-interrupted-runs.md): rules whose creates landed but whose
     // answers were lost belong to no resource yet; this one run may take them over.
@@ -116,10 +117,10 @@ describe("pulumi is killed in the middle of an update", () => {
     cleanups.push(() => emu.stop());
     const stack = testStack({ project: inject("e2e"), emulator: emu, name: "pulumi-killed" });
     cleanups.push(() => stack.cleanup());
-    const spec = rulesSpec(emu, 200, 40);
+    const spec = rulesSpec(emu, 80, 40);
 
     const running = stack.start("up", spec);
-    await until(async () => (await emu.stats()).requests > 60, "60 requests");
+    await until(async () => (await emu.stats()).requests > 25, "25 requests");
     // Pulumi, the program and its plugins (which Pulumi starts in process groups of their own).
     const pids = killJob(running.child);
     expect(pids.length).toBeGreaterThan(2);
@@ -152,41 +153,9 @@ describe("pulumi is killed in the middle of an update", () => {
     }
     await stack.ok("up", spec, { env: { ACCESSCTL_ADOPT_EXISTING: "1" } });
     await expectExactly(emu, spec);
-    expect((await stack.ok("preview", spec)).changeSummary).toEqual({ same: 201 });
+    expect((await stack.ok("preview", spec)).changeSummary).toEqual({ same: 81 });
     await stack.ok("destroy", spec);
     expect(await liveRules(emu)).toEqual([]);
-  });
-});
-
-describe("changes made outside Pulumi", () => {
-  it("up --refresh recreates deleted objects and puts changed ones back", async () => {
-    const emu = await startEmulator();
-    cleanups.push(() => emu.stop());
-    const stack = testStack({ project: inject("e2e"), emulator: emu, name: "out-of-band" });
-    cleanups.push(() => stack.cleanup());
-    const f = emu.fixtures;
-    const spec: Spec = {
-      keys: { k: { description: "kept" } },
-      rules: { a: { ipPolicyId: f.ipPolicies[0], cidr: "192.0.2.0/24", action: "allow", description: "a" }, b: { ipPolicyId: f.ipPolicies[0], cidr: "198.51.100.0/24", action: "deny" } },
-      modules: { m: { edgeId: f.tlsEdges[0], certificateAuthorityIds: [f.certificateAuthorities[0]], enabled: true } },
-    };
-    const up = await stack.ok("up", spec);
-    const admin = client(emu.url, emu.adminToken);
-    const out = up.outputs!;
-    await admin.delete(`/api_keys/${out.key_k.value.id}`);
-    await admin.delete(`/ip_policy_rules/${out.rule_b.value.id}`);
-    await admin.patch(`/ip_policy_rules/${out.rule_a.value.id}`, { description: "edited", cidr: "192.0.2.0/25" });
-    await admin.delete(`/edges/tls/${f.tlsEdges[0]}/mutual_tls`);
-
-    const fixed = await stack.ok("up", spec, { refresh: true });
-    expect(fixed.summary!.resourceChanges).toMatchObject({ create: 3, update: 1 });
-    expect((await admin.get(`/ip_policy_rules/${out.rule_a.value.id}`)).body).toMatchObject({ description: "a", cidr: "192.0.2.0/24" });
-    expect((await admin.get(`/edges/tls/${f.tlsEdges[0]}/mutual_tls`)).body).toMatchObject({ enabled: true });
-    await expectExactly(emu, spec);
-    const newKey = fixed.outputs!.key_k.value.id;
-    expect((await admin.get(`/api_keys/${newKey}`)).body.description).toBe("kept");
-    expect(fixed.outputs!.token_k.value).not.toBe(out.token_k.value); // a new key, a new token
-    await stack.ok("destroy", spec);
   });
 });
 

@@ -1,5 +1,6 @@
 // The real Pulumi engine, our package installed from `npm pack`, and the emulator over HTTP:
-// up, preview, in-place updates and replacements, secrets in state, drift, destroy.
+// up, preview, in-place updates and replacements (a key's by its owner and by its triggers), secrets
+// in state, one address as the rule of one host, drift of every kind by hand, destroy.
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { client, listAll, RunningEmulator, startEmulator } from "../helpers/emulator";
 import { Spec, testStack } from "../helpers/stack";
@@ -17,11 +18,14 @@ beforeAll(async () => {
   stack = testStack({ project: inject("e2e"), emulator: emu, name: "lifecycle" });
   const f = emu.fixtures;
   spec = {
-    keys: { ci: { description: "CI deploy key", metadata: '{"team":"infra"}' } },
+    keys: { ci: { description: "CI deploy key", metadata: '{"team":"infra"}', triggers: ["2026-10"] } },
     rules: {
       office: { ipPolicyId: f.ipPolicies[0], cidr: "203.0.113.0/24", action: "allow", description: "HQ" },
       // Written in upper case and uncompressed: stored canonical, and still no diff on the next run.
       lab6: { ipPolicyId: f.ipPolicies[0], cidr: "2001:0DB8:00AB:0000::/64", action: "deny", description: "lab" },
+      // One address is the rule of that host: /32, /128.
+      host: { ipPolicyId: f.ipPolicies[0], cidr: "198.51.100.7", action: "deny", description: "one host" },
+      host6: { ipPolicyId: f.ipPolicies[0], cidr: "2001:db8::7", action: "deny", description: "one host" },
     },
     modules: { edge: { edgeId: f.tlsEdges[0], certificateAuthorityIds: [f.certificateAuthorities[0]], enabled: true } },
   };
@@ -36,14 +40,18 @@ afterAll(async () => {
 describe("a stack of all three resources", () => {
   it("up creates exactly what was declared", async () => {
     const up = await stack.ok("up", spec);
-    expect(up.summary!.resourceChanges).toMatchObject({ create: 5 }); // 4 resources + the stack
-    // The program ran on the Node.js this project is for (ACCESSCTL_E2E_NODE), else the one on PATH.
-    expect(up.outputs!.nodeVersion.value.split(".")[0]).toBe(process.env.ACCESSCTL_E2E_NODE ?? process.versions.node.split(".")[0]);
+    expect(up.summary!.resourceChanges).toMatchObject({ create: 7 }); // 6 resources + the stack
+    // The program ran on the Node.js on PATH (test/e2e/user-project.test.ts runs one on Node.js 24 too).
+    expect(up.outputs!.nodeVersion.value.split(".")[0]).toBe(process.versions.node.split(".")[0]);
     const live = await rules();
     expect(live.map((r) => [r.cidr, r.action, r.description]).sort()).toEqual([
+      ["198.51.100.7/32", "deny", "one host"],
+      ["2001:db8::7/128", "deny", "one host"],
       ["2001:db8:ab::/64", "deny", "lab"],
       ["203.0.113.0/24", "allow", "HQ"],
     ]);
+    expect(up.outputs!.rule_host.value.cidr).toBe("198.51.100.7/32");
+    expect(up.outputs!.rule_host6.value.cidr).toBe("2001:db8::7/128");
     const keyId = up.outputs!.key_ci.value.id;
     expect(await keyIds()).toEqual([...before.keys, keyId].sort());
     const key = (await client(emu.url, emu.adminToken).get(`/api_keys/${keyId}`)).body;
@@ -68,7 +76,7 @@ describe("a stack of all three resources", () => {
 
   it("serializes the provider as a small require of the installed package, not a copy of it", async () => {
     const ours = stack.state().resources.filter((r: any) => r.type.startsWith("pulumi-nodejs:dynamic/accessctl:"));
-    expect(ours).toHaveLength(4);
+    expect(ours).toHaveLength(6);
     for (const r of ours) {
       expect(r.inputs.__provider).toMatch(/require\("@accessctl\/pulumi\/dist\/provider\/bounded\/[a-z-]+\.js"\)/);
       expect(r.inputs.__provider.length).toBeLessThan(2000);
@@ -77,14 +85,14 @@ describe("a stack of all three resources", () => {
 
   it("a second preview shows no changes (no perpetual diff)", async () => {
     const preview = await stack.ok("preview", spec);
-    expect(preview.changeSummary).toEqual({ same: 5 });
+    expect(preview.changeSummary).toEqual({ same: 7 });
   });
 
   it("updates a description in place", async () => {
     const officeId = (await stack.ok("outputs")).outputs!.rule_office.value.id;
     spec.rules!.office.description = "HQ, 3rd floor";
     const up = await stack.ok("up", spec);
-    expect(up.summary!.resourceChanges).toMatchObject({ update: 1, same: 4 });
+    expect(up.summary!.resourceChanges).toMatchObject({ update: 1, same: 6 });
     expect(up.outputs!.rule_office.value.id).toBe(officeId);
     expect((await client(emu.url, emu.adminToken).get(`/ip_policy_rules/${officeId}`)).body.description).toBe("HQ, 3rd floor");
   });
@@ -105,10 +113,10 @@ describe("a stack of all three resources", () => {
     expect(live.filter((r) => r.cidr === "203.0.113.0/24")).toEqual([
       expect.objectContaining({ action: "deny", ip_policy: expect.objectContaining({ id: emu.fixtures.ipPolicies[1] }) }),
     ]);
-    expect(live).toHaveLength(before.rules.length + 2);
+    expect(live).toHaveLength(before.rules.length + 4);
   });
 
-  it("replaces the key when its owner changes, with a new token", async () => {
+  it("replaces the key when its owner changes, and when its triggers change (the new key made before the old one is deleted), each time with a new token", async () => {
     const old = (await stack.ok("outputs")).outputs!;
     spec.keys!.ci.ownerId = emu.fixtures.bots[0];
     const up = await stack.ok("up", spec);
@@ -118,23 +126,50 @@ describe("a stack of all three resources", () => {
     expect(await keyIds()).toEqual([...before.keys, up.outputs!.key_ci.value.id].sort());
     expect((await client(emu.url, old.token_ci.value).get("/api_keys")).status).toBe(401);
     expect(stack.backendText()).not.toContain(up.outputs!.token_ci.value);
+
+    // A rotation by its triggers: a new key (and token) before the old one is deleted.
+    spec.keys!.ci.triggers = ["2026-11"];
+    const rotated = await stack.ok("up", spec);
+    expect(rotated.summary!.resourceChanges).toMatchObject({ replace: 1 });
+    const lines = rotated.output.split("\n");
+    const created = lines.findIndex((l) => /ApiKey ci created replacement/.test(l));
+    const deleted = lines.findIndex((l) => /ApiKey ci deleting original/.test(l));
+    expect(created, rotated.output).toBeGreaterThan(-1);
+    expect(deleted).toBeGreaterThan(created); // create before delete: no moment without a key
+    const now = { id: rotated.outputs!.key_ci.value.id, token: rotated.outputs!.token_ci };
+    expect(now.id).not.toBe(up.outputs!.key_ci.value.id);
+    expect(now.token.secret).toBe(true);
+    expect(now.token.value).not.toBe(up.outputs!.token_ci.value);
+    expect((await client(emu.url, emu.adminToken).get(`/api_keys/${up.outputs!.key_ci.value.id}`)).status).toBe(404);
+    expect((await client(emu.url, up.outputs!.token_ci.value).get("/api_keys")).status).toBe(401);
+    expect((await client(emu.url, now.token.value).get("/api_keys")).status).toBe(200);
+    expect(await keyIds()).toEqual([...before.keys, now.id].sort());
+    expect(stack.backendText()).not.toContain(now.token.value);
   });
 
-  it("shows drift with preview --refresh and puts it right with refresh + up", async () => {
+  it("shows drift with preview --refresh and puts it right with refresh + up: a description and a CIDR changed, a rule, a key and a module deleted by hand", async () => {
     const outputs = (await stack.ok("outputs")).outputs!;
     const admin = client(emu.url, emu.adminToken);
+    const edge = `/edges/tls/${emu.fixtures.tlsEdges[0]}/mutual_tls`;
     await admin.patch(`/ip_policy_rules/${outputs.rule_lab6.value.id}`, { description: "changed by hand" });
+    await admin.patch(`/ip_policy_rules/${outputs.rule_office.value.id}`, { cidr: "203.0.113.0/25" });
+    expect((await admin.delete(`/ip_policy_rules/${outputs.rule_host6.value.id}`)).status).toBe(204);
     await admin.delete(`/api_keys/${outputs.key_ci.value.id}`);
+    expect((await admin.delete(edge)).status).toBe(204);
 
     const preview = await stack.ok("preview", spec, { refresh: true });
-    expect(preview.changeSummary).toMatchObject({ create: 1, update: 1 });
+    expect(preview.changeSummary).toMatchObject({ create: 3, update: 2 });
 
     await stack.ok("refresh", spec);
     const up = await stack.ok("up", spec);
-    expect(up.summary!.resourceChanges).toMatchObject({ create: 1, update: 1 });
+    expect(up.summary!.resourceChanges).toMatchObject({ create: 3, update: 2 });
+    expect((await rules()).filter((r) => r.cidr === "2001:db8::7/128").map((r) => r.id)).toEqual([up.outputs!.rule_host6.value.id]);
     expect((await admin.get(`/ip_policy_rules/${outputs.rule_lab6.value.id}`)).body.description).toBe("lab");
+    expect((await admin.get(`/ip_policy_rules/${outputs.rule_office.value.id}`)).body).toMatchObject({ cidr: "203.0.113.0/24", description: "HQ, 3rd floor" });
+    expect((await admin.get(edge)).body).toMatchObject({ enabled: true, certificate_authorities: [{ id: emu.fixtures.certificateAuthorities[0] }] });
     expect(await keyIds()).toEqual([...before.keys, up.outputs!.key_ci.value.id].sort());
-    expect((await stack.ok("preview", spec, { refresh: true })).changeSummary).toEqual({ same: 5 });
+    expect(up.outputs!.token_ci.value).not.toBe(outputs.token_ci.value); // a new key, a new token
+    expect((await stack.ok("preview", spec, { refresh: true })).changeSummary).toEqual({ same: 7 });
   });
 
   it("destroy leaves the account as it was before up", async () => {

@@ -146,55 +146,39 @@ describe("a lost answer to a key create (defect 2)", () => {
 });
 
 describe("an adopted object that must be replaced (defect 4)", () => {
-  it("a rule adopted by id whose action changes is replaced by a new rule; later runs are clean", async () => {
-    const policy = emu.fixtures.ipPolicies[0];
-    const adopted = (await client(emu.url, emu.adminToken).post("/ip_policy_rules", { ip_policy_id: policy, cidr: "203.0.113.0/24", action: "allow" })).body;
-    const stack = proxiedStack("adopt-replace-action");
-    try {
-      const spec = (action: string) => ({ rules: { r: { adoptId: adopted.id, ipPolicyId: policy, cidr: "203.0.113.0/24", action } } });
-      expect((await stack.ok("up", spec("allow"))).outputs!.rule_r.value.id).toBe(adopted.id);
-      const up = await stack.ok("up", spec("deny"));
-      const held = (await rules()).filter((r) => r.ip_policy.id === policy && r.cidr === "203.0.113.0/24");
-      expect(held).toHaveLength(1);
-      expect(held[0]).toMatchObject({ id: up.outputs!.rule_r.value.id, action: "deny" });
-      expect(held[0].id).not.toBe(adopted.id);
-      expect((await stack.ok("preview", spec("deny"))).changeSummary).toEqual({ same: 2 });
-      expect((await stack.ok("up", spec("deny"))).summary!.resourceChanges).toEqual({ same: 2 });
-      await stack.ok("destroy", spec("deny"));
-    } finally {
-      stack.cleanup();
-    }
-  });
-
-  it("a rule adopted by id whose ipPolicyId changes is replaced by a new rule in the new policy", async () => {
+  it("adopted by id: a rule whose action changes, a rule whose ipPolicyId changes and a key whose ownerId changes are each replaced by a new object; later runs are clean", async () => {
     const [from, to] = emu.fixtures.ipPolicies;
-    const adopted = (await client(emu.url, emu.adminToken).post("/ip_policy_rules", { ip_policy_id: from, cidr: "203.0.113.64/26", action: "deny" })).body;
-    const stack = proxiedStack("adopt-replace-policy");
-    try {
-      const spec = (ipPolicyId: string) => ({ rules: { r: { adoptId: adopted.id, ipPolicyId, cidr: "203.0.113.64/26", action: "deny" } } });
-      await stack.ok("up", spec(from));
-      const up = await stack.ok("up", spec(to));
-      const held = (await rules()).filter((r) => r.cidr === "203.0.113.64/26");
-      expect(held.map((r) => [r.ip_policy.id, r.id])).toEqual([[to, up.outputs!.rule_r.value.id]]);
-      expect((await stack.ok("preview", spec(to))).changeSummary).toEqual({ same: 2 });
-      await stack.ok("destroy", spec(to));
-    } finally {
-      stack.cleanup();
-    }
-  });
-
-  it("an API key adopted by id whose ownerId changes is replaced by a new key of the new owner", async () => {
-    const adopted = (await client(emu.url, emu.adminToken).post("/api_keys", { description: "adopted key" })).body;
+    const admin = client(emu.url, emu.adminToken);
+    const flips = (await admin.post("/ip_policy_rules", { ip_policy_id: from, cidr: "203.0.113.0/24", action: "allow" })).body;
+    const moves = (await admin.post("/ip_policy_rules", { ip_policy_id: from, cidr: "203.0.113.64/26", action: "deny" })).body;
+    const key = (await admin.post("/api_keys", { description: "adopted key" })).body;
     const bot = emu.fixtures.bots[0];
-    const stack = proxiedStack("adopt-replace-key");
+    const stack = proxiedStack("adopt-replace");
     try {
-      const spec = (ownerId: string) => ({ keys: { k: { adoptId: adopted.id, ownerId, description: "adopted key" } } });
-      await stack.ok("up", spec(adopted.owner_id));
-      const up = await stack.ok("up", spec(bot));
-      const held = (await keys()).filter((k) => k.description === "adopted key");
-      expect(held.map((k) => [k.owner_id, k.id])).toEqual([[bot, up.outputs!.key_k.value.id]]);
-      expect((await stack.ok("preview", spec(bot))).changeSummary).toEqual({ same: 2 });
-      await stack.ok("destroy", spec(bot));
+      const spec = (action: string, ipPolicyId: string, ownerId: string) => ({
+        rules: {
+          flips: { adoptId: flips.id, ipPolicyId: from, cidr: "203.0.113.0/24", action },
+          moves: { adoptId: moves.id, ipPolicyId, cidr: "203.0.113.64/26", action: "deny" },
+        },
+        keys: { k: { adoptId: key.id, ownerId, description: "adopted key" } },
+      });
+      const adopted = await stack.ok("up", spec("allow", from, key.owner_id));
+      expect([adopted.outputs!.rule_flips.value.id, adopted.outputs!.rule_moves.value.id, adopted.outputs!.key_k.value.id]).toEqual([flips.id, moves.id, key.id]);
+
+      const up = await stack.ok("up", spec("deny", to, bot));
+      expect(up.summary!.resourceChanges).toMatchObject({ replace: 3 });
+      const held = (cidr: string) => rules().then((all) => all.filter((r) => r.cidr === cidr).map((r) => [r.ip_policy.id, r.id, r.action]));
+      expect(await held("203.0.113.0/24")).toEqual([[from, up.outputs!.rule_flips.value.id, "deny"]]);
+      expect(await held("203.0.113.64/26")).toEqual([[to, up.outputs!.rule_moves.value.id, "deny"]]);
+      expect(up.outputs!.rule_flips.value.id).not.toBe(flips.id);
+      expect(up.outputs!.rule_moves.value.id).not.toBe(moves.id);
+      const keysHeld = (await keys()).filter((k) => k.description === "adopted key");
+      expect(keysHeld.map((k) => [k.owner_id, k.id])).toEqual([[bot, up.outputs!.key_k.value.id]]);
+      expect(up.outputs!.key_k.value.id).not.toBe(key.id);
+      expect((await stack.ok("preview", spec("deny", to, bot))).changeSummary).toEqual({ same: 4 });
+      expect((await stack.ok("up", spec("deny", to, bot))).summary!.resourceChanges).toEqual({ same: 4 });
+      await stack.ok("destroy", spec("deny", to, bot));
+      expect((await rules()).filter((r) => r.cidr.startsWith("203.0.113."))).toEqual([]);
     } finally {
       stack.cleanup();
     }

@@ -1,6 +1,6 @@
 // accessctl-export's program text: whatever the service holds (quotes, backslashes, line breaks,
 // `${`, U+2028 in descriptions; one CIDR in two policies), the printed program declares exactly
-// those values under valid, unique names. The round trip through `pulumi up` is test/e2e/export.test.ts.
+// those values under valid, unique names. The round trip through `pulumi up` is test/e2e/export.test.ts (both forms).
 import { execFile } from "node:child_process";
 import * as path from "node:path";
 import * as ts from "typescript";
