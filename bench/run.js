@@ -44,7 +44,9 @@
 //      --refresh after 2 rules were changed by hand through the API, refresh, destroy, unlimited; for each
 //      operation its wall time and the peak resident memory (VmHWM) of the provider process: the node
 //      child of pulumi-resource-pulumi-nodejs, or pulumi-resource-accessctl's node. --memory-runs N repeats
-//      the whole sequence N times (each figure the median). `--only memory` (bench/results-memory.json).
+//      the whole sequence N times (each figure the median). Beside them the floor of the dynamic host:
+//      bench/floor-set.ts, a dynamic provider that does no work for a resource of the same size (what
+//      Pulumi's host itself holds). `--only memory` (bench/results-memory.json).
 // Prints a table and writes bench/results.json.
 "use strict";
 const { execFileSync } = require("node:child_process");
@@ -693,29 +695,32 @@ async function measureMemory(ctx) {
   const tarball = path.join(ctx.projects.pluginSet, "node_modules/@accessctl/pulumi/dist", tarballName());
   const home = pluginHome(ctx.binDir, tarball);
   const ops = [["up", "up"], ["previewRefresh", "preview", { refresh: true }], ["refresh", "refresh"], ["destroy", "destroy"]];
-  const once = (variant) => withSession(ctx, { emuArgs: unlimitedEmulator(ctx.f), project: ctx.projects[variant], env: { ...UNLIMITED_CLIENT, ...home.env } }, async (s) => {
+  const hosts = { dynamic: "set", plugin: "pluginSet", floor: "floor" };
+  const once = (host) => withSession(ctx, { emuArgs: unlimitedEmulator(ctx.f), project: ctx.projects[hosts[host]], env: { ...UNLIMITED_CLIENT, ...home.env } }, async (s) => {
     const policy = s.emu.fixtures.ipPolicies[0];
     const config = { ipPolicyId: { value: policy }, allow: { value: JSON.stringify(setCidrs(f.memoryRules)) } };
     const out = {};
     for (const [name, op, extra] of ops) {
-      if (name === "previewRefresh") await driftTwo(s.emu, policy);
-      const stopWatch = watchProviderMemory(variant === "pluginSet" ? PLUGIN_PROCESS : undefined, home.env.PULUMI_HOME, 50);
-      const m = await s.run(variant, op, config, extra);
+      if (name === "previewRefresh" && host !== "floor") await driftTwo(s.emu, policy); // (the floor reads nothing)
+      const stopWatch = watchProviderMemory(host === "plugin" ? PLUGIN_PROCESS : undefined, home.env.PULUMI_HOME, 50);
+      const m = await s.run(host, op, config, extra);
       const peakMb = Math.round(stopWatch() / 1024);
-      if (name === "previewRefresh" && m.result.changeSummary?.update !== 1) throw new Error(`${variant}: preview --refresh after 2 rules drifted: expected 1 update, got ${JSON.stringify(m.result.changeSummary)}`);
+      const expected = host === "floor" ? undefined : 1;
+      if (name === "previewRefresh" && m.result.changeSummary?.update !== expected) throw new Error(`${host}: preview --refresh: expected ${expected ?? "no"} update, got ${JSON.stringify(m.result.changeSummary)}`);
       out[name] = { seconds: m.seconds, peakMb, requests: m.requests };
-      process.stderr.write(`bench: memory: ${variant === "pluginSet" ? "plugin" : "dynamic"}: ${op}${extra ? " --refresh" : ""} of ${f.memoryRules}: ${m.seconds.toFixed(1)} s, provider peak ${peakMb} MB, ${m.requests} requests\n`);
+      process.stderr.write(`bench: memory: ${host}: ${op}${extra ? " --refresh" : ""} of ${f.memoryRules}: ${m.seconds.toFixed(1)} s, provider peak ${peakMb} MB, ${m.requests} requests\n`);
     }
     return out;
   });
-  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+  const median = (xs) => {
+    const sorted = [...xs].sort((a, b) => a - b);
+    const mid = sorted.length / 2;
+    return sorted.length % 2 ? sorted[Math.floor(mid)] : (sorted[mid - 1] + sorted[mid]) / 2;
+  };
   try {
-    const r = { rules: f.memoryRules, runs: f.memoryRuns, tarball: path.basename(tarball), dynamic: {}, plugin: {}, each: { dynamic: [], plugin: [] } };
-    for (let i = 0; i < f.memoryRuns; i++) {
-      r.each.dynamic.push(await once("set"));
-      r.each.plugin.push(await once("pluginSet"));
-    }
-    for (const host of ["dynamic", "plugin"]) {
+    const r = { rules: f.memoryRules, runs: f.memoryRuns, tarball: path.basename(tarball), dynamic: {}, plugin: {}, floor: {}, each: { dynamic: [], plugin: [], floor: [] } };
+    for (let i = 0; i < f.memoryRuns; i++) for (const host of Object.keys(hosts)) r.each[host].push(await once(host));
+    for (const host of Object.keys(hosts)) {
       for (const [name] of ops) r[host][name] = { seconds: median(r.each[host].map((e) => e[name].seconds)), peakMb: median(r.each[host].map((e) => e[name].peakMb)), maxPeakMb: Math.max(...r.each[host].map((e) => e[name].peakMb)) };
     }
     return r;
@@ -744,10 +749,11 @@ function printMemory(r) {
   console.log(`\nOne IpPolicyRuleSet of ${r.rules} rules, emulator --rate-limit off; provider process peak RSS (VmHWM) and wall time${r.runs > 1 ? `, median of ${r.runs} runs (max peak in brackets)` : ""}:`);
   const peak = (m) => `${m.peakMb}${r.runs > 1 ? ` (${m.maxPeakMb})` : ""}`;
   const ops = [["up", "up"], ["preview --refresh, 2 rules drifted", "previewRefresh"], ["refresh", "refresh"], ["destroy", "destroy"]];
-  table(["operation", "dynamic peak RSS MB", "plugin peak RSS MB", "dynamic s", "plugin s"], ops.map(([label, k]) => [label, peak(r.dynamic[k]), peak(r.plugin[k]), fmt(r.dynamic[k].seconds), fmt(r.plugin[k].seconds)]));
+  table(["operation", "dynamic peak RSS MB", "plugin peak RSS MB", "dynamic floor MB", "dynamic s", "plugin s", "dynamic floor s"], ops.map(([label, k]) => [label, peak(r.dynamic[k]), peak(r.plugin[k]), r.floor[k] ? peak(r.floor[k]) : "–", fmt(r.dynamic[k].seconds), fmt(r.plugin[k].seconds), r.floor[k] ? fmt(r.floor[k].seconds) : "–"]));
+  console.log("(dynamic floor: bench/floor-set.ts, a dynamic provider that does no work for a resource of the same size: what Pulumi's dynamic-provider host itself holds)");
 }
 
-function makeProjects(root, plugin) {
+function makeProjects(root, plugin, memory) {
   const tarball = packTarball(root);
   const project = (name, options) => makeProject(path.join(root, name), { name: "accessctl-bench", tarball, ...options });
   const projects = {
@@ -755,6 +761,7 @@ function makeProjects(root, plugin) {
     baseline: project("baseline", { files: { "index.ts": path.join(REPO, "bench/baseline.ts") }, main: "index.ts" }),
     set: project("set", { from: path.join(REPO, "examples/office-allowlist") }),
   };
+  if (memory) projects.floor = project("floor", { files: { "index.ts": path.join(REPO, "bench/floor-set.ts") }, main: "index.ts" });
   if (plugin) {
     projects.plugin = project("plugin", { from: path.join(REPO, "examples/many-rules") });
     projects.pluginSet = project("plugin-set", { from: path.join(REPO, "examples/office-allowlist") });
@@ -773,7 +780,7 @@ async function main() {
   const f = flags(process.argv.slice(2));
   const started = Date.now();
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-bench-"));
-  const ctx = { f, binDir: pulumiBinDir(), projects: makeProjects(root, !f.skipPlugin || !f.skipMemory) };
+  const ctx = { f, binDir: pulumiBinDir(), projects: makeProjects(root, !f.skipPlugin || !f.skipMemory, !f.skipMemory) };
   const cli = execFileSync(path.join(ctx.binDir, "pulumi"), ["version"]).toString().trim();
   const results = { date: new Date().toISOString(), machine: `${os.cpus().length} × ${os.cpus()[0].model}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}, node ${process.version}, pulumi ${cli}`, command: `npm run bench -- ${process.argv.slice(2).join(" ")}`.trim(), flags: f, engine: [], rateLimit: [], team: [] };
   const alone = (section) => ["rate", "refresh", "team", "emulator", "set", "plugin", "accounts", "bounds", "memory"].every((k) => k === section || f[`skip${k[0].toUpperCase()}${k.slice(1)}`]) && f.sizes.length === 0;
