@@ -60,7 +60,7 @@ const { spawnJob } = require("../scripts/stack");
 const { fmt, table } = require("./table");
 
 function flags(argv) {
-  const f = { sizes: [50, 200, 500], keys: 3, latency: 20, rateRules: 300, skipRate: false, skipCheckpoints: false, refreshRules: 500, refreshKeys: 10, skipRefresh: false, skipTeam: false, teamRules: 100, perObjectUp: false, skipEmulator: false, models: ["window", "bucket"], skipSet: false, setRules: 500, setLarge: 5000, setPerRule: true, skipPlugin: false, pluginRules: 200, pluginSet: 500, skipAccounts: false, accountSizes: [19000, 50000, 100000], accountLimited: 19000, accountSet: 100, skipBounds: false, boundsRules: 300, skipMemory: false, memoryRules: 5000, memoryRuns: 1 };
+  const f = { sizes: [50, 200, 500], keys: 3, latency: 20, rateRules: 300, skipRate: false, skipCheckpoints: false, refreshRules: 500, refreshKeys: 10, skipRefresh: false, skipTeam: false, teamRules: 100, perObjectUp: false, skipEmulator: false, models: ["window", "bucket"], skipSet: false, setRules: 500, setLarge: 5000, setPerRule: true, skipPlugin: false, pluginRules: 200, pluginSet: 500, skipAccounts: false, accountSizes: [19000, 50000, 100000], accountLimited: 19000, accountSet: 100, skipBounds: false, boundsRules: 300, skipMemory: false, memoryRules: 5000, memoryRuns: 1, memoryHosts: ["dynamic", "plugin", "floor"] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--sizes") f.sizes = argv[++i].split(",").map(Number);
@@ -86,6 +86,7 @@ function flags(argv) {
     else if (a === "--bounds-rules") f.boundsRules = Number(argv[++i]);
     else if (a === "--memory-rules") f.memoryRules = Number(argv[++i]);
     else if (a === "--memory-runs") f.memoryRuns = Number(argv[++i]);
+    else if (a === "--memory-hosts") f.memoryHosts = argv[++i].split(","); // of dynamic,plugin,floor
     else if (a === "--per-object-up") f.perObjectUp = true; // per-object `up --refresh` too: about 2 GETs per object at 2/s
     else if (a === "--only") { // e.g. --only refresh,team: just those sections
       const only = argv[++i].split(",");
@@ -719,8 +720,8 @@ async function measureMemory(ctx) {
   };
   try {
     const r = { rules: f.memoryRules, runs: f.memoryRuns, tarball: path.basename(tarball), dynamic: {}, plugin: {}, floor: {}, each: { dynamic: [], plugin: [], floor: [] } };
-    for (let i = 0; i < f.memoryRuns; i++) for (const host of Object.keys(hosts)) r.each[host].push(await once(host));
-    for (const host of Object.keys(hosts)) {
+    for (let i = 0; i < f.memoryRuns; i++) for (const host of f.memoryHosts) r.each[host].push(await once(host));
+    for (const host of f.memoryHosts) {
       for (const [name] of ops) r[host][name] = { seconds: median(r.each[host].map((e) => e[name].seconds)), peakMb: median(r.each[host].map((e) => e[name].peakMb)), maxPeakMb: Math.max(...r.each[host].map((e) => e[name].peakMb)) };
     }
     return r;
@@ -749,7 +750,8 @@ function printMemory(r) {
   console.log(`\nOne IpPolicyRuleSet of ${r.rules} rules, emulator --rate-limit off; provider process peak RSS (VmHWM) and wall time${r.runs > 1 ? `, median of ${r.runs} runs (max peak in brackets)` : ""}:`);
   const peak = (m) => `${m.peakMb}${r.runs > 1 ? ` (${m.maxPeakMb})` : ""}`;
   const ops = [["up", "up"], ["preview --refresh, 2 rules drifted", "previewRefresh"], ["refresh", "refresh"], ["destroy", "destroy"]];
-  table(["operation", "dynamic peak RSS MB", "plugin peak RSS MB", "dynamic floor MB", "dynamic s", "plugin s", "dynamic floor s"], ops.map(([label, k]) => [label, peak(r.dynamic[k]), peak(r.plugin[k]), r.floor[k] ? peak(r.floor[k]) : "–", fmt(r.dynamic[k].seconds), fmt(r.plugin[k].seconds), r.floor[k] ? fmt(r.floor[k].seconds) : "–"]));
+  const cell = (host, k, f) => (r[host]?.[k] ? f(r[host][k]) : "–");
+  table(["operation", "dynamic peak RSS MB", "plugin peak RSS MB", "dynamic floor MB", "dynamic s", "plugin s", "dynamic floor s"], ops.map(([label, k]) => [label, cell("dynamic", k, peak), cell("plugin", k, peak), cell("floor", k, peak), cell("dynamic", k, (m) => fmt(m.seconds)), cell("plugin", k, (m) => fmt(m.seconds)), cell("floor", k, (m) => fmt(m.seconds))]));
   console.log("(dynamic floor: bench/floor-set.ts, a dynamic provider that does no work for a resource of the same size: what Pulumi's dynamic-provider host itself holds)");
 }
 
@@ -761,7 +763,7 @@ function makeProjects(root, plugin, memory) {
     baseline: project("baseline", { files: { "index.ts": path.join(REPO, "bench/baseline.ts") }, main: "index.ts" }),
     set: project("set", { from: path.join(REPO, "examples/office-allowlist") }),
   };
-  if (memory) projects.floor = project("floor", { files: { "index.ts": path.join(REPO, "bench/floor-set.ts") }, main: "index.ts" });
+  if (memory?.includes("floor")) projects.floor = project("floor", { files: { "index.ts": path.join(REPO, "bench/floor-set.ts") }, main: "index.ts" });
   if (plugin) {
     projects.plugin = project("plugin", { from: path.join(REPO, "examples/many-rules") });
     projects.pluginSet = project("plugin-set", { from: path.join(REPO, "examples/office-allowlist") });
@@ -780,7 +782,7 @@ async function main() {
   const f = flags(process.argv.slice(2));
   const started = Date.now();
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-bench-"));
-  const ctx = { f, binDir: pulumiBinDir(), projects: makeProjects(root, !f.skipPlugin || !f.skipMemory, !f.skipMemory) };
+  const ctx = { f, binDir: pulumiBinDir(), projects: makeProjects(root, !f.skipPlugin || !f.skipMemory, f.skipMemory ? [] : f.memoryHosts) };
   const cli = execFileSync(path.join(ctx.binDir, "pulumi"), ["version"]).toString().trim();
   const results = { date: new Date().toISOString(), machine: `${os.cpus().length} × ${os.cpus()[0].model}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}, node ${process.version}, pulumi ${cli}`, command: `npm run bench -- ${process.argv.slice(2).join(" ")}`.trim(), flags: f, engine: [], rateLimit: [], team: [] };
   const alone = (section) => ["rate", "refresh", "team", "emulator", "set", "plugin", "accounts", "bounds", "memory"].every((k) => k === section || f[`skip${k[0].toUpperCase()}${k.slice(1)}`]) && f.sizes.length === 0;
