@@ -39,6 +39,14 @@
 //      every POST after the first 20 with 429 Retry-After: 60 (as test/helpers/fault-proxy.ts's
 //      `skip`/`retryAfter` fault), the client's defaults: when it ends, and its error.
 //      `--only bounds` (bench/results-bounds.json).
+//  11. memory of one IpPolicyRuleSet of --memory-rules rules (examples/office-allowlist) on each host (the
+//      dynamic provider, and the plugin from the packed tarball, as section 8): up from empty, preview
+//      --refresh after 2 rules were changed by hand through the API, refresh, destroy, unlimited; for each
+//      operation its wall time and the peak resident memory (VmHWM) of the provider process: the node
+//      child of pulumi-resource-pulumi-nodejs, or pulumi-resource-accessctl's node. --memory-runs N repeats
+//      the whole sequence N times (each figure the median). Beside them the floor of the dynamic host:
+//      bench/floor-set.ts, a dynamic provider that does no work for a resource of the same size (what
+//      Pulumi's host itself holds). `--only memory` (bench/results-memory.json).
 // Prints a table and writes bench/results.json.
 "use strict";
 const { execFileSync } = require("node:child_process");
@@ -52,7 +60,7 @@ const { spawnJob } = require("../scripts/stack");
 const { fmt, table } = require("./table");
 
 function flags(argv) {
-  const f = { sizes: [50, 200, 500], keys: 3, latency: 20, rateRules: 300, skipRate: false, skipCheckpoints: false, refreshRules: 500, refreshKeys: 10, skipRefresh: false, skipTeam: false, teamRules: 100, perObjectUp: false, skipEmulator: false, models: ["window", "bucket"], skipSet: false, setRules: 500, setLarge: 5000, setPerRule: true, skipPlugin: false, pluginRules: 200, pluginSet: 500, skipAccounts: false, accountSizes: [19000, 50000, 100000], accountLimited: 19000, accountSet: 100, skipBounds: false, boundsRules: 300 };
+  const f = { sizes: [50, 200, 500], keys: 3, latency: 20, rateRules: 300, skipRate: false, skipCheckpoints: false, refreshRules: 500, refreshKeys: 10, skipRefresh: false, skipTeam: false, teamRules: 100, perObjectUp: false, skipEmulator: false, models: ["window", "bucket"], skipSet: false, setRules: 500, setLarge: 5000, setPerRule: true, skipPlugin: false, pluginRules: 200, pluginSet: 500, skipAccounts: false, accountSizes: [19000, 50000, 100000], accountLimited: 19000, accountSet: 100, skipBounds: false, boundsRules: 300, skipMemory: false, memoryRules: 5000, memoryRuns: 1, memoryHosts: ["dynamic", "plugin", "floor"] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--sizes") f.sizes = argv[++i].split(",").map(Number);
@@ -76,6 +84,9 @@ function flags(argv) {
     else if (a === "--account-limited") f.accountLimited = Number(argv[++i]); // 0: none at the default limit
     else if (a === "--account-set") f.accountSet = Number(argv[++i]);
     else if (a === "--bounds-rules") f.boundsRules = Number(argv[++i]);
+    else if (a === "--memory-rules") f.memoryRules = Number(argv[++i]);
+    else if (a === "--memory-runs") f.memoryRuns = Number(argv[++i]);
+    else if (a === "--memory-hosts") f.memoryHosts = argv[++i].split(","); // of dynamic,plugin,floor
     else if (a === "--per-object-up") f.perObjectUp = true; // per-object `up --refresh` too: about 2 GETs per object at 2/s
     else if (a === "--only") { // e.g. --only refresh,team: just those sections
       const only = argv[++i].split(",");
@@ -88,6 +99,7 @@ function flags(argv) {
       f.skipPlugin = !only.includes("plugin");
       f.skipAccounts = !only.includes("accounts");
       f.skipBounds = !only.includes("bounds");
+      f.skipMemory = !only.includes("memory");
     }
     else throw new Error(`unknown flag ${a}`);
   }
@@ -194,7 +206,7 @@ const timed = async (fn) => { const t = process.hrtime.bigint(); await fn(); ret
  * line holds `marker` (the dynamic-provider host's, or the plugin's script) and, with `home`, whose
  * PULUMI_HOME is that one (ours, not another run's on the same machine).
  */
-function watchProviderMemory(marker = "dynamic-provider", home) {
+function watchProviderMemory(marker = "dynamic-provider", home, everyMs = 100) {
   let peakKb = 0;
   const timer = setInterval(() => {
     for (const pid of fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
@@ -207,7 +219,7 @@ function watchProviderMemory(marker = "dynamic-provider", home) {
         // the process ended between listing and reading
       }
     }
-  }, 100);
+  }, everyMs);
   return () => {
     clearInterval(timer);
     return peakKb;
@@ -673,7 +685,77 @@ function printBounds(b) {
   console.log(`error: ${b.error ?? "(none found)"}`);
 }
 
-function makeProjects(root, plugin) {
+/**
+ * 11. Memory of one IpPolicyRuleSet of f.memoryRules rules on each host: up from empty, preview --refresh
+ * after 2 of its rules were changed by hand (their description, through the API), refresh (which records
+ * them), destroy; each operation's wall time and its provider process's peak resident memory (VmHWM,
+ * sampled every 50 ms: a new provider process per operation, so each peak is that operation's own).
+ */
+async function measureMemory(ctx) {
+  const { f } = ctx;
+  const tarball = path.join(ctx.projects.pluginSet, "node_modules/@accessctl/pulumi/dist", tarballName());
+  const home = pluginHome(ctx.binDir, tarball);
+  const ops = [["up", "up"], ["previewRefresh", "preview", { refresh: true }], ["refresh", "refresh"], ["destroy", "destroy"]];
+  const hosts = { dynamic: "set", plugin: "pluginSet", floor: "floor" };
+  const once = (host) => withSession(ctx, { emuArgs: unlimitedEmulator(ctx.f), project: ctx.projects[hosts[host]], env: { ...UNLIMITED_CLIENT, ...home.env } }, async (s) => {
+    const policy = s.emu.fixtures.ipPolicies[0];
+    const config = { ipPolicyId: { value: policy }, allow: { value: JSON.stringify(setCidrs(f.memoryRules)) } };
+    const out = {};
+    for (const [name, op, extra] of ops) {
+      if (name === "previewRefresh" && host !== "floor") await driftTwo(s.emu, policy); // (the floor reads nothing)
+      const stopWatch = watchProviderMemory(host === "plugin" ? PLUGIN_PROCESS : undefined, home.env.PULUMI_HOME, 50);
+      const m = await s.run(host, op, config, extra);
+      const peakMb = Math.round(stopWatch() / 1024);
+      const expected = host === "floor" ? undefined : 1;
+      if (name === "previewRefresh" && m.result.changeSummary?.update !== expected) throw new Error(`${host}: preview --refresh: expected ${expected ?? "no"} update, got ${JSON.stringify(m.result.changeSummary)}`);
+      out[name] = { seconds: m.seconds, peakMb, requests: m.requests };
+      process.stderr.write(`bench: memory: ${host}: ${op}${extra ? " --refresh" : ""} of ${f.memoryRules}: ${m.seconds.toFixed(1)} s, provider peak ${peakMb} MB, ${m.requests} requests\n`);
+    }
+    return out;
+  });
+  const median = (xs) => {
+    const sorted = [...xs].sort((a, b) => a - b);
+    const mid = sorted.length / 2;
+    return sorted.length % 2 ? sorted[Math.floor(mid)] : (sorted[mid - 1] + sorted[mid]) / 2;
+  };
+  try {
+    const r = { rules: f.memoryRules, runs: f.memoryRuns, tarball: path.basename(tarball), dynamic: {}, plugin: {}, floor: {}, each: { dynamic: [], plugin: [], floor: [] } };
+    for (let i = 0; i < f.memoryRuns; i++) for (const host of f.memoryHosts) r.each[host].push(await once(host));
+    for (const host of f.memoryHosts) {
+      for (const [name] of ops) r[host][name] = { seconds: median(r.each[host].map((e) => e[name].seconds)), peakMb: median(r.each[host].map((e) => e[name].peakMb)), maxPeakMb: Math.max(...r.each[host].map((e) => e[name].peakMb)) };
+    }
+    return r;
+  } finally {
+    home.cleanup();
+  }
+}
+
+/** Changes the description of 2 rules of `policy` (the first and the middle one listed) through the API, as a hand would. */
+async function driftTwo(emu, policy) {
+  const { call, close } = directClient(emu, 1);
+  try {
+    const ids = [];
+    for (let next = "/ip_policy_rules"; next; ) {
+      const page = await call("GET", next);
+      ids.push(...page.ip_policy_rules.filter((r) => r.ip_policy.id === policy).map((r) => r.id));
+      next = page.next_page_uri;
+    }
+    for (const id of [ids[0], ids[Math.floor(ids.length / 2)]]) await call("PATCH", `/ip_policy_rules/${id}`, { description: "changed by hand" });
+  } finally {
+    await close();
+  }
+}
+
+function printMemory(r) {
+  console.log(`\nOne IpPolicyRuleSet of ${r.rules} rules, emulator --rate-limit off; provider process peak RSS (VmHWM) and wall time${r.runs > 1 ? `, median of ${r.runs} runs (max peak in brackets)` : ""}:`);
+  const peak = (m) => `${m.peakMb}${r.runs > 1 ? ` (${m.maxPeakMb})` : ""}`;
+  const ops = [["up", "up"], ["preview --refresh, 2 rules drifted", "previewRefresh"], ["refresh", "refresh"], ["destroy", "destroy"]];
+  const cell = (host, k, f) => (r[host]?.[k] ? f(r[host][k]) : "–");
+  table(["operation", "dynamic peak RSS MB", "plugin peak RSS MB", "dynamic floor MB", "dynamic s", "plugin s", "dynamic floor s"], ops.map(([label, k]) => [label, cell("dynamic", k, peak), cell("plugin", k, peak), cell("floor", k, peak), cell("dynamic", k, (m) => fmt(m.seconds)), cell("plugin", k, (m) => fmt(m.seconds)), cell("floor", k, (m) => fmt(m.seconds))]));
+  console.log("(dynamic floor: bench/floor-set.ts, a dynamic provider that does no work for a resource of the same size: what Pulumi's dynamic-provider host itself holds)");
+}
+
+function makeProjects(root, plugin, memory) {
   const tarball = packTarball(root);
   const project = (name, options) => makeProject(path.join(root, name), { name: "accessctl-bench", tarball, ...options });
   const projects = {
@@ -681,6 +763,7 @@ function makeProjects(root, plugin) {
     baseline: project("baseline", { files: { "index.ts": path.join(REPO, "bench/baseline.ts") }, main: "index.ts" }),
     set: project("set", { from: path.join(REPO, "examples/office-allowlist") }),
   };
+  if (memory?.includes("floor")) projects.floor = project("floor", { files: { "index.ts": path.join(REPO, "bench/floor-set.ts") }, main: "index.ts" });
   if (plugin) {
     projects.plugin = project("plugin", { from: path.join(REPO, "examples/many-rules") });
     projects.pluginSet = project("plugin-set", { from: path.join(REPO, "examples/office-allowlist") });
@@ -699,11 +782,11 @@ async function main() {
   const f = flags(process.argv.slice(2));
   const started = Date.now();
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-bench-"));
-  const ctx = { f, binDir: pulumiBinDir(), projects: makeProjects(root, !f.skipPlugin) };
+  const ctx = { f, binDir: pulumiBinDir(), projects: makeProjects(root, !f.skipPlugin || !f.skipMemory, f.skipMemory ? [] : f.memoryHosts) };
   const cli = execFileSync(path.join(ctx.binDir, "pulumi"), ["version"]).toString().trim();
   const results = { date: new Date().toISOString(), machine: `${os.cpus().length} × ${os.cpus()[0].model}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}, node ${process.version}, pulumi ${cli}`, command: `npm run bench -- ${process.argv.slice(2).join(" ")}`.trim(), flags: f, engine: [], rateLimit: [], team: [] };
-  const alone = (section) => ["rate", "refresh", "team", "emulator", "set", "plugin", "accounts", "bounds"].every((k) => k === section || f[`skip${k[0].toUpperCase()}${k.slice(1)}`]) && f.sizes.length === 0;
-  const name = alone("accounts") ? "results-accounts" : alone("bounds") ? "results-bounds" : f.skipCheckpoints ? "results-skip-checkpoints" : f.sizes.length > 0 ? "results" : f.skipRate && f.skipRefresh && f.skipTeam && !f.skipSet ? "results-set" : f.skipRate && f.skipRefresh && f.skipTeam && f.skipEmulator && !f.skipPlugin ? "results-plugin" : f.skipRefresh && f.skipEmulator ? "results-rate-team" : "results-refresh-team";
+  const alone = (section) => ["rate", "refresh", "team", "emulator", "set", "plugin", "accounts", "bounds", "memory"].every((k) => k === section || f[`skip${k[0].toUpperCase()}${k.slice(1)}`]) && f.sizes.length === 0;
+  const name = alone("memory") ? "results-memory" : alone("accounts") ? "results-accounts" : alone("bounds") ? "results-bounds" : f.skipCheckpoints ? "results-skip-checkpoints" : f.sizes.length > 0 ? "results" : f.skipRate && f.skipRefresh && f.skipTeam && !f.skipSet ? "results-set" : f.skipRate && f.skipRefresh && f.skipTeam && f.skipEmulator && !f.skipPlugin ? "results-plugin" : f.skipRefresh && f.skipEmulator ? "results-rate-team" : "results-refresh-team";
   const out = path.join(REPO, `bench/${name}.json`);
   // Written after every section too: a long run that fails late keeps what it measured.
   const save = () => fs.writeFileSync(out, JSON.stringify({ ...results, totalSeconds: (Date.now() - started) / 1000 }, null, 2) + "\n");
@@ -753,6 +836,11 @@ async function main() {
       results.bounds = await measureBounds(ctx);
       save();
     }
+    if (!f.skipMemory) {
+      log(`memory: one IpPolicyRuleSet of ${f.memoryRules} rules on each host`);
+      results.memory = await measureMemory(ctx);
+      save();
+    }
     if (!f.skipEmulator) results.emulator = await require("./emulator").run(); // prints its own tables
   } finally {
     fs.rmSync(root, { recursive: true, force: true });
@@ -768,6 +856,7 @@ async function main() {
   if (results.plugin) printPlugin(results.plugin, f);
   if (results.accounts) printAccounts(results.accounts, f);
   if (results.bounds) printBounds(results.bounds);
+  if (results.memory) printMemory(results.memory);
   console.log(`\ntotal ${fmt(results.totalSeconds, 0)} s; figures in ${path.relative(REPO, out)}`);
 }
 

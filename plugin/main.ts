@@ -2,12 +2,11 @@
 // argument (and flags such as --logtostderr or -v=9 before it) and reads the port it serves on from
 // its first line of stdout. The bundle of this file (npm run plugin) is what the plugin runs.
 import * as grpc from "@grpc/grpc-js";
-import * as provrpc from "@pulumi/pulumi/proto/provider_grpc_pb";
 import { toStderr, watchEngine } from "../provider/engine";
 import { quietHostErrorLog } from "../provider/errors";
 import { setVersion } from "../provider/http/transport";
 import { nodeProblem } from "./node-version";
-import { providerService } from "./server";
+import { providerService, RESOURCE_PROVIDER_SERVICE } from "./server";
 
 // Both embedded by the bundle (relative to dist/plugin/, where tsc writes this file).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -21,7 +20,7 @@ async function main(): Promise<void> {
   setVersion(version);
   quietHostErrorLog();
   const server = new grpc.Server({ "grpc.max_receive_message_length": 400 * 1024 * 1024 });
-  server.addService(provrpc.ResourceProviderService, providerService({ version, schema }));
+  server.addService(RESOURCE_PROVIDER_SERVICE, providerService({ version, schema }));
   const port = await new Promise<number>((resolve, reject) => server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
   process.stdout.write(`${port}\n`);
   // From the start, not from Configure: an engine gone before it calls Configure leaves no one to stop us.

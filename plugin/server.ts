@@ -23,11 +23,12 @@
 import * as grpc from "@grpc/grpc-js";
 import * as anyproto from "google-protobuf/google/protobuf/any_pb";
 import * as emptyproto from "google-protobuf/google/protobuf/empty_pb";
-import * as structproto from "google-protobuf/google/protobuf/struct_pb";
 import * as plugproto from "@pulumi/pulumi/proto/plugin_pb";
+import * as provrpc from "@pulumi/pulumi/proto/provider_grpc_pb";
 import * as provproto from "@pulumi/pulumi/proto/provider_pb";
 import * as statusproto from "@pulumi/pulumi/proto/status_pb";
 import { isSecretValue, SECRET_SIG, SECRET_VALUE, unwrapSecrets } from "../provider/secret-values";
+import { bytesOf, serialize, setValues, valuesOf, withStructs } from "./wire";
 import { configProblems, configure as configureProvider, plainTextKey, profilesHoldKey } from "../provider/config";
 import { holdReports, releaseReports, stopRequests, watchEngine } from "../provider/engine";
 import { plainError } from "../provider/errors";
@@ -42,22 +43,31 @@ export const RESOURCES = Object.fromEntries(Object.values(RESOURCE_LIST).map((r)
 /** The functions of the registry, by token. */
 export const FUNCTIONS = Object.fromEntries(Object.values(FUNCTION_LIST).map((f) => [f.token, f])) satisfies Record<string, FunctionEntry>;
 
-/** The properties whose value holds a secret anywhere. */
-const secretKeys = (value: Props): string[] => Object.keys(value).filter((k) => JSON.stringify(value[k] ?? null).includes(SECRET_SIG));
+/**
+ * The service: the protocol's, with the property bags (Structs) of the large requests and responses
+ * read and written as plain values (plugin/wire.ts): each request's Struct fields, by method.
+ */
+export const RESOURCE_PROVIDER_SERVICE = withStructs(provrpc.ResourceProviderService, {
+  check: { request: provproto.CheckRequest, structs: ["olds", "news"] },
+  diff: { request: provproto.DiffRequest, structs: ["olds", "news", "oldInputs"] },
+  create: { request: provproto.CreateRequest, structs: ["properties"] },
+  read: { request: provproto.ReadRequest, structs: ["properties", "inputs"] },
+  update: { request: provproto.UpdateRequest, structs: ["olds", "news", "oldInputs"] },
+  delete: { request: provproto.DeleteRequest, structs: ["properties", "oldInputs"] },
+  invoke: { request: provproto.InvokeRequest, structs: ["args"] },
+});
 
 /** Marks `keys` of `values` as secrets (those it has). */
 const markSecret = (values: Props, keys: readonly string[]): Props => ({ ...values, ...Object.fromEntries(keys.filter((k) => values[k] !== undefined).map((k) => [k, { [SECRET_SIG]: SECRET_VALUE, value: values[k] }])) });
 
-/** What a module gets of a request's properties: the values, and the names of the secret ones. */
-const plainWith = (s: structproto.Struct | undefined, urn: string): Props => {
-  const raw = (s?.toJavaScript() ?? {}) as Props;
-  const secrets = secretKeys(raw);
-  return { ...unwrapSecrets(raw), __urn: urn, ...(secrets.length ? { __secrets: secrets } : {}) };
+/** What a module gets of a request's properties (the Struct field `field`): the values, and the names of the secret ones. */
+const plainWith = (req: object, field: string, urn: string): Props => {
+  const { values, secretKeys } = valuesOf(req, field);
+  return { ...values, __urn: urn, ...(secretKeys.length ? { __secrets: secretKeys } : {}) };
 };
 
-const fromStruct = (s: structproto.Struct | undefined): Props => unwrapSecrets(s?.toJavaScript() ?? {});
-/** Values for the wire: no undefined (a Struct has no such value) and no keys of one host's own (__urn, __provider). */
-const toStruct = (value: Props) => structproto.Struct.fromJavaScript(JSON.parse(JSON.stringify(value, (k, v) => (k === "__urn" || k === "__secrets" || k === "__provider" ? undefined : v))));
+/** A request's Struct field `field` as plain values, secrets unwrapped. */
+const fromStruct = (req: object, field: string): Props => valuesOf(req, field).values;
 
 /** The resource of a request's URN (its type token is the URN's last type). */
 /** A resource's module, each operation bounded in time (provider/operation.ts). */
@@ -70,8 +80,8 @@ function resourceOf(urn: string): ResourceEntry {
   return found;
 }
 
-/** Outputs for the engine: those of secret inputs (`from`: what the request held), and the resource's secret outputs, marked. */
-const outputs = (resource: ResourceEntry, outs: Props, from: Props) => toStruct(markSecret(outs, [...new Set([...(from.__secrets ?? []), ...(resource.secretOutputs ?? [])])]));
+/** Outputs for the engine: those of secret inputs (`from`: what the request held), and the resource's secret outputs, marked (written without undefined, nor __urn, __secrets, __provider). */
+const outputs = (resource: ResourceEntry, outs: Props, from: Props) => markSecret(outs, [...new Set([...(from.__secrets ?? []), ...(resource.secretOutputs ?? [])])]);
 
 /**
  * Whether what Check and Diff report about a resource is held back until the step's own call
@@ -99,11 +109,11 @@ const failuresOf = (failures: { property: string; reason: string }[]) => failure
 // ---- configuration ------------------------------------------------------------------------------
 
 async function checkConfig(req: provproto.CheckRequest) {
-  return new provproto.CheckResponse().setInputs(req.getNews()).setFailuresList(failuresOf(configProblems(fromStruct(req.getNews()))));
+  return new provproto.CheckResponse().setInputs(req.getNews()).setFailuresList(failuresOf(configProblems(fromStruct(req, "news"))));
 }
 
 async function diffConfig(req: provproto.DiffRequest) {
-  const changed = JSON.stringify(fromStruct(req.getOlds())) !== JSON.stringify(fromStruct(req.getNews()));
+  const changed = JSON.stringify(fromStruct(req, "olds")) !== JSON.stringify(fromStruct(req, "news"));
   return new provproto.DiffResponse().setChanges(changed ? provproto.DiffResponse.DiffChanges.DIFF_SOME : provproto.DiffResponse.DiffChanges.DIFF_NONE);
 }
 
@@ -127,10 +137,10 @@ async function configure(req: provproto.ConfigureRequest) {
 
 async function check(req: provproto.CheckRequest) {
   const urn = req.getUrn();
-  const news = plainWith(req.getNews(), urn);
+  const news = plainWith(req, "news", urn);
   await releaseReports(urn); // anything held before (a refresh's diff) is not about the step to come
-  const result = await holding(urn, () => moduleOf(resourceOf(urn)).check(fromStruct(req.getOlds()), news), (r) => r.failures.length > 0);
-  return new provproto.CheckResponse().setInputs(toStruct(markSecret(result.inputs, news.__secrets ?? []))).setFailuresList(failuresOf(result.failures));
+  const result = await holding(urn, () => moduleOf(resourceOf(urn)).check(fromStruct(req, "olds"), news), (r) => r.failures.length > 0);
+  return setValues(new provproto.CheckResponse(), "inputs", markSecret(result.inputs, news.__secrets ?? [])).setFailuresList(failuresOf(result.failures));
 }
 
 const DIFF_KINDS: Record<string, provproto.PropertyDiff.Kind> = { add: 0, "add-replace": 1, delete: 2, "delete-replace": 3, update: 4, "update-replace": 5 };
@@ -138,7 +148,7 @@ const DIFF_KINDS: Record<string, provproto.PropertyDiff.Kind> = { add: 0, "add-r
 async function diff(req: provproto.DiffRequest) {
   const urn = req.getUrn();
   const resource = resourceOf(urn);
-  const result = await holding(urn, () => moduleOf(resource).diff(req.getId(), plainWith(req.getOlds(), urn), plainWith(req.getNews(), urn)), (r) => !r.changes);
+  const result = await holding(urn, () => moduleOf(resource).diff(req.getId(), plainWith(req, "olds", urn), plainWith(req, "news", urn)), (r) => !r.changes);
   const resp = new provproto.DiffResponse()
     .setChanges(result.changes ? provproto.DiffResponse.DiffChanges.DIFF_SOME : provproto.DiffResponse.DiffChanges.DIFF_NONE)
     .setReplacesList(result.replaces)
@@ -166,38 +176,44 @@ function shownDetail(resource: ResourceEntry, result: DiffResult): DiffResult["d
 
 async function create(req: provproto.CreateRequest) {
   await releaseReports(req.getUrn());
-  if (req.getPreview()) return new provproto.CreateResponse().setId("").setProperties(req.getProperties());
+  if (req.getPreview()) return handBack(new provproto.CreateResponse().setId(""), "properties", req, "properties");
   const resource = resourceOf(req.getUrn());
-  const inputs = plainWith(req.getProperties(), req.getUrn());
+  const inputs = plainWith(req, "properties", req.getUrn());
   const result = await moduleOf(resource).create(inputs).catch(partial((outs) => outputs(resource, outs, inputs)));
-  return new provproto.CreateResponse().setId(result.id).setProperties(outputs(resource, result.outs, inputs));
+  return setValues(new provproto.CreateResponse().setId(result.id), "properties", outputs(resource, result.outs, inputs));
+}
+
+/** A preview's response: the request's Struct field `from` handed back as it came, as the field `to`. */
+function handBack<M extends object>(resp: M, to: string, req: object, from: string): M {
+  const bytes = bytesOf(req, from);
+  return bytes ? setValues(resp, to, bytes) : resp;
 }
 
 async function read(req: provproto.ReadRequest) {
   await releaseReports(req.getUrn());
   const resource = resourceOf(req.getUrn());
-  const props = plainWith(req.getProperties(), req.getUrn());
+  const props = plainWith(req, "properties", req.getUrn());
   const known = Object.keys(props).some((k) => !k.startsWith("__")); // none: an import
   const result = await moduleOf(resource).read(req.getId(), known ? props : undefined);
   const resp = new provproto.ReadResponse();
   if (!result.id) return resp; // gone: the engine drops it
-  resp.setId(result.id).setProperties(outputs(resource, result.props ?? {}, props));
-  return result.inputs ? resp.setInputs(toStruct(markSecret(result.inputs, props.__secrets ?? []))) : resp;
+  setValues(resp.setId(result.id), "properties", outputs(resource, result.props ?? {}, props));
+  return result.inputs ? setValues(resp, "inputs", markSecret(result.inputs, props.__secrets ?? [])) : resp;
 }
 
 async function update(req: provproto.UpdateRequest) {
   const urn = req.getUrn();
   await releaseReports(urn);
-  if (req.getPreview()) return new provproto.UpdateResponse().setProperties(req.getNews());
+  if (req.getPreview()) return handBack(new provproto.UpdateResponse(), "properties", req, "news");
   const resource = resourceOf(urn);
-  const news = plainWith(req.getNews(), urn);
-  const result = await moduleOf(resource).update(req.getId(), plainWith(req.getOlds(), urn), news).catch(partial((outs) => outputs(resource, outs, news)));
-  return new provproto.UpdateResponse().setProperties(outputs(resource, result.outs, news));
+  const news = plainWith(req, "news", urn);
+  const result = await moduleOf(resource).update(req.getId(), plainWith(req, "olds", urn), news).catch(partial((outs) => outputs(resource, outs, news)));
+  return setValues(new provproto.UpdateResponse(), "properties", outputs(resource, result.outs, news));
 }
 
 async function remove(req: provproto.DeleteRequest) {
   await releaseReports(req.getUrn());
-  await moduleOf(resourceOf(req.getUrn())).delete(req.getId(), plainWith(req.getProperties(), req.getUrn()));
+  await moduleOf(resourceOf(req.getUrn())).delete(req.getId(), plainWith(req, "properties", req.getUrn()));
   return new emptyproto.Empty();
 }
 
@@ -207,10 +223,10 @@ async function remove(req: provproto.DeleteRequest) {
 async function invoke(req: provproto.InvokeRequest) {
   const fn = FUNCTIONS[req.getTok()];
   if (!fn) throw new Error(`unknown function ${req.getTok()}`);
-  const args = (req.getArgs()?.toJavaScript() ?? {}) as Props;
-  const result = { [fn.result]: await inOperation(() => fn.invoke(unwrapSecrets(args))) };
+  const args = valuesOf(req, "args");
+  const result = { [fn.result]: await inOperation(() => fn.invoke(args.values)) };
   // What a secret argument selected is secret too.
-  return new provproto.InvokeResponse().setReturn(toStruct(secretKeys(args).length ? markSecret(result, Object.keys(result)) : result));
+  return setValues(new provproto.InvokeResponse(), "return", args.secretKeys.length ? markSecret(result, Object.keys(result)) : result);
 }
 
 async function cancel() {
@@ -271,13 +287,13 @@ function unimplemented(what: string) {
  * outputs as `properties`, as provider/ownership.ts objectExists and the set's apply make it): sent
  * as ErrorResourceInitFailed, which the engine records as a partial create or update.
  */
-function partial(outputs: (outs: Props) => structproto.Struct) {
+function partial(outputs: (outs: Props) => Props) {
   return (e: Error & { id?: string; properties?: Props; reasons?: string[] }): never => {
     if (!e.id) throw e;
     const message = scrub(e.message);
-    const detail = new provproto.ErrorResourceInitFailed().setId(e.id).setProperties(outputs(e.properties ?? {})).setReasonsList((e.reasons ?? [e.message]).map(scrub));
+    const detail = setValues(new provproto.ErrorResourceInitFailed().setId(e.id), "properties", outputs(e.properties ?? {})).setReasonsList((e.reasons ?? [e.message]).map(scrub));
     const any = new anyproto.Any();
-    any.pack(detail.serializeBinary(), "pulumirpc.ErrorResourceInitFailed");
+    any.pack(new Uint8Array(serialize(detail)), "pulumirpc.ErrorResourceInitFailed");
     const status = new statusproto.Status().setCode(grpc.status.UNKNOWN).setMessage(message);
     status.addDetails(any);
     const metadata = new grpc.Metadata();

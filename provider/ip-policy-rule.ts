@@ -14,6 +14,7 @@ import { listsChanged, policyRulesOf, readObject } from "./list-reads";
 import { adoptExistingAllowed, adoptGone, claim, claimed, claimPolicy, heldBySet, makerName, Marker, marked, noteReplacing, objectExists, othersMarker, ownerOf, readMarker, replacing, resourceLabel, visibleMetadata } from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
 import { ConfigSource, profileSource } from "./config";
+import { processState } from "./state";
 import { CheckFailure, id, isUnknown, limitedText, oneOf, sameText, text } from "./validate";
 
 export { configure } from "./config";
@@ -275,15 +276,40 @@ export function canonicalCidr(value: string): string {
   return "cidr" in parsed ? parsed.cidr : value;
 }
 
+/** What parseCidr says of a text: its canonical form, or why it is not a CIDR. */
+export type ParsedCidr = { readonly cidr: string } | { readonly reason: string };
+
+/**
+ * The CIDRs this process has read, each text once (a set's check, plan, diff and read meet the
+ * same texts again and again: 5,000 rules were about 120,000 readings a command): a map from text to
+ * what parseCidr says of it, emptied when it reaches CIDR_MEMO entries (about 10 MB).
+ */
+const CIDR_MEMO = 100_000;
+function parsedCidrs(): Map<string, ParsedCidr> {
+  return processState<Map<string, ParsedCidr>>("parsed-cidrs", () => new Map());
+}
+
 /**
  * A CIDR as the service reads it: IPv4 dotted decimal or IPv6, a prefix length, no host bits; an
  * address alone is one host (/32, /128).
  * Returns the canonical form (IPv6 compressed and lower case; an IPv4-mapped IPv6 range, such as
- * ::ffff:10.0.0.0/104, as the IPv4 range it is, 10.0.0.0/8) or the reason it is not valid.
+ * ::ffff:10.0.0.0/104, as the IPv4 range it is, 10.0.0.0/8) or the reason it is not valid. Each
+ * text is read once a process (parsedCidrs); the answer is shared: not to be changed.
  * See also parseCidr in emulator/ip-policy-rule.ts: the service's reading, written independently
  * so that test/provider/agreement.test.ts compares two programs, not one with itself.
  */
-export function parseCidr(text: string): { cidr: string } | { reason: string } {
+export function parseCidr(text: string): ParsedCidr {
+  const memo = parsedCidrs();
+  let parsed = memo.get(text);
+  if (parsed === undefined) {
+    parsed = readCidr(text);
+    if (memo.size >= CIDR_MEMO) memo.clear();
+    memo.set(text, parsed);
+  }
+  return parsed;
+}
+
+function readCidr(text: string): ParsedCidr {
   if (!text.includes("/")) {
     // One address is the range of one host: /32 for IPv4, /128 for IPv6.
     const whole = `${text}/${text.includes(":") ? 128 : 32}`;

@@ -8,6 +8,7 @@
 // The bound: ACCESSCTL_OPERATION_TIMEOUT seconds, else DEFAULT_OPERATION_BOUND_MS.
 import { AsyncLocalStorage } from "node:async_hooks";
 import { plainError } from "./errors";
+import { afterOperation } from "./memory";
 import { processState } from "./state";
 
 /** 10 minutes: a 300-rule set at the service's 120 requests a minute takes about 2.5 (100,000 rules listed: about 8.5). */
@@ -45,7 +46,8 @@ export function inOperation<T>(fn: () => Promise<T>, boundMs?: number): Promise<
     return Promise.reject(e);
   }
   const started = Date.now();
-  return storage().run({ started, deadline: started + bound, boundMs: bound }, fn);
+  // What a large operation leaves is collected before the host answers, and after (memory.ts).
+  return storage().run({ started, deadline: started + bound, boundMs: bound }, fn).finally(afterOperation);
 }
 
 /** The operation the caller is part of, if any (none: a test calling a module directly, a walk's own). */

@@ -77,11 +77,13 @@ const PACKAGE_JSON = path.join(__dirname, "..", "..", "..", "package.json");
 
 /**
  * The User-Agent, with this package's version: the plugin's bundle says it (setVersion), else it is
- * read from package.json when a request is made (a small file; not hard-coded).
+ * read from package.json by the first request (a small file; not hard-coded), once a process (a set
+ * of 5,000 rules read it 5,000 times: 0.7 s).
  */
 export function userAgent(): string {
-  const version = processState<{ version?: string }>("package", () => ({})).version ?? (JSON.parse(fs.readFileSync(PACKAGE_JSON, "utf8")) as { version: string }).version;
-  return `accessctl-pulumi/${version} node/${process.versions.node}`;
+  const known = processState<{ version?: string }>("package", () => ({}));
+  known.version ??= (JSON.parse(fs.readFileSync(PACKAGE_JSON, "utf8")) as { version: string }).version;
+  return `accessctl-pulumi/${known.version} node/${process.versions.node}`;
 }
 
 /** The version a bundle was built from (a bundle has no package.json three directories up). */

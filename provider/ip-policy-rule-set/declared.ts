@@ -9,6 +9,7 @@ import { RuleAction } from "../../contract/ip-policy-rule";
 import { checkFields, Fields } from "../fields";
 import { canonicalCidr, cidr, FIELDS as RULE_FIELDS } from "../ip-policy-rule";
 import { ProfileInput } from "../profiles";
+import { processState } from "../state";
 import { CheckFailure, isUnknown, text, UNKNOWN } from "../validate";
 
 /** One rule of a set, as a program declares it (an element of the input `rules`). */
@@ -153,19 +154,33 @@ export function declaredList(rules: Record<string, IpPolicyRuleSetRule> | IpPoli
   return Object.entries(rules).map(([c, r]) => ({ ...r, cidr: c }));
 }
 
-/** A stable order: IPv4 before IPv6, then by address, then by prefix length. */
-export function compareCidrs(a: string, b: string): number {
-  const key = (c: string) => {
+/** Each CIDR's place in compareCidrs's order, read once a process (a sort of 5,000 rules compares them 60,000 times); emptied at 100,000. */
+function cidrOrders(): Map<string, number[] | null> {
+  return processState<Map<string, number[] | null>>("cidr-orders", () => new Map());
+}
+
+/** Where a CIDR sorts: [address length, ...address bytes, prefix length]; null when its address does not parse. */
+function cidrOrder(c: string): number[] | null {
+  const memo = cidrOrders();
+  let key = memo.get(c);
+  if (key === undefined) {
     const [address, prefix] = c.split("/");
     try {
       const bytes = ipaddr.parse(address).toByteArray();
-      return [bytes.length, ...bytes, Number(prefix)];
+      key = [bytes.length, ...bytes, Number(prefix)];
     } catch {
-      return undefined;
+      key = null;
     }
-  };
-  const ka = key(a);
-  const kb = key(b);
+    if (memo.size >= 100_000) memo.clear();
+    memo.set(c, key);
+  }
+  return key;
+}
+
+/** A stable order: IPv4 before IPv6, then by address, then by prefix length. */
+export function compareCidrs(a: string, b: string): number {
+  const ka = cidrOrder(a);
+  const kb = cidrOrder(b);
   if (!ka || !kb) return a < b ? -1 : a > b ? 1 : 0;
   for (let i = 0; i < Math.max(ka.length, kb.length); i++) if (ka[i] !== kb[i]) return (ka[i] ?? -1) - (kb[i] ?? -1);
   return 0;

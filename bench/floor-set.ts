@@ -1,0 +1,44 @@
+// The floor of the memory bench (`npm run bench -- --only memory`): what Pulumi's dynamic-provider
+// host alone costs for a resource the size of an IpPolicyRuleSet of N rules. A dynamic provider that
+// does no work and calls nothing: check keys the declared rules by CIDR, create makes up the outputs a
+// set would have (each rule with an id, uri and creation time), read hands back what it got and the
+// inputs it would declare, diff says nothing changed, delete does nothing. Same config as
+// examples/office-allowlist (ipPolicyId, allow: a list of CIDRs). What the host's process holds is
+// then the host's own: the request and response messages it makes of these properties.
+import * as pulumi from "@pulumi/pulumi";
+
+type Rule = { cidr: string; action: string };
+const declared = (rules: Record<string, Rule>) => Object.fromEntries(Object.entries(rules).map(([cidr, r]) => [cidr, { cidr, action: r.action }]));
+
+const provider: pulumi.dynamic.ResourceProvider = {
+  async check(_olds: any, news: any) {
+    return { inputs: { ipPolicyId: news.ipPolicyId, rules: Object.fromEntries((news.rules as Rule[]).map((r) => [r.cidr, { cidr: r.cidr, action: r.action }])) } };
+  },
+  async create(inputs: any) {
+    const at = new Date(0).toISOString();
+    const rules = Object.fromEntries(Object.entries(inputs.rules as Record<string, Rule>).map(([cidr, r], i) => {
+      const id = `ipr_${String(i).padStart(24, "0")}`;
+      return [cidr, { id, cidr, action: r.action, description: "", metadata: "", uri: `http://127.0.0.1:40000/ip_policy_rules/${id}`, createdAt: at }];
+    }));
+    return { id: inputs.ipPolicyId, outs: { ipPolicyId: inputs.ipPolicyId, rules } };
+  },
+  async read(id: string, props: any) {
+    return { id, props, inputs: { ipPolicyId: props.ipPolicyId, rules: declared(props.rules) } };
+  },
+  async diff() {
+    return { changes: false };
+  },
+  async delete() {},
+};
+
+class FloorSet extends pulumi.dynamic.Resource {
+  constructor(name: string, args: Record<string, unknown>) {
+    super(provider, name, args, {}, "floor", "IpPolicyRuleSet");
+  }
+}
+
+const config = new pulumi.Config();
+new FloorSet("office-allowlist", {
+  ipPolicyId: config.require("ipPolicyId"),
+  rules: config.requireObject<string[]>("allow").map((cidr) => ({ cidr, action: "allow" })),
+});
