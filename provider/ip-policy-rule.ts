@@ -138,7 +138,9 @@ export async function create(inputs: IpPolicyRuleInputs & { __urn?: string }) {
     // Take it over only on proof that this resource made it (its marker), or the user's say-so; else
     // it is someone else's. (One that another resource of this run manages fails in claim.)
     const why = notMadeBy(existing, marker, inputs.__urn);
-    if (why && !claimed(KIND, existing.id) && !adoptExistingAllowed()) {
+    // ACCESSCTL_ADOPT_EXISTING=1 says "an interrupted run of this stack made it": never of a rule whose marker names another stack.
+    const saidSo = adoptExistingAllowed() && !othersMarker(readMarker(existing.metadata), inputs.__urn);
+    if (why && !claimed(KIND, existing.id) && !saidSo) {
       throw plainError(`${err.message}; rule ${existing.id} already holds this CIDR and ${why}. ` +
         `To manage it from this resource, declare adoptId: "${existing.id}". If an interrupted \`pulumi up\` of this stack made it, ` +
         "run `ACCESSCTL_ADOPT_EXISTING=1 pulumi up` once. If another stack manages it, remove it from this one.");

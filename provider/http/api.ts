@@ -148,7 +148,7 @@ async function send<T>(call: Call, sent: SlotDone, sentAt: number): Promise<Atte
 /** A usable answer: a 404 to a read or delete is believed only as trust.ts allows; a success proves key and URL. */
 async function answered<T>(call: Call, answer: ApiResponse<T>): Promise<ApiResponse<T>> {
   const { conn, options } = call;
-  const keyUsed = keyDigest(conn.apiKey);
+  const keyUsed = keyDigest(conn);
   const response = { ...answer, keyUsed, ...(conn.rejected ? { fallbackKey: keyUsed } : {}) };
   if (options.allow404 && response.status === 404) await believe404(conn, response, options, [conn.apiKey, conn.fallbackApiKey], api);
   else if (options.allow404) proveKey(keyUsed); // a read or delete of an object this stack holds worked: the key is of its account
@@ -227,7 +227,7 @@ function checkNotSilent({ url, options, conn }: Call, n: number): void {
  * key not proven to be of that account, it could make the object in another account.
  */
 async function checkCreateKey({ method, conn, options, url }: Call, n: number): Promise<void> {
-  if (method !== "POST" || !conn.rejected || (await keyProven(keyDigest(conn.apiKey)))) return;
+  if (method !== "POST" || !conn.rejected || (await keyProven(keyDigest(conn)))) return;
   const unproven = unprovenFallback("create");
   const err = failure(`${options.what}: not sent: ${unproven.why}`, {});
   err.hint = unproven.hint;

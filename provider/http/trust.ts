@@ -32,9 +32,13 @@ function shared(): TrustState {
 /** The GET that proves an API URL: api() itself, handed in (this file sits below api.ts). */
 export type Get = (method: string, path: string, options: RequestOptions) => Promise<ApiResponse>;
 
-/** A short digest of an API key, to remember facts about it without keeping it. */
-export function keyDigest(apiKey: string): string {
-  return createHash("sha256").update(apiKey).digest("hex").slice(0, 16);
+/**
+ * A short digest of a connection's API key, to remember facts about it without keeping it. Of the
+ * key as one profile uses it at one URL: a key proven by an object of one profile proves nothing of
+ * another profile's objects (a profile set by mistake to the key of another profile's account).
+ */
+export function keyDigest(conn: Pick<Connection, "apiKey" | "apiUrl" | "profile">): string {
+  return createHash("sha256").update(`${conn.profile ?? ""}\n${conn.apiUrl}\n${conn.apiKey}`).digest("hex").slice(0, 16);
 }
 
 /** A fallback key read an object this stack holds: it is of that account, and its 404s can be believed. */

@@ -48,21 +48,31 @@ export async function apply(set: Target, current: Member[], steps: Step[], id: s
   const run = calls(set, live, progress(set.__urn, steps, set.profile));
   const ordered = [...steps].sort((a, b) => phase(a) - phase(b));
   const alone = options.afterFirst && ordered.length ? [ordered.shift()!] : []; // the first step, then the check, then the rest
+  const failed = (e: unknown) => run.failed.push(e as ApiFailure);
+  let stopped: Error | undefined;
   try {
     for (const batch of [alone, ...[0, 1, 2, 3, 4].map((p) => ordered.filter((s) => phase(s) === p))]) {
-      await pool(batch.map((s) => () => run.step(s)), CONCURRENCY, (e) => run.failed.push(e as ApiFailure));
+      await pool(batch.map((s) => () => run.step(s)), CONCURRENCY, failed);
       if (run.failed.length) break;
-      if (batch === alone && alone.length) await options.afterFirst!(Object.values(live), current);
+      if (batch !== alone || !alone.length) continue;
+      // A check that fails (its listing) is a failure of the run: what the first step made is in the error's outputs.
+      const stop = await options.afterFirst!(Object.values(live), current).catch((e) => void failed(e));
+      if (!stop) continue;
+      await pool(stop.undo.map((s) => () => run.step(s)), CONCURRENCY, failed);
+      stopped = stop.error;
+      break;
     }
   } finally {
     run.shown.end();
   }
+  if (!run.failed.length && stopped) throw stopped; // undone: nothing of this run's is left
+  if (run.failed.length && stopped) run.failed.unshift(stopped as ApiFailure);
   if (!run.failed.length) return Object.values(live);
   throw await failure(set, Object.values(live), run, id, what, !!options.deleting);
 }
 
-/** A check between a run's first step and the rest (create.ts: two sets started at once); it throws to stop the run. */
-export type AfterFirst = (rules: Member[], before: Member[]) => Promise<void>;
+/** A check between a run's first step and the rest (create.ts: two sets started at once): to stop the run, the steps that undo the first and the error to fail with. */
+export type AfterFirst = (rules: Member[], before: Member[]) => Promise<{ undo: Step[]; error: Error } | undefined>;
 
 /** The calls of a run, each keeping `live` (id → rule) as it leaves the policy. */
 function calls(set: Target, live: Record<string, Member>, shown: ReturnType<typeof progress>) {

@@ -147,10 +147,24 @@ function aloneOnPolicy(inputs: CheckedRuleSetInputs, what: string): AfterFirst {
   return async (afterFirst, current) => {
     const made = afterFirst.filter((r) => !current.includes(r));
     const found = sortOut(await policyRules(inputs.ipPolicyId, inputs.profile, what, [], true), inputs.__urn);
-    if (cameFirst(made, found.otherSets.map((o) => o.rule))) return;
-    await apply(inputs, afterFirst, made.map((rule): Step => ({ op: "delete", rule })), inputs.ipPolicyId, what);
-    throw oneSetOnly(what, inputs.ipPolicyId, found.otherSets, `it started on the policy at the same time as this one and came first, so this set deleted the ${made.length} rule${made.length === 1 ? "" : "s"} it had made`);
+    if (cameFirst(made, found.otherSets.map((o) => o.rule))) return undefined;
+    const undo = made.map((rule): Step => ({ op: "delete", rule }));
+    return { undo, error: oneSetOnly(what, inputs.ipPolicyId, found.otherSets, `it started on the policy at the same time as this one and came first, so this set deleted the ${made.length} rule${made.length === 1 ? "" : "s"} it had made`) };
   };
+}
+
+/**
+ * An update goes on only while the policy is this set's: where another stack's set has rules (this
+ * set's create failed before its first rule, and that one came since), only if this set's own
+ * earliest rule there came first. Else it fails before any write, naming that set.
+ */
+export function stillOnPolicy(live: LivePolicy, urn: unknown, recorded: Member[], what: string, ipPolicyId: string): void {
+  const { otherSets } = sortOut(live, urn);
+  if (!otherSets.length) return;
+  const known = new Set(recorded.map((r) => r.id));
+  const mine = live.rules.filter((r) => known.has(r.id));
+  if (mine.length && cameFirst(mine, otherSets.map((o) => o.rule))) return;
+  throw oneSetOnly(what, ipPolicyId, otherSets, "nothing was changed");
 }
 
 /**

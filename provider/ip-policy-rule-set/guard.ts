@@ -90,6 +90,8 @@ export interface Situation {
   othersOf: (id: string) => Marker | undefined;
   /** ACCESSCTL_ADOPT_EXISTING=1: a rule exactly as declared on a CIDR to add is taken over. */
   adoptExisting: boolean;
+  /** A rule not recorded that the refresh of this command's preview found as it is now (another stack's, named there): the preview counted on it. */
+  previewSaw: (r: Member) => boolean;
   /** Texts are secret: messages show `[secret]`. */
   secret: boolean;
 }
@@ -153,7 +155,8 @@ export function reconcile(p: Plan, s: Situation): Decision {
   const known = byId(s.recorded);
   const holder: Record<string, Member> = {};
   for (const r of s.live) holder[canonicalCidr(r.cidr)] = r;
-  const adoptable = (r: Member | undefined): r is Member => r !== undefined && !known[r.id] && s.adoptExisting && exactlyAsDeclared(s.declared, r);
+  // ACCESSCTL_ADOPT_EXISTING=1 takes what an interrupted run of this stack can have made: never a rule another stack's marker names.
+  const adoptable = (r: Member | undefined): r is Member => r !== undefined && !known[r.id] && s.adoptExisting && !s.othersOf(r.id) && exactlyAsDeclared(s.declared, r);
 
   const touched = held.steps.flatMap((x) => (x.op === "create" || (x.op === "delete" && !live[x.rule.id]) ? [] : [x.rule]));
   const stale = touched.filter((r) => !unchanged(r, live[r.id])).map((r) => `${named(r)} (${live[r.id] ? `now ${named(live[r.id])}${texts(live[r.id], s.secret)}` : "deleted"})`);
@@ -186,13 +189,15 @@ export function reconcile(p: Plan, s: Situation): Decision {
 
 /**
  * Nothing opens more than the preview showed. A deny delete frees its range to every allow still
- * held: not while an allow the plan did not count on stays (left undone, changed or added by hand).
+ * held: not while an allow the plan did not count on stays (left undone, changed, or added where no
+ * preview of this command saw it).
  * What opens needs every deny the plan keeps: not while one of them is gone, moved or turned allow
  * (a change of its text opens nothing).
  */
 function holdBack(steps: Step[], s: Situation, c: { kept: Member[]; live: Record<string, Member>; changedRules: Member[]; strangers: Member[]; planned: Record<string, true> }) {
   const changedNow = c.changedRules.filter((r) => c.live[r.id]).map((r) => c.live[r.id]);
-  const unexpectedAllow = [...c.kept.flatMap((r) => [r, c.live[r.id]]), ...changedNow, ...c.strangers].some((r) => r && r.action !== "deny");
+  const unseenStrangers = c.strangers.filter((r) => !s.previewSaw(r));
+  const unexpectedAllow = [...c.kept.flatMap((r) => [r, c.live[r.id]]), ...changedNow, ...unseenStrangers].some((r) => r && r.action !== "deny");
   const denyLost = s.recorded.some((r) => !c.planned[r.id] && r.action === "deny" && (!c.live[r.id] || c.live[r.id].action !== "deny" || canonicalCidr(c.live[r.id].cidr) !== canonicalCidr(r.cidr)));
   const held: string[] = [];
   const because = [unexpectedAllow ? "an allow rule the plan does not delete is there" : "", denyLost ? "a deny rule the plan keeps is gone, moved or turned allow" : ""].filter(Boolean);

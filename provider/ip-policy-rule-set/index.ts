@@ -17,12 +17,12 @@ import { checkConnection, keptInputs, PROFILE_FIELD } from "../profiles";
 import { processState } from "../state";
 import { boolean, CheckFailure, id, isUnknown, UNKNOWN } from "../validate";
 import { apply, listed } from "./apply";
-import { create, previewCreate, previewUnknownCreate, reportOthers } from "./create";
+import { create, previewCreate, previewUnknownCreate, reportOthers, stillOnPolicy } from "./create";
 import { checkRules, CheckedRuleSetInputs, declaredList, DeclaredRule, declaredRules, IpPolicyRuleSetInputs, isUnknownValue, keyedRules, secretRules } from "./declared";
 import { reconcile, unchanged } from "./guard";
 import { byStack, declaredForms, IpPolicyRuleSetMember, IpPolicyRuleSetOutputs, keyed, members, named, outputs, policyRules } from "./live";
 import { describe, plan, planDiff, Step, summary, textChanges, texts } from "./plan";
-import { foundAfterPreview, noteRefresh, promisesFor, promiseTerms, showPlan } from "./promise";
+import { foundAfterPreview, noteRefresh, previewRefreshSaw, promisesFor, promiseTerms, showPlan } from "./promise";
 
 export { configure } from "../config";
 export { create };
@@ -150,7 +150,7 @@ function sayDrift(props: Partial<IpPolicyRuleSetOutputs>, rules: IpPolicyRuleSet
   const changedNow = rules.filter((r) => before[r.id] && !unchanged(before[r.id], r));
   const changed = changedNow.map((r) => `${named(before[r.id])}: ${driftOf(before[r.id], r, secret)}`);
   const deleted = Object.values(before).filter((r) => !now[r.id] && !others.some((o) => o.rule.id === r.id)).map(named);
-  if (props.__urn) noteRefresh(props.__urn, [...added, ...changedNow].map(promiseTerms(props.profile).seeRule));
+  if (props.__urn) noteRefresh(props.__urn, [...added, ...changedNow, ...others.map((o) => o.rule)].map(promiseTerms(props.profile).seeRule));
   // A short first line (Pulumi's rows show a message's first line, again at each change of the row),
   // then one line per rule, as a plan has them.
   const counts = [[added.length, "added"], [changed.length, "changed"], [deleted.length, "deleted"]].filter(([n]) => n).map(([n, what]) => `${n} ${what}`);
@@ -172,12 +172,15 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
   const terms = promiseTerms(news.profile);
   const { promises } = promisesFor(news.__urn, { from: recorded.map(terms.seeRule), declared: declared.map(terms.seeDeclared) }, what);
   const live = await policyRules(news.ipPolicyId, news.profile, what, recorded, true);
+  stillOnPolicy(live, news.__urn, recorded, what, news.ipPolicyId);
   const current = live.rules;
+  const saw = previewRefreshSaw(news.__urn);
   const decided = reconcile(plan(recorded, declared), {
     recorded, declared, live: current, promises, secret: secretRules(olds, news), see: terms.see,
     claimedElsewhere: (ruleId) => claimed("IP policy rule", ruleId),
     othersOf: (ruleId) => othersMarker(live.markers[ruleId], news.__urn),
     adoptExisting: adoptExistingAllowed(),
+    previewSaw: (r) => saw(terms.seeRule(r)),
   });
   if (decided.refused.length) {
     throw plainError(`${what}: the policy changed since this stack last recorded it, and the plan its preview showed would touch ${listed(decided.refused)}; nothing was changed. ` +

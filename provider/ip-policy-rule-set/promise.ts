@@ -122,7 +122,7 @@ interface TakeoverRecord {
 }
 interface RefreshRecord {
   urn: string;
-  /** Rules this refresh found added or changed, as it found them. */
+  /** Rules this refresh found added or changed, and other stacks' rules, as it found them. */
   found: RuleSeen[];
 }
 
@@ -165,19 +165,31 @@ export function noteRefresh(urn: string, found: RuleSeen[]): void {
   addRecord<RefreshRecord>("set-refresh", { urn, found });
 }
 
+/** What the refreshes of `urn` in this command found: this engine's, and the preview's (the last other engine's before it; none: no preview refreshed). */
+function refreshFindings(urn: string): { mine: RuleSeen[]; preview?: RuleSeen[] } {
+  const me = recordEngine();
+  const refreshes = records<RefreshRecord>("set-refresh").filter((r) => r.value.urn === urn);
+  const preview = refreshes.filter((r) => r.engine !== me).pop()?.engine;
+  const found = (engine: string) => refreshes.filter((r) => r.engine === engine).flatMap((r) => r.value.found);
+  return { mine: found(me), preview: preview === undefined ? undefined : found(preview) };
+}
+
 /**
  * Ids of rules this engine's refresh found added or changed that the refresh of the engine before it
  * in this command (the preview's) did not: they came after the preview, which cannot have shown them.
  */
 export function foundAfterPreview(urn: string | undefined): Set<string> {
   if (urn === undefined) return new Set();
-  const me = recordEngine();
-  const refreshes = records<RefreshRecord>("set-refresh").filter((r) => r.value.urn === urn);
-  const preview = refreshes.filter((r) => r.engine !== me).pop()?.engine;
+  const { mine, preview } = refreshFindings(urn);
   if (preview === undefined) return new Set(); // no preview refreshed: this refresh's findings were the only ones
-  const found = (engine: string) => refreshes.filter((r) => r.engine === engine).flatMap((r) => r.value.found);
-  const seen = found(preview); // each rule as that refresh found it: one changed again since is not seen
-  return new Set(found(me).filter((rule) => !seen.some((s) => sameRule(s, rule))).map((rule) => rule.id));
+  // Each rule as that refresh found it: one changed again since is not seen.
+  return new Set(mine.filter((rule) => !preview.some((s) => sameRule(s, rule))).map((rule) => rule.id));
+}
+
+/** Whether the refresh of this command's preview found `rule` as it is now (a rule the state does not record: another stack's, named there). */
+export function previewRefreshSaw(urn: string | undefined): (rule: RuleSeen) => boolean {
+  const seen = urn === undefined ? [] : refreshFindings(urn).preview ?? [];
+  return (rule) => seen.some((s) => sameRule(s, rule));
 }
 
 // ---- a set's promise, as its verbs use it ---------------------------------------------------------

@@ -125,12 +125,12 @@ describe("covers: whether what a preview showed holds a step", () => {
 describe("reconcile: what an update writes, between the listing and the first write", () => {
   const ok = { withheld: [], leftUndone: [], heldBack: [], refused: [], adopted: [], strangers: [], others: [], changedByHand: [] };
   /** The update: `recorded` (the state), `declared`, what the preview showed (made from `previewed` × `declared`, or none), the policy `live`. */
-  const decide = (o: { recorded: Rule[]; declared: any[]; live?: Rule[]; previewed?: Rule[]; shownDeclared?: any[]; claimed?: string[]; adopt?: boolean; others?: Record<string, object> }) => {
+  const decide = (o: { recorded: Rule[]; declared: any[]; live?: Rule[]; previewed?: Rule[]; shownDeclared?: any[]; claimed?: string[]; adopt?: boolean; others?: Record<string, object>; previewSaw?: string[] }) => {
     const promises = o.previewed ? [[{ steps: plan(o.previewed, o.shownDeclared ?? o.declared).steps.map(see) }]] : [];
     const r = reconcile(plan(o.recorded, o.declared), {
       recorded: o.recorded, declared: o.declared, live: o.live ?? o.recorded, promises, see, secret: false,
       claimedElsewhere: (id: string) => (o.claimed ?? []).includes(id), adoptExisting: !!o.adopt,
-      othersOf: (id: string) => (o.others ?? {})[id],
+      othersOf: (id: string) => (o.others ?? {})[id], previewSaw: (r: Rule) => (o.previewSaw ?? []).includes(r.id),
     });
     return { ...r, steps: steps(r), adopted: r.adopted.map((x: Rule) => x.id), strangers: r.strangers.map((x: Rule) => x.id), others: r.others.map((o: any) => `${o.rule.id} ${o.maker.stack}`), heldBecause: undefined };
   };
@@ -141,6 +141,17 @@ describe("reconcile: what an update writes, between the listing and the first wr
     ["what the preview showed is done: a create, a delete, a change of text",
       { recorded: [A, m("N", "10.9.0.0/16 deny")], previewed: [A, m("N", "10.9.0.0/16 deny")], declared: [d("10.0.0.0/8 allow", "office"), d("192.0.2.0/24 deny")] },
       { ...ok, steps: ["create →192.0.2.0/24 deny", "retext ipr_A→10.0.0.0/8 allow", "delete ipr_N"] }],
+    ["another stack's allow that the preview's refresh saw as it is: the deny delete shown goes ahead",
+      { recorded: [D, m("G", "192.0.2.0/24 allow")], previewed: [D, m("G", "192.0.2.0/24 allow")], live: [D, m("G", "192.0.2.0/24 allow"), m("O", "10.0.0.0/8 allow")], declared: [d("192.0.2.0/24 allow")],
+        others: { ipr_O: { stack: "p/b", resource: "IpPolicyRule::o", attempt: "a" } }, previewSaw: ["ipr_O"] },
+      { ...ok, steps: ["delete ipr_D"], strangers: ["ipr_O"], others: ["ipr_O p/b"] }],
+    ["another stack's allow the preview did not see: the deny delete is held back",
+      { recorded: [D], previewed: [D], live: [D, m("O", "10.0.0.0/8 allow")], declared: [],
+        others: { ipr_O: { stack: "p/b", resource: "IpPolicyRule::o", attempt: "a" } } },
+      { ...ok, steps: [], heldBack: ["delete 10.5.0.0/16 deny (ipr_D)"], strangers: ["ipr_O"], others: ["ipr_O p/b"] }],
+    ["ACCESSCTL_ADOPT_EXISTING never takes a rule another stack's marker names: the CIDR is refused, naming its maker",
+      { recorded: [], live: [m("O", "10.9.0.0/16 allow")], declared: [d("10.9.0.0/16 allow")], adopt: true, others: { ipr_O: { stack: "p/b", resource: "IpPolicyRule::o", attempt: "a" } } },
+      { ...ok, steps: [], refused: ["10.9.0.0/16 allow (ipr_O) (IpPolicyRule o of stack p/b's: its metadata says so)"], strangers: ["ipr_O"], others: ["ipr_O p/b"] }],
     ["a rule changed by hand after the preview showed its delete (the update's refresh recorded it): left undone",
       { recorded: [A, m("D", "10.7.0.0/16 deny", "block attacker")], previewed: [A, D], declared: [d("10.0.0.0/8 allow")] },
       { ...ok, steps: [], leftUndone: ["delete 10.7.0.0/16 deny (ipr_D)"] }],

@@ -4,6 +4,7 @@
 // object of the stack gone. One process plays each stack (a URN of its own).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { client, RunningEmulator, startEmulator } from "../helpers/emulator";
+import { startFaultProxy } from "../helpers/fault-proxy";
 import { compiled, configureRequest, newRun, serializedProvider } from "../helpers/provider";
 
 const config = compiled("provider/config.js");
@@ -124,5 +125,82 @@ describe("a new set's preview fails where its create would", () => {
     expect(other.failures.map((f: { property: string; reason: string }) => `${f.property}: ${f.reason}`)).toEqual([expect.stringMatching(/^ipPolicyId: .*the rules of IP policy ipp_\w+ are managed by IpPolicyRuleSet edge of stack shop\/c \(their metadata say so\); up would change nothing\. A policy has one set/)]);
     freshProcess();
     await set.delete(p, theirs.outs);
+  });
+});
+
+// What an attack on the above found, each fixed (issue 35's review).
+describe("what an attack found", () => {
+  const URN_C = "urn:pulumi:c::shop::accessctl:index:IpPolicyRuleSet::edge";
+
+  it("ACCESSCTL_ADOPT_EXISTING=1 does not make a rule resource take a rule another stack's marker names", async () => {
+    await withKey(emu.adminToken);
+    const p = emu.fixtures.ipPolicies[0];
+    newRun();
+    const theirs = await rule.create((await rule.check({}, { ipPolicyId: p, cidr: "10.7.0.0/16", action: "allow", description: "partner office", __urn: URN_B })).inputs);
+    newRun();
+    process.env.ACCESSCTL_ADOPT_EXISTING = "1";
+    try {
+      const mine = await rule.create((await rule.check({}, { ipPolicyId: p, cidr: "10.7.0.0/16", action: "allow", description: "stack a's", __urn: "urn:pulumi:a::shop::x:IpPolicyRule::guard" })).inputs).catch((e: Error) => e);
+      expect(String(mine)).toContain("was made by IpPolicyRule partner of stack shop/b (its metadata says so)");
+    } finally {
+      delete process.env.ACCESSCTL_ADOPT_EXISTING;
+    }
+    expect((await api().get(`/ip_policy_rules/${theirs.id}`)).body.description).toBe("partner office");
+    await cleanUp(p);
+  });
+
+  it("a new set's check after its first step fails: the rule that step made is in the error's outputs (a partial create), not left unrecorded", async () => {
+    const p = emu.fixtures.ipPolicies[0];
+    const proxy = await startFaultProxy(emu.url);
+    try {
+      await config.configure(configureRequest({ "accessctl:apiUrl": proxy.url, "accessctl:apiKey": emu.adminToken, "accessctl:maxRequestsPerMinute": "1000000", "accessctl:maxRetries": "0" }));
+      freshProcess();
+      const inputs = (await set.check({}, { ipPolicyId: p, rules: [{ cidr: "0.0.0.0/0", action: "allow" }, { cidr: "10.0.0.0/8", action: "deny" }], __urn: URN_A })).inputs;
+      proxy.afterRequest("POST", /^\/ip_policy_rules$/, 1, async () => proxy.fail({ method: "GET", path: /^\/ip_policy_rules$/, when: "before", status: 400, times: Infinity }));
+      const err = await set.create(inputs).catch((e: any) => e);
+      const made = await live(p);
+      expect(made).toHaveLength(1);
+      expect(err.id).toBe(p);
+      expect(Object.values(err.properties.rules).map((r: any) => `${r.cidr} ${r.action}`)).toEqual(made);
+    } finally {
+      await proxy.close();
+      await withKey(emu.adminToken);
+      await cleanUp(p);
+    }
+  });
+
+  it("a set whose create failed before its first rule does not add rules, at its next up, to a policy another stack's set holds since", async () => {
+    await withKey(emu.adminToken);
+    const p = emu.fixtures.ipPolicies[1];
+    freshProcess();
+    // Stack c's create failed before any rule: the engine keeps a set with no rules.
+    const failed = { ipPolicyId: p, rules: {}, __urn: URN_C };
+    freshProcess();
+    const a = await set.create((await set.check({}, { ipPolicyId: p, rules: [{ cidr: "10.0.0.0/8", action: "deny" }], __urn: URN_A })).inputs);
+    freshProcess();
+    const next = (await set.check(failed, { ipPolicyId: p, rules: [{ cidr: "10.6.0.0/16", action: "allow" }], __urn: URN_C })).inputs;
+    await set.diff(p, failed, next);
+    const up = await set.update(p, failed, next).catch((e: Error) => e);
+    expect(String(up)).toMatch(/the rules of IP policy ipp_\w+ are managed by IpPolicyRuleSet office of stack shop\/a \(their metadata say so\); nothing was changed/);
+    expect(await live(p)).toEqual(["10.0.0.0/8 deny"]);
+    freshProcess();
+    await set.delete(p, a.outs);
+  });
+
+  it("a key proven by an object of one profile proves nothing of another profile's objects (that profile's key set, by mistake, to the first account's)", async () => {
+    const withProfileKey = (bKey: string) => config.configure(configureRequest({ "accessctl:apiUrl": emu.url, "accessctl:apiKey": emu.adminToken, "accessctl:maxRequestsPerMinute": "1000000",
+      "accessctl:profiles": JSON.stringify({ b: { apiUrl: emu.url, apiKey: bKey, maxRequestsPerMinute: "1000000" } }) }));
+    await withProfileKey(emu.otherAccountToken);
+    newRun();
+    const a = await rule.create((await rule.check({}, { ipPolicyId: emu.fixtures.ipPolicies[0], cidr: "10.1.0.0/16", action: "allow", __urn: URN_B + "-a" })).inputs);
+    const b = await rule.create((await rule.check({}, { ipPolicyId: emu.otherAccountFixtures.ipPolicies[0], cidr: "10.2.0.0/16", action: "deny", profile: "b", __urn: URN_B + "-b" })).inputs);
+    freshProcess();
+    await withProfileKey(emu.adminToken); // the mistake
+    expect((await rule.read(a.id, a.outs)).id).toBe(a.id); // proves the key, for the default profile
+    expect(String(await rule.read(b.id, b.outs).catch((e: Error) => e))).toContain("not taken as deleted: accessctl:profiles.b.apiKey sees none of this stack's objects here");
+    expect(String(await rule.delete(b.id, b.outs).then(() => "deleted", (e: Error) => e))).toContain("not taken as deleted");
+    await withKey(emu.adminToken);
+    await rule.delete(a.id, a.outs);
+    await client(emu.url, emu.otherAccountToken).delete(`/ip_policy_rules/${b.id}`);
   });
 });

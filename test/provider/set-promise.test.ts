@@ -102,6 +102,33 @@ it("a rule changed by hand after the preview showed its delete is not deleted (t
   await cleanUp(p);
 });
 
+describe("another stack's allow on the policy", () => {
+  const theirs = (p: string, cidr: string) => api().post("/ip_policy_rules", { ip_policy_id: p, cidr, action: "allow",
+    metadata: JSON.stringify({ "managed-by": "pulumi-accessctl", stack: "promise/b", resource: "IpPolicyRule::partner", attempt: "0" }) });
+  const rules = [{ cidr: "10.0.0.0/8", action: "allow" }, { cidr: "10.5.0.0/16", action: "deny" }];
+  const keep = [{ cidr: "10.0.0.0/8", action: "allow" }];
+
+  it("a deny delete the preview showed goes ahead once that preview's refresh saw the allow", async () => {
+    const p = emu.fixtures.ipPolicies[0];
+    const state0 = await existing(p, rules);
+    await theirs(p, "192.0.2.0/24");
+    await preview(p, state0, keep); // its refresh names 192.0.2.0/24 allow, left to stack promise/b
+    await update(p, state0, keep);
+    expect(await live(p)).toEqual(["10.0.0.0/8 allow", "192.0.2.0/24 allow"]);
+    await cleanUp(p);
+  });
+
+  it("an allow of theirs added after the preview holds the deny delete back", async () => {
+    const p = emu.fixtures.ipPolicies[0];
+    const state0 = await existing(p, rules);
+    await preview(p, state0, keep);
+    await theirs(p, "192.0.2.0/24"); // after the preview: it cannot have counted on it
+    await update(p, state0, keep);
+    expect(await live(p)).toEqual(["10.0.0.0/8 allow", "10.5.0.0/16 deny", "192.0.2.0/24 allow"]);
+    await cleanUp(p);
+  });
+});
+
 it("the preview showed a deny created, the program's value changed to allow by the update: nothing is created", async () => {
   const p = emu.fixtures.ipPolicies[0];
   const state0 = await existing(p, [{ cidr: "10.0.0.0/8", action: "deny" }]);
