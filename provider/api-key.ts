@@ -216,7 +216,7 @@ async function patch(id: string, inputs: ApiKeyInputs & { __urn?: string }, curr
 
 export async function read(id: string, props: Partial<ApiKeyOutputs> = {}) {
   holdSecret(props.token, id);
-  const list = { list: API_KEYS_PATH, field: "keys", path: keyPath(id), what: `read API key ${id}`, expect: API_KEY_ANSWER, source: profileSource(props.profile), group: props.ownerId };
+  const list = { list: API_KEYS_PATH, field: "keys", path: keyPath(id), what: `read API key ${id}`, expect: API_KEY_ANSWER, source: profileSource(props.profile) };
   const found = await readObject<ApiKeyBody>(id, list);
   if (!found) return {}; // deleted outside Pulumi: refresh drops it
   const outs = toOutputs(found, props.token);

@@ -179,6 +179,10 @@ async function adopt(id: string, inputs: IpPolicyRuleInputs) {
     const [have, want] = [live[property], inputs[property as keyof IpPolicyRuleInputs]];
     throw plainError(`${what}: its ${property} is ${have}, not ${want}, and the API cannot change it; declare ${property}: "${have}" or let Pulumi create a new rule`);
   }
+  // A move of its range would open or close it unseen: the preview shows a create, not a move.
+  if (!sameCidr(found.cidr, inputs.cidr)) {
+    throw plainError(`${what}: its cidr is ${found.cidr}, not ${inputs.cidr}; nothing was changed. Declare cidr: "${found.cidr}" to adopt it as it is, then change cidr: the next preview shows the move`);
+  }
   claim(KIND, id, what);
   return converge(found, inputs);
 }

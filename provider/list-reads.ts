@@ -47,7 +47,7 @@ interface Walk {
   keptCount: number;
   /** id → the key its page was read with (http/transport.ts ApiResponse.keyUsed), for kept objects. */
   keyOf: Record<string, string | undefined>;
-  /** group → the key a page holding an object of it was read with: that key sees the group (a policy's rules, a user's keys). */
+  /** group → the key a page holding an object of it was read with: that key sees the group (a policy's rules). */
   groupKey: Record<string, string | undefined>;
   /** id → group, for every object read but not kept (nobody had asked for it yet, or it lacked a field). */
   passed: Record<string, string>;
@@ -94,16 +94,19 @@ export interface ListRead {
   /** The walk's time budget (http/pages.ts walkLimits); tests set less. */
   walkBudgetMs?: number;
   /**
-   * The object's group (its policy, its owner): an object of it in the list shows the key sees the
+   * The object's group (a rule's policy): an object of it in the list shows the key sees the
    * account that holds the object, so that its GET's 404 can be believed (http/trust.ts).
    */
   group?: string;
 }
 
-/** The group an object of a list belongs to: a rule's policy, a key's owner. */
+/**
+ * The group an object of a list belongs to: a rule's policy (a policy is of one account). A key has
+ * none: its owner, a user, may be a member of several accounts, so another key of the same owner in a
+ * list proves nothing of the account.
+ */
 function groupOf(list: string, item: unknown): string {
-  const of = item as { ip_policy?: { id?: unknown }; owner_id?: unknown } | null;
-  const group = list === IP_POLICY_RULES_PATH ? of?.ip_policy?.id : of?.owner_id;
+  const group = list === IP_POLICY_RULES_PATH ? (item as { ip_policy?: { id?: unknown } } | null)?.ip_policy?.id : undefined;
   return typeof group === "string" ? group : "";
 }
 

@@ -150,7 +150,7 @@ async function answered<T>(call: Call, answer: ApiResponse<T>): Promise<ApiRespo
   const { conn, options } = call;
   const keyUsed = keyDigest(conn);
   const response = { ...answer, keyUsed, ...(conn.rejected ? { fallbackKey: keyUsed } : {}) };
-  if (options.allow404 && response.status === 404) await believe404(conn, response, options, [conn.apiKey, conn.fallbackApiKey], api);
+  if (options.allow404 && response.status === 404) await believe404(call.method, conn, response, options, [conn.apiKey, conn.fallbackApiKey], api);
   else if (options.allow404) proveKey(keyUsed); // a read or delete of an object this stack holds worked: the key is of its account
   if (options.expect && response.status !== 204) proveBase(conn.apiUrl);
   return response;

@@ -69,7 +69,7 @@ export async function underWay<T>(run: () => Promise<T>): Promise<T> {
  * key of the account that holds it. Else it fails the operation, saying what to check: a key of
  * another account, or an API URL with a wrong path, sees 404 for everything.
  */
-export async function believe404(conn: Connection, response: ApiResponse, options: RequestOptions, secrets: (string | undefined)[], get: Get): Promise<void> {
+export async function believe404(method: string, conn: Connection, response: ApiResponse, options: RequestOptions, secrets: (string | undefined)[], get: Get): Promise<void> {
   const b = response.body as { error_code?: unknown } | undefined;
   const notBelieved = (why: string, hint: string) => {
     const err = describeError(options.what, 404, response.body, JSON.stringify(response.body ?? ""), secrets);
@@ -87,8 +87,9 @@ export async function believe404(conn: Connection, response: ApiResponse, option
   const wrong = await baseProblem(conn, options.source, get);
   if (wrong) throw notBelieved(`${conn.apiUrl} does not answer as the API does (${wrong})`, urlRight);
   // Any key: a key of another account sees 404 for every object of the stack. Believed once the key
-  // has seen one of them (or a sibling: another rule of its policy, a key of its owner) in this process.
-  if (response.keyUsed && !(await keyProven(response.keyUsed)) && process.env.ACCESSCTL_ACCEPT_GONE !== "1") {
+  // has seen one of them (or a sibling: another rule of its policy) in this process. ACCESSCTL_ACCEPT_GONE
+  // is the user's say-so for reads (`pulumi refresh`): a delete's 404 to such a key is never believed.
+  if (response.keyUsed && !(await keyProven(response.keyUsed)) && !(process.env.ACCESSCTL_ACCEPT_GONE === "1" && method === "GET")) {
     const setting = settingName("apiKey", conn.apiKeyFrom === "env", conn.profile);
     throw notBelieved(`${setting} sees none of this stack's objects here (${await accountOf(conn, options.source, get)}): it may be the key of another account`,
       `set ${setting} to a key of the account that holds this stack's objects; if they were deleted outside Pulumi, \`ACCESSCTL_ACCEPT_GONE=1 pulumi refresh\` records them as gone`);

@@ -239,22 +239,26 @@ async function remove(id: string, props: IpPolicyRuleSetOutputs): Promise<void> 
   // is deleted.
   const known: Record<string, IpPolicyRuleSetMember> = {};
   for (const r of recorded) known[r.id] = r;
-  const stale = current.filter((r) => known[r.id] && !unchanged(known[r.id], r)).map((r) => `${named(known[r.id])}: ${driftOf(known[r.id], r, secretRules(props))}`);
+  // A rule an IpPolicyRule of this run took over (adoptId: the set's rules moved into rule resources) is that resource's now.
+  const handedOver = current.filter((r) => claimed("IP policy rule", r.id));
+  const rest = current.filter((r) => !handedOver.includes(r));
+  const stale = rest.filter((r) => known[r.id] && !unchanged(known[r.id], r)).map((r) => `${named(known[r.id])}: ${driftOf(known[r.id], r, secretRules(props))}`);
   if (stale.length) {
     throw plainError(`${what}: ${stale.length} rule${stale.length === 1 ? "" : "s"} changed since this stack last recorded ${stale.length === 1 ? "it" : "them"}: ${listed(stale)}; nothing was deleted. ` +
       "Run `pulumi refresh` first (or `pulumi destroy --refresh`): it records them as they are.");
   }
   const unshown = foundAfterPreview(props.__urn);
   const ours = (r: IpPolicyRuleSetMember) => !!known[r.id] && !unshown.has(r.id);
-  const kept = current.filter((r) => !ours(r));
+  const kept = rest.filter((r) => !ours(r));
   const open = kept.filter((r) => r.action !== "deny");
   if (open.length) {
     throw plainError(`${what}: the policy holds ${open.length} allow rule${open.length === 1 ? "" : "s"} no preview of this stack showed (added since its last refresh, by hand, another stack or an interrupted up): ${listed(open.map(named))}; nothing was deleted, ` +
       "as deleting the set's other rules would leave them open with nothing managing them. Run `pulumi up --refresh` (or `pulumi destroy --refresh` when destroying the stack): its preview's refresh names them, and the delete then takes them with the set.");
   }
-  const deletes = current.filter(ours).map((rule): Step => ({ op: "delete", rule }));
+  const deletes = rest.filter(ours).map((rule): Step => ({ op: "delete", rule }));
   await apply({ ipPolicyId, profile: props.profile, __urn: props.__urn }, current, deletes, id, what, { deleting: true });
   if (kept.length) report(props.__urn, `${what}: left ${kept.length} deny rule(s) no preview of this stack showed (added since its last refresh): ${listed(kept.map(named))}`, { warning: true });
+  if (handedOver.length) report(props.__urn, `${what}: left ${handedOver.length} rule(s) that IpPolicyRule resources of this stack manage now: ${listed(handedOver.map(named))}`);
   reportOthers(props.__urn, what, others);
 }
 export { remove as delete };

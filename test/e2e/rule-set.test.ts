@@ -193,7 +193,7 @@ describe("IpPolicyRuleSet: the policy as one resource", () => {
     const declared = setSpec(q, [{ cidr: "10.1.0.0/16", action: "allow" }, { cidr: "192.0.2.0/24", action: "allow" }]);
     const refused = await c.run("up", declared, { env: { ACCESSCTL_ADOPT_EXISTING: "1" } });
     expect(refused.ok).toBe(false);
-    expect(refused.output).toContain(`the policy already holds 1 rule not as declared: 192.0.2.0/24 deny (${deny.id}); nothing was changed`);
+    expect(refused.output).toContain(`the policy already holds 1 rule not as declared: 192.0.2.0/24 deny (${deny.id}); up would change nothing`);
     expect((await policyRules(emu, q)).map((r) => `${r.id} ${r.action}`).sort()).toEqual([`${deny.id} deny`, `${same.id} allow`].sort());
     await api.delete(`/ip_policy_rules/${deny.id}`);
     const taken = await c.ok("up", declared, { env: { ACCESSCTL_ADOPT_EXISTING: "1" } });
@@ -221,7 +221,7 @@ describe("IpPolicyRuleSet: the policy as one resource", () => {
     const before = (await emu.stats()).byMethod;
     const refused = await stack.run("up", setSpec(p, rules));
     expect(refused.ok).toBe(false);
-    expect(refused.output).toMatch(/the policy already holds 4 rules: 10\.5\.0\.0\/16 deny \(ipr_\w+\), 10\.7\.0\.0\/16 allow \(ipr_\w+\), 10\.8\.0\.0\/16 allow \(ipr_\w+\), 10\.9\.0\.0\/16 allow \(ipr_\w+\); nothing was changed\. .*declare takeOver: true/);
+    expect(refused.output).toMatch(/the policy already holds 4 rules: 10\.5\.0\.0\/16 deny \(ipr_\w+\), 10\.7\.0\.0\/16 allow \(ipr_\w+\), 10\.8\.0\.0\/16 allow \(ipr_\w+\), 10\.9\.0\.0\/16 allow \(ipr_\w+\); up would change nothing\. .*declare takeOver: true/);
     expect(await writes(emu, before)).toEqual({ POST: 0, PATCH: 0, DELETE: 0 });
 
     // The takeover's preview says what it takes and that it writes nothing; its up writes nothing.

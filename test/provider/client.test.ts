@@ -285,6 +285,33 @@ describe("answers that are not what they should be", () => {
   });
 });
 
+describe("a 404 is not taken for gone", () => {
+  it("a key of another account that lists a key of the same owner (a user of two accounts) proves nothing: the stack's key's 404 is not believed", async () => {
+    const server = await misbehaving((req, res) => {
+      const json = (status: number, body: unknown) => {
+        res.writeHead(status, { "content-type": "application/json" });
+        res.end(JSON.stringify(body));
+      };
+      if (req.url!.startsWith("/ip_policy_rules")) return json(200, { ip_policy_rules: [], uri: "u", next_page_uri: null });
+      if (req.url!.startsWith("/api_keys/")) return json(404, { error_code: "ERR_NOT_FOUND", status_code: 404, msg: "API key not found", details: {} });
+      const key = { id: "ak_theirs", uri: "u", created_at: new Date().toISOString(), token: null, owner_id: "usr_a", description: "", metadata: "" };
+      return json(200, { keys: [key], uri: "u", next_page_uri: null });
+    });
+    await useApi(server.url, "b".repeat(20));
+    const { provider } = await serializedProvider("api-key");
+    const read = await provider.read("ak_mine", { ownerId: "usr_a", description: "ci" }).catch((e: Error) => e);
+    expect(String(read)).toContain("not taken as deleted: accessctl:apiKey sees none of this stack's objects here");
+    // The user's say-so is for reads: a delete's 404 to such a key is never believed.
+    process.env.ACCESSCTL_ACCEPT_GONE = "1";
+    try {
+      expect(await provider.read("ak_mine", { ownerId: "usr_a", description: "ci" })).toEqual({});
+      expect(String(await provider.delete("ak_mine", { ownerId: "usr_a", description: "ci" }).then(() => "deleted", (e: Error) => e))).toContain("not taken as deleted");
+    } finally {
+      delete process.env.ACCESSCTL_ACCEPT_GONE;
+    }
+  });
+});
+
 describe("connection settings", () => {
   it("names the config key and environment variable that are missing", async () => {
     const saved = { url: process.env.ACCESSCTL_API_URL, key: process.env.ACCESSCTL_API_KEY };

@@ -203,4 +203,27 @@ describe("what an attack found", () => {
     await rule.delete(a.id, a.outs);
     await client(emu.url, emu.otherAccountToken).delete(`/ip_policy_rules/${b.id}`);
   });
+  it("adoptId of a rule on another CIDR: refused before any write (the preview shows a create, not the move)", async () => {
+    await withKey(emu.adminToken);
+    const p = emu.fixtures.ipPolicies[0];
+    const deny = (await api().post("/ip_policy_rules", { ip_policy_id: p, cidr: "10.0.0.0/8", action: "deny" })).body;
+    freshProcess();
+    const adopted = await rule.create((await rule.check({}, { ipPolicyId: p, cidr: "10.1.0.0/16", action: "deny", adoptId: deny.id, __urn: URN_B })).inputs).catch((e: Error) => e);
+    expect(String(adopted)).toContain(`adopt IP policy rule ${deny.id}: its cidr is 10.0.0.0/8, not 10.1.0.0/16; nothing was changed. Declare cidr: "10.0.0.0/8"`);
+    expect(await live(p)).toEqual(["10.0.0.0/8 deny"]);
+    await cleanUp(p);
+  });
+
+  it("a set removed while IpPolicyRules of the same run adopt its rules: its delete leaves them to those resources", async () => {
+    await withKey(emu.adminToken);
+    const p = emu.fixtures.ipPolicies[0];
+    newRun();
+    const made = await set.create((await set.check({}, { ipPolicyId: p, rules: [{ cidr: "10.0.0.0/8", action: "allow" }, { cidr: "10.5.0.0/16", action: "deny" }], __urn: URN_A })).inputs);
+    newRun(); // the up that moves the rules into rule resources: the adoptions, then the set's delete
+    const denyId = made.outs.rules["10.5.0.0/16"].id;
+    await rule.create((await rule.check({}, { ipPolicyId: p, cidr: "10.5.0.0/16", action: "deny", description: "kept", adoptId: denyId, __urn: URN_B })).inputs);
+    await set.delete(p, made.outs);
+    expect(await live(p)).toEqual(["10.5.0.0/16 deny"]);
+    await cleanUp(p);
+  });
 });
