@@ -42,9 +42,10 @@ describe("ownership between stacks", () => {
     await stackA.ok("destroy", { rules: {} });
     expect((await api.get(`/ip_policy_rules/${theirs.id}`)).status).toBe(200); // A took nothing, so deletes nothing
 
-    // 2. A's set on p, beside B's rule: up --refresh moves A's own allow; B's rule is left, named; A's destroy leaves it.
+    // 2. A's set on p, beside B's rule: up --refresh moves A's own allow and deletes its deny (B's allow,
+    // which the preview's refresh named, does not hold that back); B's rule is left, named; A's destroy leaves it.
     const setOn = (policy: string, rules: object[]): Spec => ({ sets: { s: { ipPolicyId: policy, rules } }, idsOnly: true });
-    await stackA.ok("up", setOn(p, [{ cidr: "192.0.2.0/24", action: "allow" }]));
+    await stackA.ok("up", setOn(p, [{ cidr: "192.0.2.0/24", action: "allow" }, { cidr: "10.5.0.0/16", action: "deny" }]));
     await stackB.ok("up", { rules: { guard: deny, partner: { ipPolicyId: p, cidr: "10.7.0.0/16", action: "allow" } } });
     const moved = await stackA.ok("up", setOn(p, [{ cidr: "172.16.0.0/12", action: "allow" }]), { refresh: true, withPreview: true });
     const partner = (await onPolicy(emu, p)).find((r) => r.cidr === "10.7.0.0/16")!;

@@ -203,6 +203,7 @@ describe("what an attack found", () => {
     await rule.delete(a.id, a.outs);
     await client(emu.url, emu.otherAccountToken).delete(`/ip_policy_rules/${b.id}`);
   });
+
   it("adoptId of a rule on another CIDR: refused before any write (the preview shows a create, not the move)", async () => {
     await withKey(emu.adminToken);
     const p = emu.fixtures.ipPolicies[0];
