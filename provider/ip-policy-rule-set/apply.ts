@@ -15,7 +15,7 @@ import { limiterState } from "../limiter";
 import { listsChanged } from "../list-reads";
 import { marked } from "../ownership";
 import { DeclaredRule } from "./declared";
-import { IpPolicyRuleSetMember, member as memberOf, outputs, policyRules } from "./live";
+import { IpPolicyRuleSetMember, member as memberOf, named, outputs, policyRules } from "./live";
 import { phase, Step } from "./plan";
 
 type Member = IpPolicyRuleSetMember;
@@ -149,7 +149,7 @@ async function recoverLostCreates(set: Target, rules: Member[], lostCreates: Los
     const made = found.filter((r) => lostCreates.some((a) => a.attempt !== undefined && live.markers[r.id]?.attempt === a.attempt));
     rules.push(...made);
     const others = found.filter((r) => !made.includes(r));
-    return others.length ? `; not recorded, as nothing proves a create of this run made them: ${listed(others.map((r) => `${r.cidr} ${r.action} (${r.id})`))}` : "";
+    return others.length ? `; not recorded, as nothing proves a create of this run made them: ${listed(others.map(named))}` : "";
   } catch (listing) {
     return `; the answers to ${lostCreates.length} create${lostCreates.length === 1 ? "" : "s"} were lost (${listed(lostCreates.map((a) => a.cidr))}) and listing the policy failed too (${(listing as Error).message}): run \`pulumi refresh\` before the next up`;
   }

@@ -112,10 +112,7 @@ export async function create(inputs: CheckedRuleSetInputs) {
   const held = holdToShown(plan(Object.values(keyed(current)), declared), promises, terms.see);
   const rules = await apply(inputs, current, held.steps, inputs.ipPolicyId, what, { afterFirst: aloneOnPolicy(inputs, what) });
   reportOthers(inputs.__urn, what, found.others);
-  if (held.left.length) {
-    report(inputs.__urn, `${what}: left undone ${held.left.length} change${held.left.length === 1 ? "" : "s"} the preview of this run did not show (a refresh after it found the policy changed, or a value of the program changed): ${listed(held.left)}. ` +
-      "Run `pulumi up` again: its preview shows them.", { warning: true });
-  }
+  reportLeftUndone(inputs.__urn, what, held.left);
   return { id: inputs.ipPolicyId, outs: outputs(inputs, rules, inputs) };
 }
 
@@ -130,6 +127,13 @@ function alreadyHolds(what: string, refused: Member[]): Error {
 function oneSetOnly(what: string, ipPolicyId: string, otherSets: { maker: Marker }[], outcome: string): Error {
   return plainError(`${what}: the rules of IP policy ${ipPolicyId} are managed by ${setsOf(otherSets).join(", ")} (their metadata say so); ${outcome}. ` +
     "A policy has one set: declare these rules in that set, or use another policy.");
+}
+
+/** Steps the preview of this run did not show, left undone: a warning under the set. */
+export function reportLeftUndone(urn: string | undefined, what: string, left: string[]): void {
+  if (!left.length) return;
+  report(urn, `${what}: left undone ${left.length} change${left.length === 1 ? "" : "s"} the preview of this run did not show (a refresh after it found the policy changed, or a value of the program changed): ${listed(left)}. ` +
+    "Run `pulumi up` again: its preview shows them.", { warning: true });
 }
 
 export function reportOthers(urn: string | undefined, what: string, others: { rule: Member; maker: Marker }[]): void {

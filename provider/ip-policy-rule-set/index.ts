@@ -17,7 +17,7 @@ import { checkConnection, keptInputs, PROFILE_FIELD } from "../profiles";
 import { processState } from "../state";
 import { boolean, CheckFailure, id, isUnknown, UNKNOWN } from "../validate";
 import { apply, listed } from "./apply";
-import { create, previewCreate, previewUnknownCreate, reportOthers, stillOnPolicy } from "./create";
+import { create, previewCreate, previewUnknownCreate, reportLeftUndone, reportOthers, stillOnPolicy } from "./create";
 import { checkRules, CheckedRuleSetInputs, declaredList, DeclaredRule, declaredRules, IpPolicyRuleSetInputs, isUnknownValue, keyedRules, secretRules } from "./declared";
 import { reconcile, unchanged } from "./guard";
 import { byStack, declaredForms, IpPolicyRuleSetMember, IpPolicyRuleSetOutputs, keyed, members, named, outputs, policyRules } from "./live";
@@ -99,7 +99,7 @@ export async function diff(_id: string, olds: IpPolicyRuleSetOutputs, news: Chec
   if (isUnknownValue(declared)) {
     // Which CIDRs the program declares is not known yet: no plan can say what up does; say what it may do.
     if (urn) {
-      const may = Object.values(keyed(recorded)).map((r) => `  ? ${r.cidr} ${r.action} (${r.id})${texts(r, secret)}`);
+      const may = Object.values(keyed(recorded)).map((r) => `  ? ${named(r)}${texts(r, secret)}`);
       report(urn, [`plan for ${olds.ipPolicyId}: the rules are not known yet (they depend on other resources): up makes the policy hold exactly the declared rules, and may change or delete any of the ${recorded.length} it holds now`, ...may].join("\n"));
       await showPlan(urn, { from: recorded.map(terms.seeRule), shown: { anyOf: recorded.map(terms.seeRule) } }, what);
     }
@@ -212,12 +212,6 @@ function reportDecision(urn: string | undefined, what: string, d: ReturnType<typ
       "`pulumi refresh` records them; the preview after it shows what `up` will do to them.", { warning: true });
   }
   reportOthers(urn, what, d.others);
-}
-
-function reportLeftUndone(urn: string | undefined, what: string, left: string[]): void {
-  if (!left.length) return;
-  report(urn, `${what}: left undone ${left.length} change${left.length === 1 ? "" : "s"} the preview of this run did not show (a refresh after it found the policy changed, or a value of the program changed): ${listed(left)}. ` +
-    "Run `pulumi up` again: its preview shows them.", { warning: true });
 }
 
 async function remove(id: string, props: IpPolicyRuleSetOutputs): Promise<void> {

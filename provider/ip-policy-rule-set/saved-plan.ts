@@ -10,6 +10,7 @@ import * as path from "node:path";
 import { planFileSetting } from "../config";
 import { engineCommand, engineProcess } from "../engine";
 import { plainError } from "../errors";
+import { ownerOf } from "../ownership";
 import { sleep } from "../http/outcomes";
 import { listed } from "./apply";
 import { Unknown } from "./declared";
@@ -40,11 +41,8 @@ interface SavedPlan {
 
 const LOCK_WAIT_MS = 10_000;
 
-/** `project/stack` of a URN (`urn:pulumi:<stack>::<project>::…`). */
-const stackOf = (urn: string) => {
-  const [stack, project] = urn.replace(/^urn:pulumi:/, "").split("::");
-  return `${project}/${stack}`;
-};
+/** `project/stack` of a URN (ownership.ts ownerOf). */
+const stackOf = (urn: string) => ownerOf(urn).stack ?? urn;
 
 /** The plan file in play for this command: written by a `pulumi preview`, held to by a `pulumi up`; undefined otherwise. */
 function inPlay(): { path: string; setting: string; mode: "write" | "hold" } | undefined {
