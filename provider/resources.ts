@@ -154,5 +154,3 @@ export const FUNCTIONS = {
   }),
 } satisfies Record<string, FunctionEntry>;
 
-export type ResourceName = keyof typeof RESOURCES;
-export type FunctionName = keyof typeof FUNCTIONS;
