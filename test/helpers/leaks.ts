@@ -42,18 +42,22 @@ const hexStream = (s: string): string => Buffer.from(s.slice(0, s.length - (s.le
 
 /** The decodings of `text` in which a secret may be read. */
 export function readings(text: string): Record<string, string> {
-  const plain = unescape(text);
-  const out: Record<string, string> = { text, unescaped: plain, letters: plain.replace(/[^A-Za-z0-9]/g, "") };
-  // The runs that look like base64 or hex, joined: the key's encodings hold no `+/-_=` for the characters
-  // keys are made of, so those are read as separators; and once as data (a run of standard base64 or base64url).
-  const b64 = plain.replace(/[^A-Za-z0-9]/g, "");
-  const b64data = plain.replace(/[^A-Za-z0-9+/_-]/g, "");
-  const hexRun = plain.replace(/[^0-9A-Fa-f]/g, "");
-  for (let k = 0; k < 4; k++) {
-    out[`base64@${k}`] = base64Stream(b64.slice(k));
-    out[`base64 with +/-_@${k}`] = base64Stream(b64data.slice(k));
+  const out: Record<string, string> = { text };
+  // Escapes decoded where they stand, and after what stands between pieces is taken out (an escape split by a line break).
+  const bases = { "": unescape(text), "joined, ": unescape(text.replace(/[^A-Za-z0-9%\\&#;]/g, "")) };
+  for (const [how, plain] of Object.entries(bases)) {
+    out[`${how}unescaped`] = plain;
+    // The runs that look like base64 or hex, joined: the key's encodings hold no `+/-_=` for the characters keys
+    // are made of, so those are read as separators; and once as data (a run of standard base64 or base64url).
+    const b64 = plain.replace(/[^A-Za-z0-9]/g, "");
+    const b64data = plain.replace(/[^A-Za-z0-9+/_-]/g, "");
+    const hexRun = plain.replace(/[^0-9A-Fa-f]/g, "");
+    for (let k = 0; k < 4; k++) {
+      out[`${how}base64@${k}`] = base64Stream(b64.slice(k));
+      out[`${how}base64 with +/-_@${k}`] = base64Stream(b64data.slice(k));
+    }
+    for (let k = 0; k < 2; k++) out[`${how}hex@${k}`] = hexStream(hexRun.slice(k));
   }
-  for (let k = 0; k < 2; k++) out[`hex@${k}`] = hexStream(hexRun.slice(k));
   return out;
 }
 

@@ -83,7 +83,7 @@ describe("the key in each encoding, split every 8 to 64 characters by each separ
     console.log(`redact property: REDACT_SEED=${SEED}`);
     const held = new Set<number>();
     const shape = fc.record({
-      keySeed: fc.integer({ min: 1, max: 2 ** 30 }),
+      keySeed: fc.integer({ min: 1, max: 64 }), // (64 keys held at most: a process holds a few)
       encoding: fc.constantFrom(...Object.keys(ENCODINGS)),
       // What the server put before the key inside the encoded text: every alignment of base64 and hex.
       inside: fc.constantFrom("", "k", "ke", "key: ", "Bearer "),
