@@ -147,7 +147,7 @@ const hex = (text: string, at: number, n: number): number => {
   return /^[0-9a-fA-F]+$/.test(part) ? parseInt(part, 16) : -1;
 };
 
-/** Where the character at `i` (a `%`, `\` or `&`) ends and what it stands for; [-1, end] for what stands for nothing. */
+/** What the escape at `i` (a `%`, `\` or `&`) stands for, and where it ends; [-1, end]: nothing. */
 function decodeAt(text: string, i: number): [number, number] {
   const c = text.charCodeAt(i);
   if (c === 37 /* % */) {
@@ -214,7 +214,8 @@ function lane(set: SecretSet, key: string): Lane {
   let top = 1;
   for (let k = 0; k < width; k++) top = Math.imul(top, 31);
   const [codes, starts] = [new Int32Array(width), new Int32Array(width)];
-  return { letters: key[0] === "a", width, byHash: set.windows[key], bits: set.bits[key], codes, starts, slot: 0, count: 0, h: 0, top };
+  const [byHash, bits] = [set.windows[key], set.bits[key]];
+  return { letters: key[0] === "a", width, byHash, bits, codes, starts, slot: 0, count: 0, h: 0, top };
 }
 
 /** Feeds one normalized character to a lane; when its last `width` are a window, marks their span in `out`. */
@@ -254,7 +255,7 @@ function spans(text: string, set: SecretSet, out: [number, number][], decode: bo
   }
 }
 
-/** `text` with each span, widened to the token-like run around it, replaced by "[redacted]" (overlapping ones as one). */
+/** `text` with each span, widened to the token-like run around it, as "[redacted]" (overlapping ones as one). */
 function redactRuns(text: string, found: [number, number][]): string {
   found.sort((a, b) => a[0] - b[0]);
   let out = "";

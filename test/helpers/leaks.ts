@@ -7,11 +7,14 @@
 /** %xx (twice: %25xx), \uXXXX, \xXX, &#NN; and &#xHH; decoded. */
 export function unescape(text: string): string {
   let out = text;
-  for (let round = 0; round < 2; round++) out = out.replace(/%([0-9a-fA-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
+  const code = (_: string, h: string) => String.fromCharCode(parseInt(h, 16));
+  for (let round = 0; round < 2; round++) out = out.replace(/%([0-9a-fA-F]{2})/g, code);
   return out
-    .replace(/\\+u([0-9a-fA-F]{4})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)))
-    .replace(/\\+x([0-9a-fA-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)))
-    .replace(/&#(?:(\d{1,7})|[xX]([0-9a-fA-F]{1,6}));/g, (_, d?: string, h?: string) => String.fromCodePoint(d ? parseInt(d, 10) : parseInt(h!, 16)));
+    .replace(/\\+u([0-9a-fA-F]{4})/g, code)
+    .replace(/\\+x([0-9a-fA-F]{2})/g, code)
+    .replace(/&#(?:(\d{1,7})|[xX]([0-9a-fA-F]{1,6}));/g, (_, d?: string, h?: string) =>
+      String.fromCodePoint(d ? parseInt(d, 10) : parseInt(h!, 16)),
+    );
 }
 
 const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -43,7 +46,7 @@ const hexStream = (s: string): string => Buffer.from(s.slice(0, s.length - (s.le
 /** The decodings of `text` in which a secret may be read. */
 export function readings(text: string): Record<string, string> {
   const out: Record<string, string> = { text };
-  // Escapes decoded where they stand, and after what stands between pieces is taken out (an escape split by a line break).
+  // Escapes decoded where they stand, and once what stands between pieces is taken out (an escape split by a line).
   const bases = { "": unescape(text), "joined, ": unescape(text.replace(/[^A-Za-z0-9%\\&#;]/g, "")) };
   for (const [how, plain] of Object.entries(bases)) {
     out[`${how}unescaped`] = plain;
@@ -72,8 +75,13 @@ export function traces(text: string, secret: string, width = 12): string[] {
   for (const [name, reading] of Object.entries(readings(text))) {
     const low = reading.toLowerCase();
     const squeezed = low.replace(/[^a-z0-9]/g, "");
-    for (let i = 0; i + width <= lower.length; i++) if (low.includes(lower.slice(i, i + width))) found.push(`${name}: ${secret.slice(i, i + width)}`);
-    for (let i = 0; i + width <= letters.length; i++) if (squeezed.includes(letters.slice(i, i + width))) found.push(`${name} (letters): ${letters.slice(i, i + width)}`);
+    for (let i = 0; i + width <= lower.length; i++) {
+      if (low.includes(lower.slice(i, i + width))) found.push(`${name}: ${secret.slice(i, i + width)}`);
+    }
+    for (let i = 0; i + width <= letters.length; i++) {
+      const run = letters.slice(i, i + width);
+      if (squeezed.includes(run)) found.push(`${name} (letters): ${run}`);
+    }
   }
   return found;
 }
