@@ -119,7 +119,7 @@ function addWindows(set: SecretSet, lane: "p" | "a", form: string, width: number
  * name): windows wholly inside it (or inside one of its encodings) are not redacted.
  */
 export function holdSecret(value: unknown, publicPart?: string): void {
-  if (typeof value !== "string") return;
+  if (typeof value !== "string" || value.length < MIN_SECRET) return;
   const set = secretSet();
   const id = publicPart ? `${value}\u0000${publicPart}` : value;
   if (set.held[id]) return;

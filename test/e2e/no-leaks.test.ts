@@ -177,15 +177,16 @@ describe("a gateway that echoes the API key in its error answers", () => {
       const result = await stack.run("up", spec, { verbose: 9, env: { PULUMI_CONTINUE_ON_ERROR: "true" } });
       expect(result.ok).toBe(false);
       expect(proxy.failed.length).toBe(shapes.length); // each shape was echoed
+      expect(result.output.length).toBeGreaterThan(100_000); // the -v=9 logs were captured
+      // The check is real: it reads the key in each echo as the gateway sent it.
+      for (const shape of shapes) expect(traces(shape, key).length, shape).toBeGreaterThan(0);
+      const files = { home: filesUnder(pulumiHome), tmp: host === "plugin" ? filesUnder(tmp) : "" };
+      const places = { output: result.output, state: stack.backendText(), ...files };
+      for (const [place, text] of Object.entries(places)) expect(traces(text, key), place).toEqual([]);
       expect(result.output).toMatch(/create API key: HTTP 400 ERR_GATEWAY: /);
       expect(result.output).toMatch(/create IP policy rule 192\.0\.2\.\d(\/32)?: HTTP 500 ERR_GATEWAY: /);
       expect(result.output).toMatch(/HTTP (400|500): an answer that is not the service's error \(\d+ bytes, not shown\)/);
       expect(result.output).toContain("[redacted]");
-      expect(result.output.length).toBeGreaterThan(100_000); // the -v=9 logs were captured
-      // The check is real: it reads the key in each echo as the gateway sent it.
-      for (const shape of shapes) expect(traces(shape, key).length, shape).toBeGreaterThan(0);
-      const places = { output: result.output, state: stack.backendText(), home: filesUnder(pulumiHome), tmp: host === "plugin" ? filesUnder(tmp) : "" };
-      for (const [place, text] of Object.entries(places)) expect(traces(text, key), place).toEqual([]);
     });
   }
 });
