@@ -114,7 +114,7 @@ describe("the key in each encoding, split every 8 to 64 characters by each separ
 describe("scrub stays fast and takes nothing else", () => {
   it("8 MiB of text with 20 keys held: well under two seconds", () => {
     for (let i = 0; i < 20; i++) redact.holdSecret(keyOf(1000 + i));
-    const text = `${"0123456789abcdef QUJDREVGR0hJSktMTU5PUFFS ".repeat(1 << 18)}${split(base64(KEY), 32, "\n")}`;
+    const text = `${"0123456789abcdef QUJDREVGR0hJSktMTU5PUFFS ".repeat(200_000)}${split(base64(KEY), 32, "\n")}`;
     const started = performance.now();
     const out = redact.scrub(text);
     const ms = performance.now() - started;
