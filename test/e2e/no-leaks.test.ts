@@ -147,7 +147,7 @@ describe("a gateway that echoes the API key in its error answers", () => {
   }
 
   for (const host of ["dynamic", "plugin"] as const) {
-    it(`${host}: no decodable trace of the key in the output, the -v=9 logs, the state or the files written`, async () => {
+    it(`${host}: no decodable trace of the key in the output, -v=9 logs, state or files written`, async () => {
       const proxy = await startFaultProxy(emu.url);
       cleanups.push(() => proxy.close());
       const key = emu.adminToken;
@@ -162,16 +162,20 @@ describe("a gateway that echoes the API key in its error answers", () => {
       proxy.fail({ method: "POST", path: /^\/ip_policy_rules$/, when: "before", status: 500, times: 7, answer: echo });
       const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-leaks-tmp-"));
       cleanups.push(() => fs.rmSync(tmp, { recursive: true, force: true }));
-      const { project, home } = host === "plugin" ? packedPlugin(cleanups) : { project: inject("e2e"), home: { env: { PULUMI_HOME: tmp } } };
+      const dynamic = { project: inject("e2e"), home: { env: { PULUMI_HOME: tmp } } };
+      const { project, home } = host === "plugin" ? packedPlugin(cleanups) : dynamic;
       const pulumiHome = home.env.PULUMI_HOME;
       const env = { ...home.env, TMPDIR: tmp };
-      const stack = testStack({ project, emulator: { ...emu, url: proxy.url }, name: `echo-${host}`, credentials: "env", env });
+      const emulator = { ...emu, url: proxy.url };
+      const stack = testStack({ project, emulator, name: `echo-${host}`, credentials: "env", env });
       cleanups.push(() => stack.cleanup());
       const policy = emu.fixtures.ipPolicies[1];
       const spec: Spec = {
         plugin: host === "plugin",
         keys: Object.fromEntries([1, 2, 3, 4, 5].map((i) => [`k${i}`, { description: `echo ${i}` }])),
-        rules: Object.fromEntries([1, 2, 3, 4, 5, 6, 7].map((i) => [`r${i}`, { ipPolicyId: policy, cidr: `192.0.2.${i}`, action: "allow" }])),
+        rules: Object.fromEntries(
+          [1, 2, 3, 4, 5, 6, 7].map((i) => [`r${i}`, { ipPolicyId: policy, cidr: `192.0.2.${i}`, action: "allow" }]),
+        ),
       };
       // Every create is tried, so that every shape is echoed (Pulumi starts no step after a failure otherwise).
       const result = await stack.run("up", spec, { verbose: 9, env: { PULUMI_CONTINUE_ON_ERROR: "true" } });
@@ -185,7 +189,9 @@ describe("a gateway that echoes the API key in its error answers", () => {
       for (const [place, text] of Object.entries(places)) expect(traces(text, key), place).toEqual([]);
       expect(result.output).toMatch(/create API key: HTTP 400 ERR_GATEWAY: /);
       expect(result.output).toMatch(/create IP policy rule 192\.0\.2\.\d(\/32)?: HTTP 500 ERR_GATEWAY: /);
-      expect(result.output).toMatch(/HTTP (400|500): an answer that is not the service's error \(\d+ bytes, not shown\)/);
+      expect(result.output).toMatch(
+        /HTTP (400|500): an answer that is not the service's error \(\d+ bytes, not shown\)/,
+      );
       expect(result.output).toContain("[redacted]");
     });
   }
