@@ -21,14 +21,21 @@ export interface ApiFailure extends Error {
 
 export const failure = (message: string, fields: Partial<ApiFailure>): ApiFailure => plainError(message, fields);
 
-/** A server's error answer as an error: status, error code, its msg (or its body) quoted, operation id. */
+/**
+ * A server's error answer as an error: its status and the fields of the service's error shape, each
+ * checked and bounded (error_code, msg quoted, details.operation_id); nothing else of the body is shown.
+ */
 export function describeError(what: string, status: number, body: unknown, text: string, secrets: (string | undefined)[]): ApiFailure {
-  const b = (body ?? {}) as { error_code?: unknown; msg?: unknown; details?: { operation_id?: unknown } };
-  const errorCode = typeof b.error_code === "string" ? b.error_code : undefined;
-  const operationId = typeof b.details?.operation_id === "string" ? b.details.operation_id : undefined;
-  // Redact before truncating: a key cut in half at the limit would leave its first characters.
-  const shown = quote(text, secrets);
-  const detail = typeof b.msg === "string" ? quote(b.msg, secrets) : shown ? `unexpected answer: ${shown}` : "empty answer";
+  type Known = { error_code?: unknown; msg?: unknown; details?: { operation_id?: unknown } };
+  const b = (body !== null && typeof body === "object" ? body : {}) as Known;
+  const code = b.error_code;
+  const errorCode = typeof code === "string" && /^[A-Za-z][A-Za-z0-9_.]{0,63}$/.test(code) ? code : undefined;
+  const id = b.details?.operation_id;
+  const operationId = typeof id === "string" && /^[A-Za-z0-9_.:-]{1,80}$/.test(id) ? id : undefined;
+  // Redact before truncating (quote): a key cut in half at the limit would leave its first characters.
+  const size = Buffer.byteLength(text);
+  const unknown = text ? `an answer that is not the service's error (${size} bytes, not shown)` : "empty answer";
+  const detail = typeof b.msg === "string" ? quote(b.msg, secrets) : unknown;
   const message = `${what}: HTTP ${status}${errorCode ? ` ${errorCode}` : ""}: ${detail}${operationId ? ` (operation ${operationId})` : ""}`;
   return failure(redact(message, secrets), { status, errorCode, operationId });
 }

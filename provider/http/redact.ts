@@ -2,21 +2,36 @@
 //
 // One place holds every credential this process knows (holdSecret: the keys config.ts resolves, the
 // tokens of the keys created here; scrub also looks at every ACCESSCTL_*API_KEY variable), and
-// scrub() takes out of a text every run of WINDOW or more characters of any of them, wherever it
-// stands, also when the run is wrapped (whitespace, line breaks, quotes or control characters put
-// anywhere in it), URL-encoded (%xx, %25xx), escaped (\uXXXX, \xXX, \/, \", &#NN;) or in another
-// case. Every error the provider makes (errors.ts plainError, setMessage), every message it shows
-// (engine.ts report) and every error the plugin sends (plugin/server.ts) goes through scrub.
+// scrub() finds in a text every run that stands for WINDOW or more characters of any of them and
+// redacts the whole token-like run it is part of. A run stands for a secret's characters when it
+// holds them, or their base64, base64url or hex encoding (of the secret as it is, in lower case or in
+// upper case), in any case, with anything put anywhere in it (whitespace, line breaks, quotes, control
+// characters; and, read a second way, every character that is not a letter or a digit: `/`, `-`,
+// `_`, `+`, `=`, `%`), with any of its characters URL-encoded (%xx, %25xx) or escaped (\uXXXX, \xXX,
+// \/, \", &#NN;). Every error the provider makes (errors.ts plainError, setMessage), every message it
+// shows (engine.ts report) and every error the plugin sends (plugin/server.ts) goes through scrub.
 //
-// How: the 12-character windows of each secret, normalized as a text is (lower case, only the
-// characters secrets are made of), are kept as a set, with a rolling hash of each. A text is read
-// once, normalized as it is read (a small ring remembers where in the original each of the last
-// 12 normalized characters came from); every normalized window whose hash is in the set, and that is
-// one of the windows, marks its span of the original text, and overlapping spans are redacted as one.
+// How: a text is read once (twice when it holds `%`, `\` or `&`: as it stands, and with escapes
+// decoded), normalized as it is read: lower-cased, only letters, digits and the secrets' own
+// punctuation kept. Two lanes of rolling hashes follow the normalized characters, each with a small
+// ring that remembers where in the original each of its last 12 characters came from: lane "p" reads
+// them all, lane "a" only the letters and digits. Each secret is held as the 12-character windows of
+// its forms: in lane p, its text (so that 12 characters of it with a `-` or `_` among them count); in
+// lane a, its letters and digits, its hex, its base64 at each of the three byte alignments it can
+// have inside a longer encoded text (only the characters its own bytes decide) and the hex of that
+// base64 (its %xx-encoding read as it stands). Normalized, base64url is base64; for the characters
+// keys are made of (letters, digits, `-`, `_`) no encoding holds a `+/-_` of its own, so lane a loses
+// nothing by dropping them. Matching a window of an encoded form is decoding every run, joined across
+// separators, in each encoding at each alignment, and matching the decoding: done in the one pass.
+// Every window whose hash is in its lane's set, and that is one of the windows, marks its span of the
+// original text; a span is widened to the token-like run around it (letters, digits, `+/_-%` and a
+// trailing `=`), and overlapping spans are redacted as one.
 import { processState } from "../state";
 
-// What an error quotes of a server's text (its msg, or its body): at most this many characters.
+// What an error quotes of a server's text (its msg): at most this many characters.
 const MAX_QUOTED = 300;
+// What quote() reads of a text at most (before redacting it, and long before the cut to MAX_QUOTED).
+const MAX_READ = 64 * 1024;
 /** A run of this many characters of a secret is redacted (fewer: not, unless it is a whole short secret). */
 export const WINDOW = 12;
 /** Shorter values are not held as secrets (they would redact ordinary words). */
@@ -26,36 +41,82 @@ const REDACTED = "[redacted]";
 interface SecretSet {
   /** The values held (as given), so that each is added once. */
   held: Record<string, true>;
-  /** Normalized windows, by length (WINDOW, or a whole short secret's length): hash → windows. */
-  windows: Record<number, Map<number, string[]>>;
+  /** Normalized windows by lane and length ("p12", "a12"; "p9": a whole short secret): hash → windows. */
+  windows: Record<string, Map<number, string[]>>;
+  /** By the same keys, a bit for each low 20 bits of a hash in the map: most characters of a text cost no lookup. */
+  bits: Record<string, Uint32Array>;
   /** Which ASCII characters a normalized text keeps: letters, digits, and the punctuation of the secrets. */
   alphabet: Uint8Array;
 }
 
 function secretSet(): SecretSet {
-  return processState<SecretSet>("secrets", () => {
+  // (named apart from the set of earlier versions, whose shape differs: see state.ts)
+  return processState<SecretSet>("secrets-encoded", () => {
     const alphabet = new Uint8Array(128);
     for (let c = 48; c <= 57; c++) alphabet[c] = 1;
     for (let c = 97; c <= 122; c++) alphabet[c] = 1;
-    return { held: Object.create(null), windows: {}, alphabet };
+    return { held: Object.create(null), windows: {}, bits: {}, alphabet };
   });
 }
 
 // Never kept in a normalized text: what wraps, quotes or escapes (a secret made of them is not matched through them).
 // (A string, not a Set: Pulumi serializes this module's functions by value inside this repository.)
 const NEVER_KEPT = "\"'`\\";
+const isLetterOrDigit = (c: number) => (c >= 48 && c <= 57) || (c >= 97 && c <= 122);
 
-const hashOf = (codes: ArrayLike<number>, start: number, length: number): number => {
+const hashOf = (text: string): number => {
   let h = 0;
-  for (let i = 0; i < length; i++) h = (Math.imul(h, 31) + codes[(start + i) % length]) | 0;
+  for (let i = 0; i < text.length; i++) h = (Math.imul(h, 31) + text.charCodeAt(i)) | 0;
   return h;
 };
 
 /**
- * Holds `value` as a credential of this process: from now on no run of WINDOW of its characters
- * leaves the process in a text that goes through scrub(). `publicPart`: a part of it that is no
- * secret (an API key's token begins with its id, which messages and the state name): windows wholly
- * inside it are not redacted.
+ * The forms `value` may take in a text, normalized: its text; then, for it as it is, in lower case
+ * and in upper case, its hex and its base64 at each of the three byte alignments (the characters of
+ * the encoding that its bytes alone decide: none that shares bits with what stands before or after
+ * it), and the hex of that base64 (which is its %xx-encoding, % dropped).
+ */
+function forms(value: string): string[] {
+  const out = [normalize(value).replace(/[^a-z0-9]/g, "")];
+  const variants = [value, value.toLowerCase(), value.toUpperCase()].filter((v, i, all) => all.indexOf(v) === i);
+  for (const variant of variants) {
+    const bytes = Buffer.from(variant, "utf8");
+    out.push(bytes.toString("hex"));
+    for (let k = 0; k < 3; k++) {
+      const encoded = Buffer.concat([Buffer.alloc(k), bytes]).toString("base64");
+      const decided = encoded.slice(Math.ceil((8 * k) / 6), Math.floor((8 * (k + bytes.length)) / 6));
+      out.push(decided.toLowerCase().replace(/[^a-z0-9]/g, ""), Buffer.from(decided).toString("hex"));
+    }
+  }
+  return out;
+}
+
+/** Every window of `width` characters of each of `texts`. */
+function windowsOf(texts: string[], width: number): Set<string> {
+  const out = new Set<string>();
+  for (const text of texts) for (let i = 0; i + width <= text.length; i++) out.add(text.slice(i, i + width));
+  return out;
+}
+
+/** Adds the windows of `width` characters of `form` to the lane's set, but those in `open`. */
+function addWindows(set: SecretSet, lane: "p" | "a", form: string, width: number, open: Set<string>): void {
+  const byHash = (set.windows[`${lane}${width}`] ??= new Map());
+  const bits = (set.bits[`${lane}${width}`] ??= new Uint32Array(1 << 15));
+  for (const window of windowsOf([form], width)) {
+    if (open.has(window)) continue;
+    const h = hashOf(window);
+    bits[(h & 0xfffff) >>> 5] |= 1 << (h & 31);
+    const list = byHash.get(h);
+    if (!list) byHash.set(h, [window]);
+    else if (!list.includes(window)) list.push(window);
+  }
+}
+
+/**
+ * Holds `value` as a credential of this process: from now on no run of WINDOW of its characters (or
+ * of their encodings) leaves the process in a text that goes through scrub(). `publicPart`: a part
+ * of it that is no secret (an API key's token begins with its id, which messages and the state
+ * name): windows wholly inside it (or inside one of its encodings) are not redacted.
  */
 export function holdSecret(value: unknown, publicPart?: string): void {
   if (typeof value !== "string" || value.length < MIN_SECRET) return;
@@ -70,17 +131,9 @@ export function holdSecret(value: unknown, publicPart?: string): void {
   const normal = normalize(value);
   if (normal.length < MIN_SECRET) return;
   const width = Math.min(WINDOW, normal.length);
-  const open = publicPart ? normalize(publicPart) : "";
-  const byHash = (set.windows[width] ??= new Map());
-  for (let i = 0; i + width <= normal.length; i++) {
-    const window = normal.slice(i, i + width);
-    if (open.includes(window)) continue;
-    const codes = [...window].map((c) => c.charCodeAt(0));
-    const h = hashOf(codes, 0, width);
-    const list = byHash.get(h) ?? [];
-    if (!list.includes(window)) list.push(window);
-    byHash.set(h, list);
-  }
+  addWindows(set, "p", normal, width, windowsOf(publicPart ? [normalize(publicPart)] : [], width));
+  const open = windowsOf(publicPart ? forms(publicPart) : [], WINDOW);
+  for (const form of forms(value)) if (form.length >= WINDOW) addWindows(set, "a", form, WINDOW, open);
 }
 
 /** The API keys in the environment: ACCESSCTL_API_KEY and every profile's ACCESSCTL_<PROFILE>_API_KEY. */
@@ -94,109 +147,143 @@ const hex = (text: string, at: number, n: number): number => {
   return /^[0-9a-fA-F]+$/.test(part) ? parseInt(part, 16) : -1;
 };
 
-/**
- * Reads `text` as scrub does, calling `emit(code, start, end)` for each character a normalized text
- * keeps (lower case), with the span of the original it stands for: %xx and %25xx, \uXXXX, \xXX,
- * &#NN; and &#xHH; decoded; a backslash, \n \r \t \b \f, whitespace, quotes, control characters and
- * anything not in the alphabet dropped.
- */
-function readNormalized(text: string, alphabet: Uint8Array, emit: (code: number, start: number, end: number) => void): void {
-  const n = text.length;
-  let i = 0;
-  while (i < n) {
-    const start = i;
-    let c = text.charCodeAt(i);
-    let end = i + 1;
-    if (c === 37 /* % */) {
-      let v = hex(text, i + 1, 2);
-      if (v === 0x25 && hex(text, i + 3, 2) >= 0) {
-        v = hex(text, i + 3, 2);
-        end = i + 5;
-      } else if (v >= 0) end = i + 3;
-      if (v >= 0) c = v;
-    } else if (c === 92 /* \ */) {
-      let j = i;
-      while (j < n && text.charCodeAt(j) === 92) j++;
-      const next = text[j];
-      const u = next === "u" ? hex(text, j + 1, 4) : next === "x" ? hex(text, j + 1, 2) : -1;
-      if (u >= 0) {
-        c = u;
-        end = j + (next === "u" ? 5 : 3);
-      } else {
-        // The backslashes go; an escaped n r t b f stands for whitespace and goes with them.
-        i = next !== undefined && "nrtbf".includes(next) ? j + 1 : j;
-        continue;
-      }
-    } else if (c === 38 /* & */ && text[i + 1] === "#") {
-      const m = /^&#(?:(\d{1,7})|[xX]([0-9a-fA-F]{1,6}));/.exec(text.slice(i, i + 12));
-      if (m) {
-        c = m[1] !== undefined ? parseInt(m[1], 10) : parseInt(m[2], 16);
-        end = i + m[0].length;
-      }
-    }
-    i = end;
-    if (c >= 65 && c <= 90) c += 32;
-    if (c < 128 && alphabet[c]) emit(c, start, end);
+/** What the escape at `i` (a `%`, `\` or `&`) stands for, and where it ends; [-1, end]: nothing. */
+function decodeAt(text: string, i: number): [number, number] {
+  const c = text.charCodeAt(i);
+  if (c === 37 /* % */) {
+    const v = hex(text, i + 1, 2);
+    if (v === 0x25 && hex(text, i + 3, 2) >= 0) return [hex(text, i + 3, 2), i + 5];
+    return v >= 0 ? [v, i + 3] : [c, i + 1];
   }
+  if (c === 92 /* \ */) {
+    let j = i;
+    while (j < text.length && text.charCodeAt(j) === 92) j++;
+    const next = text[j];
+    const u = next === "u" ? hex(text, j + 1, 4) : next === "x" ? hex(text, j + 1, 2) : -1;
+    if (u >= 0) return [u, j + (next === "u" ? 5 : 3)];
+    // The backslashes go; an escaped n r t b f stands for whitespace and goes with them.
+    return [-1, next !== undefined && "nrtbf".includes(next) ? j + 1 : j];
+  }
+  if (c === 38 /* & */ && text[i + 1] === "#") {
+    const m = /^&#(?:(\d{1,7})|[xX]([0-9a-fA-F]{1,6}));/.exec(text.slice(i, i + 12));
+    if (m) return [m[1] !== undefined ? parseInt(m[1], 10) : parseInt(m[2], 16), i + m[0].length];
+  }
+  return [c, i + 1];
+}
+
+/**
+ * The character of `text` at `i` as a normalized text reads it: [code, end], its code (lower case; -1
+ * for one the alphabet does not keep) and where it ends. With `decode`, %xx and %25xx, \uXXXX, \xXX,
+ * &#NN; and &#xHH; are decoded and a backslash, \n \r \t \b \f dropped; whitespace, quotes, control
+ * characters and anything not in the alphabet are dropped.
+ */
+function readAt(text: string, i: number, alphabet: Uint8Array, decode: boolean): [number, number] {
+  let c = text.charCodeAt(i);
+  let end = i + 1;
+  if (decode && (c === 37 || c === 92 || c === 38)) [c, end] = decodeAt(text, i);
+  if (c >= 65 && c <= 90) c += 32;
+  return [c >= 0 && c < 128 && alphabet[c] ? c : -1, end];
 }
 
 function normalize(text: string): string {
+  const alphabet = secretSet().alphabet;
   let out = "";
-  readNormalized(text, secretSet().alphabet, (c) => (out += String.fromCharCode(c)));
+  for (let i = 0, c = 0; i < text.length; ) {
+    [c, i] = readAt(text, i, alphabet, true);
+    if (c >= 0) out += String.fromCharCode(c);
+  }
   return out;
 }
 
-/** The spans [start, end) of `text` to redact for the windows of one width (merged when they overlap or touch). */
-function spans(text: string, width: number, byHash: Map<number, string[]>, alphabet: Uint8Array, out: [number, number][]): void {
-  const codes = new Array<number>(width).fill(0);
-  const starts = new Array<number>(width).fill(0);
-  let count = 0; // normalized characters read
-  let h = 0;
-  // 31^width, to take the oldest character out of the rolling hash.
+/** A rolling hash over the last `width` characters of one lane, and where in the text each came from. */
+interface Lane {
+  letters: boolean; // lane a: letters and digits only
+  width: number;
+  byHash: Map<number, string[]>;
+  bits: Uint32Array;
+  codes: Int32Array;
+  starts: Int32Array;
+  slot: number; // where the next character goes in codes and starts (the oldest one is there)
+  count: number; // characters read
+  h: number;
+  top: number; // 31^width, to take the oldest character out of the hash
+}
+
+function lane(set: SecretSet, key: string): Lane {
+  const width = Number(key.slice(1));
   let top = 1;
   for (let k = 0; k < width; k++) top = Math.imul(top, 31);
-  readNormalized(text, alphabet, (c, start, end) => {
-    const slot = count % width;
-    h = (Math.imul(h, 31) + c - Math.imul(count >= width ? codes[slot] : 0, top)) | 0;
-    codes[slot] = c;
-    starts[slot] = start;
-    count++;
-    if (count < width) return;
-    const found = byHash.get(h);
-    if (!found) return;
-    const oldest = count % width;
-    let window = "";
-    for (let k = 0; k < width; k++) window += String.fromCharCode(codes[(oldest + k) % width]);
-    if (!found.includes(window)) return;
-    const from = starts[oldest];
-    const last = out[out.length - 1];
-    if (last && from <= last[1]) last[1] = Math.max(last[1], end);
-    else out.push([from, end]);
-  });
+  const [codes, starts] = [new Int32Array(width), new Int32Array(width)];
+  const [byHash, bits] = [set.windows[key], set.bits[key]];
+  return { letters: key[0] === "a", width, byHash, bits, codes, starts, slot: 0, count: 0, h: 0, top };
+}
+
+/** Feeds one normalized character to a lane; when its last `width` are a window, marks their span in `out`. */
+function feed(l: Lane, c: number, start: number, end: number, out: [number, number][]): void {
+  const slot = l.slot;
+  l.h = (Math.imul(l.h, 31) + c - Math.imul(l.codes[slot], l.top)) | 0; // (codes start as 0: nothing to take out)
+  l.codes[slot] = c;
+  l.starts[slot] = start;
+  l.slot = slot + 1 === l.width ? 0 : slot + 1;
+  if (++l.count < l.width || !(l.bits[(l.h & 0xfffff) >>> 5] & (1 << (l.h & 31)))) return;
+  const found = l.byHash.get(l.h);
+  if (!found) return;
+  let window = "";
+  for (let k = 0; k < l.width; k++) window += String.fromCharCode(l.codes[(l.slot + k) % l.width]);
+  if (!found.includes(window)) return;
+  const from = l.starts[l.slot];
+  const last = out[out.length - 1];
+  if (last && from >= last[0] && from <= last[1]) last[1] = Math.max(last[1], end);
+  else out.push([from, end]);
+}
+
+/** The spans [start, end) of `text` that hold a window of a secret, read with or without decoding escapes. */
+function spans(text: string, set: SecretSet, out: [number, number][], decode: boolean): void {
+  const lanes = Object.keys(set.windows).filter((key) => set.windows[key].size).map((key) => lane(set, key));
+  if (!lanes.length) return;
+  const alphabet = set.alphabet;
+  for (let i = 0; i < text.length; ) {
+    const start = i;
+    let c = text.charCodeAt(i);
+    // (the common case read here, the rest by readAt: this loop runs over every character of every text)
+    if (c < 128 && c !== 37 && c !== 92 && c !== 38) i++;
+    else [c, i] = readAt(text, i, alphabet, decode);
+    if (c >= 65 && c <= 90) c += 32;
+    if (c < 0 || c >= 128 || !alphabet[c]) continue;
+    const letter = isLetterOrDigit(c);
+    for (let k = 0; k < lanes.length; k++) if (letter || !lanes[k].letters) feed(lanes[k], c, start, i, out);
+  }
+}
+
+/** `text` with each span, widened to the token-like run around it, as "[redacted]" (overlapping ones as one). */
+function redactRuns(text: string, found: [number, number][]): string {
+  found.sort((a, b) => a[0] - b[0]);
+  let out = "";
+  let at = -1; // the end of the last run redacted
+  for (let [start, end] of found) {
+    while (start > 0 && /[A-Za-z0-9+/_%-]/.test(text[start - 1])) start--;
+    while (end < text.length && /[A-Za-z0-9+/_%=-]/.test(text[end])) end++;
+    if (start > at) out += text.slice(Math.max(at, 0), start) + REDACTED; // else it overlaps or touches the last one
+    at = Math.max(at, end);
+  }
+  return out + text.slice(at);
 }
 
 /**
- * `text` without any run of WINDOW or more characters of a credential this process holds (or of a
- * whole shorter one), however wrapped, encoded, escaped or quoted: each such run, with what was put
- * inside it, becomes "[redacted]". Use it on every text headed out of the provider, before cutting it.
+ * `text` without any run that stands for WINDOW or more characters of a credential this process
+ * holds (or a whole shorter one), however wrapped, split, encoded (base64, base64url, hex, %xx),
+ * escaped or quoted: each such run, with what was put inside it, becomes "[redacted]". Use it on
+ * every text headed out of the provider, before cutting it.
  */
 export function scrub(text: string): string {
   if (!text) return text;
   holdEnvironmentKeys();
   const set = secretSet();
   const found: [number, number][] = [];
-  for (const [width, byHash] of Object.entries(set.windows)) {
-    if (byHash.size) spans(text, Number(width), byHash, set.alphabet, found);
-  }
-  if (!found.length) return text;
-  found.sort((a, b) => a[0] - b[0]);
-  let out = "";
-  let at = -1; // the end of the last span redacted
-  for (const [start, end] of found) {
-    if (start > at) out += text.slice(Math.max(at, 0), start) + REDACTED; // else it overlaps or touches the last one
-    at = Math.max(at, end);
-  }
-  return out + text.slice(at);
+  // Read as it stands (a %xx-encoding split inside its escapes reads as its hex), and with escapes decoded.
+  spans(text, set, found, false);
+  if (/[%\\&]/.test(text)) spans(text, set, found, true);
+  return found.length ? redactRuns(text, found) : text;
 }
 
 /** scrub(), with `secrets` held first (the keys of the request that got the text). */
@@ -206,13 +293,15 @@ export function redact(text: string, secrets: (string | undefined)[]): string {
 }
 
 /**
- * A server's text as an error may show it: every credential of the process taken out (scrub), then
- * terminal escapes and control characters removed, any "token"-like field value (even one cut
- * short), anything after "Bearer " and long token-like strings redacted, and only then cut to `max`
- * characters.
+ * A server's text as an error may show it: read up to MAX_READ characters (the run a longer text is
+ * cut in is dropped: it may be the start of a secret), every credential of the process taken out
+ * (scrub), then terminal escapes and control characters removed, any "token"-like field value (even
+ * one cut short), anything after "Bearer " and long token-like strings redacted, and only then cut
+ * to `max` characters.
  */
 export function quote(text: string, secrets: (string | undefined)[], max = MAX_QUOTED): string {
-  const plain = redact(text, secrets)
+  const read = text.length > MAX_READ ? `${text.slice(0, MAX_READ).replace(/\S*$/, "")}…` : text;
+  const plain = redact(read, secrets)
     .replace(/\\u([0-9a-fA-F]{4})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))) // a JSON escape hides nothing
     .replace(/\u001b(\[[0-?]*[ -\/]*[@-~]|\][^\u0007\u001b]*(\u0007|\u001b\\)?|[@-Z\\-_])?/g, "")
     .replace(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2066-\u2069]+/g, " ");

@@ -141,7 +141,9 @@ export async function attempt<T>(method: string, url: URL, headers: Record<strin
       parsed = false;
     }
     if (succeeded) {
-      if (!parsed) throw unusable(failure(`${options.what}: HTTP ${res.statusCode} but the answer is not JSON: ${quote(text, secrets)}`, {}));
+      // (its text is not shown: it may be anything, a new token cut short among others)
+      const notJson = `HTTP ${res.statusCode} but the answer is not JSON (${Buffer.byteLength(text)} bytes, not shown)`;
+      if (!parsed) throw unusable(failure(`${options.what}: ${notJson}`, {}));
       if (options.expect && res.statusCode !== 204) {
         try {
           checkAnswer(body, options.expect, options.what);

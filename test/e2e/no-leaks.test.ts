@@ -10,6 +10,7 @@ import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { RunningEmulator, startEmulator } from "../helpers/emulator";
 import { startFaultProxy } from "../helpers/fault-proxy";
+import { traces } from "../helpers/leaks";
 import { packedPlugin, RunResult, Spec, testStack } from "../helpers/stack";
 
 let emu: RunningEmulator;
@@ -96,70 +97,102 @@ describe("at -v=11 with PULUMI_DEBUG_GRPC", () => {
   });
 });
 
-// A gateway that echoes the key it was sent in its error answers, cut, wrapped, encoded, escaped
-// and quoted (each failed create gets the next shape): our errors, messages and -v=9 logs hold no
-// run of 12 of its characters, on either host (provider/http/redact.ts scrub). The key comes from
-// ACCESSCTL_API_KEY, so that Pulumi's own traces (which print Configure's inputs) cannot hold it.
+// A gateway that echoes the key it was sent in its error answers, cut, wrapped, encoded (base64,
+// base64url, hex, %xx), escaped, quoted and split (each failed create gets the next shape): our errors,
+// messages and -v=9 logs hold no decodable trace of it (test/helpers/leaks.ts: 12 characters of the
+// key as they stand, joined across separators, or in a decoding of the base64- and hex-looking runs),
+// on either host (provider/http/redact.ts scrub); nor does the state or any file under PULUMI_HOME or
+// the run's TMPDIR. The key comes from ACCESSCTL_API_KEY, so that Pulumi's own traces (which print
+// Configure's inputs) cannot hold it.
 describe("a gateway that echoes the API key in its error answers", () => {
   const cleanups: (() => unknown)[] = [];
   afterAll(async () => {
     for (const c of cleanups.reverse()) await c();
   });
 
-  /** Every run of 12 characters of `secret` in `text`, as it stands or with whitespace, quotes and escapes taken out. */
-  function leaks(text: string, secret: string): string[] {
-    const squeezed = text.replace(/\\[nrt]/g, "").replace(/[\s"'`\\]+/g, "").toLowerCase();
-    const decoded = squeezed.replace(/%([0-9a-f]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16))).replace(/u00([0-9a-f]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
-    const found: string[] = [];
-    for (let i = 0; i + 12 <= secret.length; i++) {
-      const run = secret.slice(i, i + 12);
-      if (text.includes(run) || squeezed.includes(run.toLowerCase()) || decoded.includes(run.toLowerCase())) found.push(run);
-    }
-    return found;
+  /** Every file under `dir` (but Pulumi's plugins: our own package's code), concatenated. */
+  function filesUnder(dir: string): string {
+    const texts: string[] = [];
+    const walk = (d: string) => {
+      for (const entry of fs.readdirSync(d, { withFileTypes: true })) {
+        const p = path.join(d, entry.name);
+        if (entry.isDirectory() && !(d === dir && entry.name === "plugins")) walk(p);
+        else if (entry.isFile()) texts.push(`${p}\n${fs.readFileSync(p, "latin1")}`);
+      }
+    };
+    walk(dir);
+    return texts.join("\n");
+  }
+
+  /** The echoes: the key in each shape (issue 39, reproduction 3: base64 wrapped at 32, base64url split by / at 39). */
+  function shapesOf(key: string): string[] {
+    const after = key.slice(key.indexOf("_") + 1);
+    const split = (s: string, width: number, sep = "\n") => s.match(new RegExp(`.{1,${width}}`, "gs"))!.join(sep);
+    const percent = (s: string) => [...s].map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, "0")}`).join("");
+    const b64 = (s: string) => Buffer.from(s).toString("base64");
+    return [
+      `invalid key ${key.slice(0, 20)}\n${key.slice(20)}`, // split over two lines at its 20th character
+      `secret part ${after} refused`, // its part after the first _
+      `"Bearer" "${key.slice(0, 30)}" + "${key.slice(30)}"`, // quoted in pieces
+      `api_key=${percent(key)}`, // URL-encoded
+      `seen ${[...key].map((c) => `\\u00${c.charCodeAt(0).toString(16)}`).join("")}`, // JSON-escaped
+      `<pre>\n${split(key, 16)}\n</pre>`, // wrapped
+      `${key.toUpperCase()}`,
+      `invalid credential:\n${split(b64(key), 32)}`, // base64 wrapped every 32 characters
+      `seen ${split(Buffer.from(key).toString("base64url"), 39, "/")} here`, // base64url split by / every 39
+      `key ${split(Buffer.from(key).toString("hex").toUpperCase(), 16, "-")}`, // hex, split by -
+      `Authorization: ${split(b64(`Bearer ${key}`), 8, " ")}`, // base64 at another alignment, split by spaces
+      `q=${split(percent(b64(key)), 20)}`, // %xx-encoded base64, split inside its escapes
+    ];
   }
 
   for (const host of ["dynamic", "plugin"] as const) {
-    it(`${host}: no run of 12 characters of the key in the output, the -v=9 logs or the state`, async () => {
+    it(`${host}: no decodable trace of the key in the output, -v=9 logs, state or files written`, async () => {
       const proxy = await startFaultProxy(emu.url);
       cleanups.push(() => proxy.close());
       const key = emu.adminToken;
-      const after = key.slice(key.indexOf("_") + 1);
-      const wrap = (s: string, width: number) => s.match(new RegExp(`.{1,${width}}`, "g"))!.join("\n");
-      const shapes = [
-        `invalid key ${key.slice(0, 20)}\n${key.slice(20)}`, // split over two lines at its 20th character
-        `secret part ${after} refused`, // its part after the first _
-        `"Bearer" "${key.slice(0, 30)}" + "${key.slice(30)}"`, // quoted in pieces
-        `api_key=${[...key].map((c) => `%${c.charCodeAt(0).toString(16)}`).join("")}`, // URL-encoded
-        `seen ${[...key].map((c) => `\\u00${c.charCodeAt(0).toString(16)}`).join("")}`, // JSON-escaped
-        `<pre>\n${wrap(key, 16)}\n</pre>`, // wrapped
-        `${key.toUpperCase()}`,
-      ];
+      const shapes = shapesOf(key);
+      // Each shape as the service's error (its msg); every third time also a page that is not (never shown).
       let n = 0;
       const echo = () => {
         const shape = shapes[n++ % shapes.length];
-        return n % 2 ? JSON.stringify({ error_code: "ERR_GATEWAY", msg: shape }) : shape;
+        return n % 3 ? JSON.stringify({ error_code: "ERR_GATEWAY", msg: shape }) : `<html>${shape}</html>`;
       };
-      proxy.fail({ method: "POST", path: /^\/api_keys$/, when: "before", status: 400, times: 3, answer: echo });
-      proxy.fail({ method: "POST", path: /^\/ip_policy_rules$/, when: "before", status: 500, times: 4, answer: echo });
-      const { project, home } = host === "plugin" ? packedPlugin(cleanups) : { project: inject("e2e"), home: { env: {} } };
-      const stack = testStack({ project, emulator: { ...emu, url: proxy.url }, name: `echo-${host}`, credentials: "env", env: home.env });
+      proxy.fail({ method: "POST", path: /^\/api_keys$/, when: "before", status: 400, times: 5, answer: echo });
+      proxy.fail({ method: "POST", path: /^\/ip_policy_rules$/, when: "before", status: 500, times: 7, answer: echo });
+      const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-leaks-tmp-"));
+      cleanups.push(() => fs.rmSync(tmp, { recursive: true, force: true }));
+      const dynamic = { project: inject("e2e"), home: { env: { PULUMI_HOME: tmp } } };
+      const { project, home } = host === "plugin" ? packedPlugin(cleanups) : dynamic;
+      const pulumiHome = home.env.PULUMI_HOME;
+      const env = { ...home.env, TMPDIR: tmp };
+      const emulator = { ...emu, url: proxy.url };
+      const stack = testStack({ project, emulator, name: `echo-${host}`, credentials: "env", env });
       cleanups.push(() => stack.cleanup());
       const policy = emu.fixtures.ipPolicies[1];
       const spec: Spec = {
         plugin: host === "plugin",
-        keys: Object.fromEntries([1, 2, 3].map((i) => [`k${i}`, { description: `echo ${i}` }])),
-        rules: Object.fromEntries([1, 2, 3, 4].map((i) => [`r${i}`, { ipPolicyId: policy, cidr: `192.0.2.${i}`, action: "allow" }])),
+        keys: Object.fromEntries([1, 2, 3, 4, 5].map((i) => [`k${i}`, { description: `echo ${i}` }])),
+        rules: Object.fromEntries(
+          [1, 2, 3, 4, 5, 6, 7].map((i) => [`r${i}`, { ipPolicyId: policy, cidr: `192.0.2.${i}`, action: "allow" }]),
+        ),
       };
       // Every create is tried, so that every shape is echoed (Pulumi starts no step after a failure otherwise).
       const result = await stack.run("up", spec, { verbose: 9, env: { PULUMI_CONTINUE_ON_ERROR: "true" } });
       expect(result.ok).toBe(false);
-      expect(proxy.failed.length).toBe(7); // each shape was echoed
-      expect(result.output).toMatch(/create API key: HTTP 400/);
-      expect(result.output).toMatch(/create IP policy rule 192\.0\.2\.\d(\/32)?: HTTP 500/);
-      expect(result.output).toContain("[redacted]");
+      expect(proxy.failed.length).toBe(shapes.length); // each shape was echoed
       expect(result.output.length).toBeGreaterThan(100_000); // the -v=9 logs were captured
-      expect(leaks(result.output, key)).toEqual([]);
-      expect(leaks(stack.backendText(), key)).toEqual([]);
+      // The check is real: it reads the key in each echo as the gateway sent it.
+      for (const shape of shapes) expect(traces(shape, key).length, shape).toBeGreaterThan(0);
+      const files = { home: filesUnder(pulumiHome), tmp: host === "plugin" ? filesUnder(tmp) : "" };
+      const places = { output: result.output, state: stack.backendText(), ...files };
+      for (const [place, text] of Object.entries(places)) expect(traces(text, key), place).toEqual([]);
+      expect(result.output).toMatch(/create API key: HTTP 400 ERR_GATEWAY: /);
+      expect(result.output).toMatch(/create IP policy rule 192\.0\.2\.\d(\/32)?: HTTP 500 ERR_GATEWAY: /);
+      expect(result.output).toMatch(
+        /HTTP (400|500): an answer that is not the service's error \(\d+ bytes, not shown\)/,
+      );
+      expect(result.output).toContain("[redacted]");
     });
   }
 });
