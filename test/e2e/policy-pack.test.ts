@@ -1,0 +1,105 @@
+// The guardrails pack (templates/accessctl-guardrails, as the npm package ships it) run by the real
+// CLI on the example of docs/guides/guardrails.md, a YAML program on the plugin: a program allowing
+// 0.0.0.0/0 fails `pulumi preview --policy-pack` and `pulumi up --policy-pack` with one line per
+// violation, before any request that writes; without that rule, and with the guide's config file, it
+// passes, the config's advisory shown. The CLI built here has a Node.js host without RunPlugin, so the
+// pack runs as the guide says: a copy of `pulumi` beside the YAML host alone, and the pack's
+// bin/pulumi-analyzer-policy-nodejs on PATH (Pulumi's path for CLIs without a Node.js host).
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { startEmulator } from "../helpers/emulator";
+import { packedPlugin, testStack } from "../helpers/stack";
+
+const REPO = path.resolve(__dirname, "../..");
+const GUIDE = fs.readFileSync(path.join(REPO, "docs/guides/guardrails.md"), "utf8");
+
+const cleanups: (() => Promise<unknown> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** The guide's fenced block whose info string is `lang` ("" for none) and that holds `marker`. */
+function guideBlock(lang: string, marker: string): string {
+  const blocks: { lang: string; text: string }[] = [];
+  let open: { lang: string; lines: string[] } | undefined;
+  for (const line of GUIDE.split("\n")) {
+    const fence = /^```(\S*)\s*$/.exec(line);
+    if (fence && !open) open = { lang: fence[1], lines: [] };
+    else if (fence && open) {
+      blocks.push({ lang: open.lang, text: open.lines.join("\n") + "\n" });
+      open = undefined;
+    } else open?.lines.push(line);
+  }
+  const found = blocks.find((b) => b.lang === lang && b.text.includes(marker));
+  if (!found) throw new Error(`docs/guides/guardrails.md has no ${lang || "plain"} block holding ${marker}`);
+  return found.text;
+}
+
+function tempDir(prefix: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${prefix}-`));
+  cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** The pack as the guide installs it: copied from the installed package, its dependencies installed (ours from the tarball). */
+function installPack(installed: string, tarball: string): string {
+  const pack = path.join(tempDir("accessctl-guardrails"), "guardrails");
+  fs.cpSync(path.join(installed, "templates/accessctl-guardrails"), pack, { recursive: true });
+  const pkg = JSON.parse(fs.readFileSync(path.join(pack, "package.json"), "utf8"));
+  pkg.dependencies["@accessctl/pulumi"] = `file:${tarball}`;
+  fs.writeFileSync(path.join(pack, "package.json"), JSON.stringify(pkg, null, 2));
+  execFileSync("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel", "error"], { cwd: pack, stdio: ["ignore", "inherit", "inherit"] });
+  return pack;
+}
+
+/** A directory holding a copy of `pulumi` and the YAML host, and no Node.js host: Pulumi then runs the pack through PATH's analyzer. */
+function binWithoutNodeHost(binDir: string): string {
+  const dir = tempDir("accessctl-bin");
+  fs.copyFileSync(path.join(binDir, "pulumi"), path.join(dir, "pulumi")); // a copy: Pulumi looks beside the resolved binary
+  fs.chmodSync(path.join(dir, "pulumi"), 0o755);
+  fs.symlinkSync(path.join(binDir, "pulumi-language-yaml"), path.join(dir, "pulumi-language-yaml"));
+  return dir;
+}
+
+describe("the guardrails policy pack", () => {
+  it("fails preview and up of the guide's program allowing 0.0.0.0/0, one line per violation, before any write; passes without it, with the guide's config", async () => {
+    const { project: e2e, home } = packedPlugin(cleanups);
+    const emu = await startEmulator(["--rate-limit", "off"]);
+    cleanups.push(() => emu.stop());
+    const pack = installPack(path.join(e2e.dir, "node_modules/@accessctl/pulumi"), e2e.tarball);
+    const bin = binWithoutNodeHost(e2e.binDir);
+    const dir = tempDir("accessctl-guarded");
+    const program = guideBlock("yaml", "name: office-access");
+    fs.writeFileSync(path.join(dir, "Pulumi.yaml"), program);
+    const configFile = path.join(dir, "guardrails-config.json");
+    fs.writeFileSync(configFile, guideBlock("json", '"accessctl-forbidden-ranges"'));
+    // PATH: the pack's analyzer first, and no directory holding a Node.js host.
+    const paths = (process.env.PATH ?? "").split(path.delimiter).filter((p) => p && !fs.existsSync(path.join(p, "pulumi-language-nodejs")));
+    const env = { ...home.env, PULUMI_IGNORE_AMBIENT_PLUGINS: "false", PATH: [path.join(pack, "bin"), ...paths].join(path.delimiter) };
+    const policy = emu.fixtures.ipPolicies[0];
+    const stack = testStack({ project: { dir, binDir: bin }, emulator: emu, name: "guarded", env, extraConfig: { ipPolicyId: { value: policy } } });
+    cleanups.push(() => stack.cleanup());
+    const withPack = ["--policy-pack", pack];
+
+    const preview = await stack.run("preview", {}, { args: withPack });
+    expect(preview.ok, preview.output).toBe(false);
+    const lines = guideBlock("", 'IpPolicyRuleSet "office" on ipp_…').trim().split("\n").map((l) => l.replace("ipp_…", policy));
+    for (const line of lines) expect(preview.output.split("\n").map((l) => l.trim())).toContain(line);
+    expect(preview.output).toContain("accessctl-forbidden-ranges");
+    const up = await stack.run("up", {}, { args: withPack, withPreview: true });
+    expect(up.ok, up.output).toBe(false);
+    expect(up.output).toContain(lines[0]);
+    const { byMethod } = await emu.stats();
+    expect([byMethod.POST, byMethod.PATCH, byMethod.DELETE]).toEqual([undefined, undefined, undefined]);
+
+    // The guide's fix: the 0.0.0.0/0 rule removed; its config file makes the widest allow /28, advisory.
+    fs.writeFileSync(path.join(dir, "Pulumi.yaml"), program.replace("        - cidr: 0.0.0.0/0\n          action: allow\n", ""));
+    const clean = await stack.run("preview", {}, { args: [...withPack, "--policy-pack-config", configFile] });
+    expect(clean.ok, clean.output).toBe(true);
+    expect(clean.output).toContain(`IpPolicyRuleSet "office" on ${policy}: rule 203.0.113.0/24 allow is wider than /28, the widest IPv4 allow`);
+    expect(clean.output).toMatch(/advisory/);
+  });
+});
