@@ -291,10 +291,20 @@ export function accessChange(before: AccessRule[], after: AccessRule[]): { opens
  * Those two cover every case: an address opened beside some rules is opened beside one of them.
  */
 export function mayOpen(before: AccessRule[], after: AccessRule[]): Space {
+  return spaceOfRanges(mayOpenRanges(before, after));
+}
+
+/** Whether mayOpen is not empty (a step's `opens`, without writing the CIDRs out). */
+export function opensAny(before: AccessRule[], after: AccessRule[]): boolean {
+  const r = mayOpenRanges(before, after);
+  return r.v4.length > 0 || r.v6.length > 0;
+}
+
+function mayOpenRanges(before: AccessRule[], after: AccessRule[]): Ranges {
   const everything: AccessRule[] = [{ cidr: "0.0.0.0/0", action: "allow" }, { cidr: "::/0", action: "allow" }];
   const alone = perFamily(allowedRanges(after), allowedRanges(before), minus);
   const beside = perFamily(allowedRanges([...everything, ...after]), allowedRanges([...everything, ...before]), minus);
-  return spaceOfRanges(perFamily(alone, beside, (a, b) => merged([...a, ...b])));
+  return perFamily(alone, beside, (a, b) => merged([...a, ...b]));
 }
 
 export function isEmpty(s: Space): boolean {
