@@ -16,7 +16,7 @@ const SHOWN_CIDRS = 8;
 
 function shapeWords(shape: Shape): string {
   const shown = shape.cidrs.slice(0, SHOWN_CIDRS).join(", ");
-  const more = shape.cidrs.length > SHOWN_CIDRS ? ` and ${shape.cidrs.length - SHOWN_CIDRS} more` : "";
+  const more = shape.cidrs.length > SHOWN_CIDRS ? ` and ${plural(shape.cidrs.length - SHOWN_CIDRS, "more CIDR", "more CIDRs")}` : "";
   const list = shape.within ? `${shape.within} except ${shown}${more}` : `${shown}${more}`;
   return `${list} (${plural(shape.count, "address", "addresses")})`;
 }
