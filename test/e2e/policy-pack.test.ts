@@ -85,7 +85,7 @@ describe("the guardrails policy pack", () => {
     const withPack = ["--policy-pack", pack];
 
     const preview = await stack.run("preview", {}, { args: withPack });
-    expect(preview.ok, preview.output).toBe(false);
+    expect(preview.exitCode, preview.output).toBe(1);
     const lines = guideBlock("", 'IpPolicyRuleSet "office" on ipp_…').trim().split("\n").map((l) => l.replace("ipp_…", policy));
     for (const line of lines) expect(preview.output.split("\n").map((l) => l.trim())).toContain(line);
     expect(preview.output).toContain("accessctl-forbidden-ranges");
@@ -100,6 +100,7 @@ describe("the guardrails policy pack", () => {
     const clean = await stack.run("preview", {}, { args: [...withPack, "--policy-pack-config", configFile] });
     expect(clean.ok, clean.output).toBe(true);
     expect(clean.output).toContain(`IpPolicyRuleSet "office" on ${policy}: rule 203.0.113.0/24 allow is wider than /28, the widest IPv4 allow`);
-    expect(clean.output).toMatch(/advisory/);
+    expect(clean.output).toContain(`IpPolicyRuleSet "office" on ${policy}: rule 198.51.100.7/32 deny lies outside every allow of the policy`);
+    expect(clean.output).toMatch(/\[advisory\]\s+accessctl-widest-allow/);
   });
 });

@@ -118,7 +118,8 @@ describe("the policies, as @pulumi/policy calls them", () => {
   it("useless denies, across the stack's resources on the policy", () => {
     const set = stackResource(SET.dynamicType, "allow", { ipPolicyId: "ipp_1", rules: { "10.0.0.0/8": { action: "allow" }, "192.0.2.0/24": { action: "deny" } } });
     const rule = stackResource(RULE.token, "deny-one", { ipPolicyId: "ipp_1", cidr: "10.9.9.9/32", action: "deny" });
-    expect(runStack(uselessDeny, [set, rule]).seen).toEqual([
+    const typo = stackResource(RULE.token, "typo", { ipPolicyId: "ipp_1", cidr: "10.0.0.1/8", action: "deny" }); // the provider's check refuses it
+    expect(runStack(uselessDeny, [set, rule, typo]).seen).toEqual([
       { urn: set.urn, message: 'IpPolicyRuleSet "allow" on ipp_1: rule 192.0.2.0/24 deny lies outside every allow of the policy: it takes nothing away (nothing there is allowed)' },
     ]);
   });
