@@ -4,8 +4,11 @@
 // violation, before any request that writes; without that rule, and with the guide's config file, it
 // passes, the config's advisory shown. The CLI built here has a Node.js host without RunPlugin, so the
 // pack runs as the guide says: a copy of `pulumi` beside the YAML host alone, and the pack's
-// bin/pulumi-analyzer-policy-nodejs on PATH (Pulumi's path for CLIs without a Node.js host).
+// bin/pulumi-analyzer-policy-nodejs on PATH (Pulumi's path for CLIs without a Node.js host). A
+// TypeScript program runs it the same way when the Automation API runs it inline (no language host):
+// its preview fails on the dynamic classes' set and the plugin's key.
 import { execFileSync } from "node:child_process";
+import { createRequire } from "node:module";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -55,13 +58,27 @@ function installPack(installed: string, tarball: string): string {
   return pack;
 }
 
-/** A directory holding a copy of `pulumi` and the YAML host, and no Node.js host: Pulumi then runs the pack through PATH's analyzer. */
+/**
+ * ROOT/bin holding a copy of `pulumi`, the YAML host and the dynamic providers' shim, and no Node.js
+ * host: Pulumi then runs the pack through PATH's analyzer. Returns ROOT/bin.
+ */
 function binWithoutNodeHost(binDir: string): string {
-  const dir = tempDir("accessctl-bin");
+  const dir = path.join(tempDir("accessctl-cli"), "bin");
+  fs.mkdirSync(dir);
   fs.copyFileSync(path.join(binDir, "pulumi"), path.join(dir, "pulumi")); // a copy: Pulumi looks beside the resolved binary
   fs.chmodSync(path.join(dir, "pulumi"), 0o755);
-  fs.symlinkSync(path.join(binDir, "pulumi-language-yaml"), path.join(dir, "pulumi-language-yaml"));
+  for (const host of ["pulumi-language-yaml", "pulumi-resource-pulumi-nodejs"]) fs.symlinkSync(path.join(binDir, host), path.join(dir, host));
   return dir;
+}
+
+/**
+ * The environment of a run through the analyzer: the pack's bin/ first on PATH, and no directory
+ * holding a Node.js host or another dynamic providers' shim (npx puts this repository's node_modules/.bin first).
+ */
+function analyzerEnv(pack: string, home: Record<string, string>): Record<string, string> {
+  const other = (p: string) => ["pulumi-language-nodejs", "pulumi-resource-pulumi-nodejs"].some((f) => fs.existsSync(path.join(p, f)));
+  const paths = (process.env.PATH ?? "").split(path.delimiter).filter((p) => p && !other(p));
+  return { ...home, PULUMI_IGNORE_AMBIENT_PLUGINS: "false", PATH: [path.join(pack, "bin"), ...paths].join(path.delimiter) };
 }
 
 describe("the guardrails policy pack", () => {
@@ -76,9 +93,7 @@ describe("the guardrails policy pack", () => {
     fs.writeFileSync(path.join(dir, "Pulumi.yaml"), program);
     const configFile = path.join(dir, "guardrails-config.json");
     fs.writeFileSync(configFile, guideBlock("json", '"accessctl-forbidden-ranges"'));
-    // PATH: the pack's analyzer first, and no directory holding a Node.js host.
-    const paths = (process.env.PATH ?? "").split(path.delimiter).filter((p) => p && !fs.existsSync(path.join(p, "pulumi-language-nodejs")));
-    const env = { ...home.env, PULUMI_IGNORE_AMBIENT_PLUGINS: "false", PATH: [path.join(pack, "bin"), ...paths].join(path.delimiter) };
+    const env = analyzerEnv(pack, home.env);
     const policy = emu.fixtures.ipPolicies[0];
     const stack = testStack({ project: { dir, binDir: bin }, emulator: emu, name: "guarded", env, extraConfig: { ipPolicyId: { value: policy } } });
     cleanups.push(() => stack.cleanup());
@@ -102,5 +117,41 @@ describe("the guardrails policy pack", () => {
     expect(clean.output).toContain(`IpPolicyRuleSet "office" on ${policy}: rule 203.0.113.0/24 allow is wider than /28, the widest IPv4 allow`);
     expect(clean.output).toContain(`IpPolicyRuleSet "office" on ${policy}: rule 198.51.100.7/32 deny lies outside every allow of the policy`);
     expect(clean.output).toMatch(/\[advisory\]\s+accessctl-widest-allow/);
+  });
+
+  it("fails the preview of a TypeScript program, run inline by the Automation API (no language host), on the dynamic classes and the plugin's", async () => {
+    const { project: e2e, home } = packedPlugin(cleanups);
+    const emu = await startEmulator(["--rate-limit", "off"]);
+    cleanups.push(() => emu.stop());
+    const pack = installPack(path.join(e2e.dir, "node_modules/@accessctl/pulumi"), e2e.tarball);
+    const bin = binWithoutNodeHost(e2e.binDir);
+    // The user's project: its node_modules (our package, @pulumi/pulumi) and a workspace directory of its own.
+    const work = tempDir("accessctl-inline");
+    fs.symlinkSync(path.join(e2e.dir, "node_modules"), path.join(work, "node_modules"));
+    const fromProject = createRequire(path.join(e2e.dir, "package.json"));
+    const { LocalWorkspace, PulumiCommand } = fromProject("@pulumi/pulumi/automation");
+    const dynamic = fromProject("@accessctl/pulumi");
+    const plugin = fromProject("@accessctl/pulumi/plugin");
+    const policy = emu.fixtures.ipPolicies[1];
+    const program = async () => {
+      new dynamic.IpPolicyRuleSet("office", { ipPolicyId: policy, rules: [{ cidr: "0.0.0.0/0", action: "allow" }, { cidr: "10.0.0.0/8", action: "deny" }] });
+      new plugin.ApiKey("ci", { triggers: ["2026-11"] });
+    };
+    const backend = tempDir("accessctl-inline-backend");
+    const envVars = { ...analyzerEnv(pack, home.env), PULUMI_BACKEND_URL: `file://${backend}`, PULUMI_CONFIG_PASSPHRASE: "accessctl-local", PULUMI_SKIP_UPDATE_CHECK: "true", ACCESSCTL_API_URL: emu.url, ACCESSCTL_API_KEY: emu.adminToken };
+    // The program's directory (`main`; the Automation API's default is the process's): the dynamic
+    // providers' plugin resolves @pulumi/pulumi, and through it our package, from there.
+    const projectSettings = { name: "guarded-ts", runtime: "nodejs", main: work };
+    const pulumiCommand = await PulumiCommand.get({ root: path.dirname(bin), skipVersionCheck: true });
+    const stack = await LocalWorkspace.createOrSelectStack({ stackName: "inline", projectName: "guarded-ts", program }, { workDir: work, pulumiCommand, envVars, projectSettings });
+    let output = "";
+    const failed = await stack.preview({ policyPacks: [pack], onOutput: (o: string) => (output += o) }).then(() => false, () => true);
+    expect(failed, output).toBe(true);
+    expect(output).toMatch(/\[mandatory\]\s+accessctl-forbidden-ranges\s+\(pulumi-nodejs:dynamic\/accessctl:IpPolicyRuleSet: office\)/);
+    expect(output).toContain(`IpPolicyRuleSet "office" on ${policy}: rule 0.0.0.0/0 allow allows all of IPv4: it makes reachable 0.0.0.0/0 except 10.0.0.0/8 (4,278,190,080 addresses)`);
+    expect(output).toMatch(/\[mandatory\]\s+accessctl-api-key-description\s+\(accessctl:index:ApiKey: ci\)/);
+    expect(output).toContain('ApiKey "ci" has no description');
+    const { byMethod } = await emu.stats();
+    expect([byMethod.POST, byMethod.PATCH, byMethod.DELETE]).toEqual([undefined, undefined, undefined]);
   });
 });
