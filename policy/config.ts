@@ -45,8 +45,20 @@ export const FORBIDDEN_SCHEMA: PolicyConfigSchema = {
 
 export const WIDEST_SCHEMA: PolicyConfigSchema = {
   properties: {
-    ipv4: { type: "integer", minimum: 0, maximum: 32, default: WIDEST_DEFAULTS.ipv4, description: "The shortest prefix length of an IPv4 allow" },
-    ipv6: { type: "integer", minimum: 0, maximum: 128, default: WIDEST_DEFAULTS.ipv6, description: "The shortest prefix length of an IPv6 allow" },
+    ipv4: {
+      type: "integer",
+      minimum: 0,
+      maximum: 32,
+      default: WIDEST_DEFAULTS.ipv4,
+      description: "The shortest prefix length of an IPv4 allow",
+    },
+    ipv6: {
+      type: "integer",
+      minimum: 0,
+      maximum: 128,
+      default: WIDEST_DEFAULTS.ipv6,
+      description: "The shortest prefix length of an IPv6 allow",
+    },
   },
 };
 
@@ -55,7 +67,8 @@ export function forbiddenSettings(config: Partial<ForbiddenSettings>): Forbidden
   const settings = { ...FORBIDDEN_DEFAULTS, ...config };
   settings.ranges.forEach((range, i) => {
     const problem = cidr(range);
-    if (problem) throw new Error(`${NAMES.forbidden}: config ranges[${i}] must be a CIDR such as 10.0.0.0/8: ${problem}`);
+    if (problem)
+      throw new Error(`${NAMES.forbidden}: config ranges[${i}] must be a CIDR such as 10.0.0.0/8: ${problem}`);
   });
   return settings;
 }

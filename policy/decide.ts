@@ -93,15 +93,21 @@ export function uselessDenies(policy: PolicyRules): DeclaredRule[] {
 }
 
 /** What an API key's inputs lack: a description; `triggers`, which replace (rotate) the key when they change. */
-export function keyGaps(props: { description?: unknown; triggers?: unknown }): { description: boolean; triggers: boolean } {
+export function keyGaps(props: { description?: unknown; triggers?: unknown }): {
+  description: boolean;
+  triggers: boolean;
+} {
   return {
     description: typeof props.description !== "string" || props.description.trim() === "",
     triggers: !Array.isArray(props.triggers) || props.triggers.length === 0,
   };
 }
 
-/** What a mutual TLS module's inputs leave open: switched off (by `enabled`, or its default), no certificate authority. */
-export function mutualTlsGaps(props: { enabled?: unknown; certificateAuthorityIds?: unknown }): { disabled: boolean; noAuthority: boolean } {
+/** What a mutual TLS module's inputs leave open: switched off (`enabled`, or its default), no certificate authority. */
+export function mutualTlsGaps(props: { enabled?: unknown; certificateAuthorityIds?: unknown }): {
+  disabled: boolean;
+  noAuthority: boolean;
+} {
   const ids = props.certificateAuthorityIds;
   return {
     disabled: (props.enabled ?? MUTUAL_TLS_ENABLED_DEFAULT) === false,

@@ -3,18 +3,40 @@
 // the resources of both hosts (the dynamic classes and the plugin, any language). Each policy only
 // wires Pulumi's view (read.ts) to a decision (decide.ts) and its words (words.ts); the access of a
 // policy is provider/access.ts's. The ready pack: templates/accessctl-guardrails.
-import type { PolicyResource, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, StackValidationArgs, StackValidationPolicy } from "@pulumi/policy";
+import type {
+  PolicyResource,
+  ReportViolation,
+  ResourceValidationArgs,
+  ResourceValidationPolicy,
+  StackValidationArgs,
+  StackValidationPolicy,
+} from "@pulumi/policy";
 import { exposures, keyGaps, mutualTlsGaps, tooWide, uselessDenies } from "./decide";
 import { FORBIDDEN_SCHEMA, forbiddenSettings, LEVELS, NAMES, WIDEST_SCHEMA, widestSettings } from "./config";
 import { declaredRules, kindOf, knownOrUndefined, policiesOf, Seen } from "./read";
-import { exposureWords, mutualTlsWords, noDescriptionWords, noTriggersWords, tooWideWords, uselessDenyWords } from "./words";
+import {
+  exposureWords,
+  mutualTlsWords,
+  noDescriptionWords,
+  noTriggersWords,
+  tooWideWords,
+  uselessDenyWords,
+} from "./words";
 
 export { NAMES as POLICY_NAMES } from "./config";
 
-const seen = (r: PolicyResource | ResourceValidationArgs): Seen => ({ type: r.type, urn: r.urn, name: r.name, props: r.props });
+const seen = (r: PolicyResource | ResourceValidationArgs): Seen => ({
+  type: r.type,
+  urn: r.urn,
+  name: r.name,
+  props: r.props,
+});
 
-/** The stack's policies, checked: violations reported; then a value a preview cannot know, thrown (Pulumi reports it). */
-function eachPolicy(args: StackValidationArgs, check: (policy: ReturnType<typeof policiesOf>["policies"][number]) => void) {
+/** Each of the stack's policies checked, violations reported; then a value a preview cannot know is thrown. */
+function eachPolicy(
+  args: StackValidationArgs,
+  check: (policy: ReturnType<typeof policiesOf>["policies"][number]) => void,
+) {
   const { policies, unknown } = policiesOf(args.resources.map(seen));
   policies.forEach(check);
   if (unknown) throw unknown;
@@ -23,7 +45,8 @@ function eachPolicy(args: StackValidationArgs, check: (policy: ReturnType<typeof
 export const forbiddenRanges: StackValidationPolicy = {
   name: NAMES.forbidden,
   description:
-    "No IP policy makes a forbidden range reachable: no allow of all of IPv4 or IPv6, and none of the configured ranges, on the policy's effective access across every set and rule the stack declares on it.",
+    "No IP policy makes a forbidden range reachable: no allow of all of IPv4 or IPv6, and none of the configured " +
+    "ranges, on the policy's effective access across every set and rule the stack declares on it.",
   enforcementLevel: LEVELS.forbidden,
   configSchema: FORBIDDEN_SCHEMA,
   validateStack: (args, report) => {
@@ -59,8 +82,12 @@ export const uselessDeny: StackValidationPolicy = {
 };
 
 /** A policy on the inputs of one kind of resource. */
-function onKind(kind: "ApiKey" | "TlsEdgeMutualTls", check: (args: ResourceValidationArgs, report: ReportViolation) => void) {
-  return (args: ResourceValidationArgs, report: ReportViolation) => (kindOf(args.type) === kind ? check(args, report) : undefined);
+function onKind(
+  kind: "ApiKey" | "TlsEdgeMutualTls",
+  check: (args: ResourceValidationArgs, report: ReportViolation) => void,
+) {
+  return (args: ResourceValidationArgs, report: ReportViolation) =>
+    kindOf(args.type) === kind ? check(args, report) : undefined;
 }
 
 export const keyDescription: ResourceValidationPolicy = {
@@ -87,7 +114,14 @@ export const mutualTls: ResourceValidationPolicy = {
   enforcementLevel: LEVELS.mutualTls,
   validateResource: onKind("TlsEdgeMutualTls", (args, report) => {
     const gaps = mutualTlsGaps(args.props);
-    if (gaps.disabled || gaps.noAuthority) report(mutualTlsWords(args.name, knownOrUndefined(() => args.props.edgeId), gaps));
+    if (gaps.disabled || gaps.noAuthority)
+      report(
+        mutualTlsWords(
+          args.name,
+          knownOrUndefined(() => args.props.edgeId),
+          gaps,
+        ),
+      );
   }),
 };
 

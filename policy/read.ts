@@ -43,7 +43,8 @@ export function declaredRules(r: Seen): DeclaredRule[] {
     const rules = r.props.rules;
     if (Array.isArray(rules)) listed.push(...rules);
     else if (rules && typeof rules === "object") {
-      for (const [cidr, rule] of Object.entries(rules)) listed.push({ cidr, action: (rule as { action?: unknown })?.action });
+      for (const [cidr, rule] of Object.entries(rules))
+        listed.push({ cidr, action: (rule as { action?: unknown })?.action });
     }
   }
   // A rule the provider's check refuses (no CIDR, another action) fails the preview there: left out here.

@@ -6,7 +6,8 @@ import type { DeclaredRule, Exposure, TooWide } from "./decide";
 const onPolicy = (policyId: string | undefined) => (policyId ? ` on ${policyId}` : " on an IP policy not known yet");
 
 /** `IpPolicyRuleSet "office" on ipp_…: rule 0.0.0.0/0 allow` */
-const ruleAt = (rule: DeclaredRule, policyId: string | undefined) => `${rule.by.kind} "${rule.by.name}"${onPolicy(policyId)}: rule ${rule.cidr} ${rule.action}`;
+const ruleAt = (rule: DeclaredRule, policyId: string | undefined) =>
+  `${rule.by.kind} "${rule.by.name}"${onPolicy(policyId)}: rule ${rule.cidr} ${rule.action}`;
 
 export function exposureWords(e: Exposure): string {
   const reachable = describeSpace(e.exposed);
@@ -19,11 +20,13 @@ export function exposureWords(e: Exposure): string {
 
 export function tooWideWords(t: TooWide, policyId: string | undefined): string {
   const family = t.rule.cidr.includes(":") ? "IPv6" : "IPv4";
-  return `${ruleAt(t.rule, policyId)} is wider than /${t.limit}, the widest ${family} allow: it allows ${describeSpace(spaceOf([t.rule.cidr]))}`;
+  const allows = describeSpace(spaceOf([t.rule.cidr]));
+  return `${ruleAt(t.rule, policyId)} is wider than /${t.limit}, the widest ${family} allow: it allows ${allows}`;
 }
 
 export function uselessDenyWords(rule: DeclaredRule, policyId: string | undefined): string {
-  return `${ruleAt(rule, policyId)} lies outside every allow of the policy: it takes nothing away (nothing there is allowed)`;
+  const why = "lies outside every allow of the policy: it takes nothing away (nothing there is allowed)";
+  return `${ruleAt(rule, policyId)} ${why}`;
 }
 
 /** `ApiKey "ci"`, `TlsEdgeMutualTls "edge"` */
@@ -33,10 +36,16 @@ export const noDescriptionWords = (name: string) =>
   `${resourceWords("ApiKey", name)} has no description: say what the key is for and who holds it (description)`;
 
 export const noTriggersWords = (name: string) =>
-  `${resourceWords("ApiKey", name)} has no triggers: Pulumi never rotates it; a change of triggers replaces the key with a new token`;
+  `${resourceWords("ApiKey", name)} has no triggers: Pulumi never rotates it; ` +
+  "a change of triggers replaces the key with a new token";
 
 export const mutualTlsWords = (name: string, edgeId: unknown, gaps: { disabled: boolean; noAuthority: boolean }) => {
-  const what = [gaps.disabled && "is switched off (enabled: false)", gaps.noAuthority && "names no certificate authority (certificateAuthorityIds)"];
+  const what = [
+    gaps.disabled && "is switched off (enabled: false)",
+    gaps.noAuthority && "names no certificate authority (certificateAuthorityIds)",
+  ];
   const edge = typeof edgeId === "string" ? ` of ${edgeId}` : "";
-  return `${resourceWords("TlsEdgeMutualTls", name)}${edge} ${what.filter(Boolean).join(" and ")}: clients reach the edge without a certificate it checks`;
+  const gapsWords = what.filter(Boolean).join(" and ");
+  const module = `${resourceWords("TlsEdgeMutualTls", name)}${edge}`;
+  return `${module} ${gapsWords}: clients reach the edge without a certificate it checks`;
 };

@@ -47,14 +47,17 @@ function tempDir(prefix: string): string {
   return dir;
 }
 
-/** The pack as the guide installs it: copied from the installed package, its dependencies installed (ours from the tarball). */
+/** The pack as the guide installs it: copied from the installed package, its dependencies installed (ours: tarball). */
 function installPack(installed: string, tarball: string): string {
   const pack = path.join(tempDir("accessctl-guardrails"), "guardrails");
   fs.cpSync(path.join(installed, "templates/accessctl-guardrails"), pack, { recursive: true });
   const pkg = JSON.parse(fs.readFileSync(path.join(pack, "package.json"), "utf8"));
   pkg.dependencies["@accessctl/pulumi"] = `file:${tarball}`;
   fs.writeFileSync(path.join(pack, "package.json"), JSON.stringify(pkg, null, 2));
-  execFileSync("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel", "error"], { cwd: pack, stdio: ["ignore", "inherit", "inherit"] });
+  execFileSync("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel", "error"], {
+    cwd: pack,
+    stdio: ["ignore", "inherit", "inherit"],
+  });
   return pack;
 }
 
@@ -65,9 +68,11 @@ function installPack(installed: string, tarball: string): string {
 function binWithoutNodeHost(binDir: string): string {
   const dir = path.join(tempDir("accessctl-cli"), "bin");
   fs.mkdirSync(dir);
-  fs.copyFileSync(path.join(binDir, "pulumi"), path.join(dir, "pulumi")); // a copy: Pulumi looks beside the resolved binary
+  // A copy: Pulumi looks for hosts beside the resolved binary.
+  fs.copyFileSync(path.join(binDir, "pulumi"), path.join(dir, "pulumi"));
   fs.chmodSync(path.join(dir, "pulumi"), 0o755);
-  for (const host of ["pulumi-language-yaml", "pulumi-resource-pulumi-nodejs"]) fs.symlinkSync(path.join(binDir, host), path.join(dir, host));
+  for (const host of ["pulumi-language-yaml", "pulumi-resource-pulumi-nodejs"])
+    fs.symlinkSync(path.join(binDir, host), path.join(dir, host));
   return dir;
 }
 
@@ -76,13 +81,19 @@ function binWithoutNodeHost(binDir: string): string {
  * holding a Node.js host or another dynamic providers' shim (npx puts this repository's node_modules/.bin first).
  */
 function analyzerEnv(pack: string, home: Record<string, string>): Record<string, string> {
-  const other = (p: string) => ["pulumi-language-nodejs", "pulumi-resource-pulumi-nodejs"].some((f) => fs.existsSync(path.join(p, f)));
+  const other = (p: string) =>
+    ["pulumi-language-nodejs", "pulumi-resource-pulumi-nodejs"].some((f) => fs.existsSync(path.join(p, f)));
   const paths = (process.env.PATH ?? "").split(path.delimiter).filter((p) => p && !other(p));
-  return { ...home, PULUMI_IGNORE_AMBIENT_PLUGINS: "false", PATH: [path.join(pack, "bin"), ...paths].join(path.delimiter) };
+  return {
+    ...home,
+    PULUMI_IGNORE_AMBIENT_PLUGINS: "false",
+    PATH: [path.join(pack, "bin"), ...paths].join(path.delimiter),
+  };
 }
 
 describe("the guardrails policy pack", () => {
-  it("fails preview and up of the guide's program allowing 0.0.0.0/0, one line per violation, before any write; passes without it, with the guide's config", async () => {
+  it("fails preview and up of the guide's program allowing 0.0.0.0/0, one line per violation, before any write; \
+passes without it, with the guide's config", async () => {
     const { project: e2e, home } = packedPlugin(cleanups);
     const emu = await startEmulator(["--rate-limit", "off"]);
     cleanups.push(() => emu.stop());
@@ -95,13 +106,22 @@ describe("the guardrails policy pack", () => {
     fs.writeFileSync(configFile, guideBlock("json", '"accessctl-forbidden-ranges"'));
     const env = analyzerEnv(pack, home.env);
     const policy = emu.fixtures.ipPolicies[0];
-    const stack = testStack({ project: { dir, binDir: bin }, emulator: emu, name: "guarded", env, extraConfig: { ipPolicyId: { value: policy } } });
+    const stack = testStack({
+      project: { dir, binDir: bin },
+      emulator: emu,
+      name: "guarded",
+      env,
+      extraConfig: { ipPolicyId: { value: policy } },
+    });
     cleanups.push(() => stack.cleanup());
     const withPack = ["--policy-pack", pack];
 
     const preview = await stack.run("preview", {}, { args: withPack });
     expect(preview.exitCode, preview.output).toBe(1);
-    const lines = guideBlock("", 'IpPolicyRuleSet "office" on ipp_…').trim().split("\n").map((l) => l.replace("ipp_…", policy));
+    const lines = guideBlock("", 'IpPolicyRuleSet "office" on ipp_…')
+      .trim()
+      .split("\n")
+      .map((l) => l.replace("ipp_…", policy));
     for (const line of lines) expect(preview.output.split("\n").map((l) => l.trim())).toContain(line);
     expect(preview.output).toContain("accessctl-forbidden-ranges");
     const up = await stack.run("up", {}, { args: withPack, withPreview: true });
@@ -111,15 +131,23 @@ describe("the guardrails policy pack", () => {
     expect([byMethod.POST, byMethod.PATCH, byMethod.DELETE]).toEqual([undefined, undefined, undefined]);
 
     // The guide's fix: the 0.0.0.0/0 rule removed; its config file makes the widest allow /28, advisory.
-    fs.writeFileSync(path.join(dir, "Pulumi.yaml"), program.replace("        - cidr: 0.0.0.0/0\n          action: allow\n", ""));
+    fs.writeFileSync(
+      path.join(dir, "Pulumi.yaml"),
+      program.replace("        - cidr: 0.0.0.0/0\n          action: allow\n", ""),
+    );
     const clean = await stack.run("preview", {}, { args: [...withPack, "--policy-pack-config", configFile] });
     expect(clean.ok, clean.output).toBe(true);
-    expect(clean.output).toContain(`IpPolicyRuleSet "office" on ${policy}: rule 203.0.113.0/24 allow is wider than /28, the widest IPv4 allow`);
-    expect(clean.output).toContain(`IpPolicyRuleSet "office" on ${policy}: rule 198.51.100.7/32 deny lies outside every allow of the policy`);
+    expect(clean.output).toContain(
+      `IpPolicyRuleSet "office" on ${policy}: rule 203.0.113.0/24 allow is wider than /28, the widest IPv4 allow`,
+    );
+    expect(clean.output).toContain(
+      `IpPolicyRuleSet "office" on ${policy}: rule 198.51.100.7/32 deny lies outside every allow of the policy`,
+    );
     expect(clean.output).toMatch(/\[advisory\]\s+accessctl-widest-allow/);
   });
 
-  it("fails the preview of a TypeScript program, run inline by the Automation API (no language host), on the dynamic classes and the plugin's", async () => {
+  it("fails the preview of a TypeScript program run inline by the Automation API (no language host), \
+on the dynamic classes and the plugin's", async () => {
     const { project: e2e, home } = packedPlugin(cleanups);
     const emu = await startEmulator(["--rate-limit", "off"]);
     cleanups.push(() => emu.stop());
@@ -134,21 +162,44 @@ describe("the guardrails policy pack", () => {
     const plugin = fromProject("@accessctl/pulumi/plugin");
     const policy = emu.fixtures.ipPolicies[1];
     const program = async () => {
-      new dynamic.IpPolicyRuleSet("office", { ipPolicyId: policy, rules: [{ cidr: "0.0.0.0/0", action: "allow" }, { cidr: "10.0.0.0/8", action: "deny" }] });
+      new dynamic.IpPolicyRuleSet("office", {
+        ipPolicyId: policy,
+        rules: [
+          { cidr: "0.0.0.0/0", action: "allow" },
+          { cidr: "10.0.0.0/8", action: "deny" },
+        ],
+      });
       new plugin.ApiKey("ci", { triggers: ["2026-11"] });
     };
     const backend = tempDir("accessctl-inline-backend");
-    const envVars = { ...analyzerEnv(pack, home.env), PULUMI_BACKEND_URL: `file://${backend}`, PULUMI_CONFIG_PASSPHRASE: "accessctl-local", PULUMI_SKIP_UPDATE_CHECK: "true", ACCESSCTL_API_URL: emu.url, ACCESSCTL_API_KEY: emu.adminToken };
+    const envVars = {
+      ...analyzerEnv(pack, home.env),
+      PULUMI_BACKEND_URL: `file://${backend}`,
+      PULUMI_CONFIG_PASSPHRASE: "accessctl-local",
+      PULUMI_SKIP_UPDATE_CHECK: "true",
+      ACCESSCTL_API_URL: emu.url,
+      ACCESSCTL_API_KEY: emu.adminToken,
+    };
     // The program's directory (`main`; the Automation API's default is the process's): the dynamic
     // providers' plugin resolves @pulumi/pulumi, and through it our package, from there.
     const projectSettings = { name: "guarded-ts", runtime: "nodejs", main: work };
     const pulumiCommand = await PulumiCommand.get({ root: path.dirname(bin), skipVersionCheck: true });
-    const stack = await LocalWorkspace.createOrSelectStack({ stackName: "inline", projectName: "guarded-ts", program }, { workDir: work, pulumiCommand, envVars, projectSettings });
+    const stack = await LocalWorkspace.createOrSelectStack(
+      { stackName: "inline", projectName: "guarded-ts", program },
+      { workDir: work, pulumiCommand, envVars, projectSettings },
+    );
     let output = "";
-    const failed = await stack.preview({ policyPacks: [pack], onOutput: (o: string) => (output += o) }).then(() => false, () => true);
+    const failed = await stack.preview({ policyPacks: [pack], onOutput: (o: string) => (output += o) }).then(
+      () => false,
+      () => true,
+    );
     expect(failed, output).toBe(true);
-    expect(output).toMatch(/\[mandatory\]\s+accessctl-forbidden-ranges\s+\(pulumi-nodejs:dynamic\/accessctl:IpPolicyRuleSet: office\)/);
-    expect(output).toContain(`IpPolicyRuleSet "office" on ${policy}: rule 0.0.0.0/0 allow allows all of IPv4: it makes reachable 0.0.0.0/0 except 10.0.0.0/8 (4,278,190,080 addresses)`);
+    expect(output).toMatch(
+      /\[mandatory\]\s+accessctl-forbidden-ranges\s+\(pulumi-nodejs:dynamic\/accessctl:IpPolicyRuleSet: office\)/,
+    );
+    expect(output).toContain(
+      `IpPolicyRuleSet "office" on ${policy}: rule 0.0.0.0/0 allow allows all of IPv4: it makes reachable 0.0.0.0/0 except 10.0.0.0/8 (4,278,190,080 addresses)`,
+    );
     expect(output).toMatch(/\[mandatory\]\s+accessctl-api-key-description\s+\(accessctl:index:ApiKey: ci\)/);
     expect(output).toContain('ApiKey "ci" has no description');
     const { byMethod } = await emu.stats();
