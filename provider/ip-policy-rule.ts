@@ -1,7 +1,7 @@
 // IpPolicyRule: check / diff / create / read / update / delete against /ip_policy_rules.
 // This module is the dynamic provider itself (see provider/api-key.ts). A rule's fields, each in
 // and back, are its table FIELDS; the CIDR's own reading is at the end of this file.
-import * as ipaddr from "ipaddr.js";
+import { canonicalCidr, cidr, sameCidr } from "./access";
 import { ID_PREFIX } from "../contract/common";
 import { IP_POLICY_RULE_ANSWER, IP_POLICY_RULES_PATH, IpPolicyRuleBody, IpPolicyRuleCreateBody, IpPolicyRuleUpdateBody, RULE_ACTIONS, RuleAction } from "../contract/ip-policy-rule";
 import { report } from "./engine";
@@ -14,7 +14,6 @@ import { listsChanged, policyRulesOf, readObject } from "./list-reads";
 import { adoptExistingAllowed, adoptGone, claim, claimed, claimPolicy, heldBySet, makerName, Marker, marked, noteReplacing, objectExists, othersMarker, ownerOf, readMarker, replacing, resourceLabel, visibleMetadata } from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
 import { ConfigSource, profileSource } from "./config";
-import { processState } from "./state";
 import { CheckFailure, id, isUnknown, limitedText, oneOf, sameText, text } from "./validate";
 
 export { configure } from "./config";
@@ -269,106 +268,6 @@ export async function listIpPolicyRules(filter: IpPolicyRuleFilter = {}, source?
 
 // ---- CIDRs ------------------------------------------------------------------------------------
 
-/** A CIDR the service accepts (see parseCidr). */
-export function cidr(value: unknown): string | undefined {
-  if (typeof value !== "string") return "must be a string";
-  const parsed = parseCidr(value);
-  return "reason" in parsed ? parsed.reason : undefined;
-}
-
-/** A valid CIDR in the service's canonical form: no diff between 2001:DB8::/32 and 2001:db8::/32. */
-export function canonicalCidr(value: string): string {
-  const parsed = parseCidr(value);
-  return "cidr" in parsed ? parsed.cidr : value;
-}
-
-/** What parseCidr says of a text: its canonical form, or why it is not a CIDR. */
-export type ParsedCidr = { readonly cidr: string } | { readonly reason: string };
-
-/**
- * The CIDRs this process has read, each text once (a set's check, plan, diff and read meet the
- * same texts again and again: 5,000 rules were about 120,000 readings a command): a map from text to
- * what parseCidr says of it, emptied when it reaches CIDR_MEMO entries (about 10 MB).
- */
-const CIDR_MEMO = 100_000;
-function parsedCidrs(): Map<string, ParsedCidr> {
-  return processState<Map<string, ParsedCidr>>("parsed-cidrs", () => new Map());
-}
-
-/**
- * A CIDR as the service reads it: IPv4 dotted decimal or IPv6, a prefix length, no host bits; an
- * address alone is one host (/32, /128).
- * Returns the canonical form (IPv6 compressed and lower case; an IPv4-mapped IPv6 range, such as
- * ::ffff:10.0.0.0/104, as the IPv4 range it is, 10.0.0.0/8) or the reason it is not valid. Each
- * text is read once a process (parsedCidrs); the answer is shared: not to be changed.
- * See also parseCidr in emulator/ip-policy-rule.ts: the service's reading, written independently
- * so that test/provider/agreement.test.ts compares two programs, not one with itself.
- */
-export function parseCidr(text: string): ParsedCidr {
-  const memo = parsedCidrs();
-  let parsed = memo.get(text);
-  if (parsed === undefined) {
-    parsed = readCidr(text);
-    if (memo.size >= CIDR_MEMO) memo.clear();
-    memo.set(text, parsed);
-  }
-  return parsed;
-}
-
-function readCidr(text: string): ParsedCidr {
-  if (!text.includes("/")) {
-    // One address is the range of one host: /32 for IPv4, /128 for IPv6.
-    const whole = `${text}/${text.includes(":") ? 128 : 32}`;
-    const host = parseCidr(whole);
-    return "cidr" in host ? host : { reason: host.reason.replace(JSON.stringify(whole), JSON.stringify(text)) };
-  }
-  const match = /^([^/]+)\/(\d{1,3})$/.exec(text);
-  if (!match) return { reason: `${JSON.stringify(text)} is not in address/prefix form` };
-  const [, written, prefixText] = match;
-  const prefix = Number(prefixText);
-  if (String(prefix) !== prefixText) return { reason: `${JSON.stringify(text)} has a prefix length with a leading zero` };
-  const notAnAddress = { reason: `${JSON.stringify(text)} is not an IPv4 or IPv6 address range` };
-  let address = written;
-  let kind: "ipv4" | "ipv6";
-  if (/^\d{1,3}(\.\d{1,3}){3}$/.test(address) && ipaddr.IPv4.isValidFourPartDecimal(address)) {
-    if (address.split(".").some((octet) => octet.length > 1 && octet.startsWith("0"))) {
-      return { reason: `${JSON.stringify(text)} has an octet with a leading zero` };
-    }
-    kind = "ipv4";
-  } else if (address.includes(":") && !address.includes("%")) {
-    // A trailing dotted quad (::ffff:192.0.2.1) becomes its two groups of hex, read here: ipaddr.js
-    // reads ::1.2.3.4 as ::ffff:1.2.3.4 and takes octets with leading zeros.
-    const quad = /^(.*:)(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(address);
-    if (quad) {
-      const octets = quad.slice(2);
-      if (octets.some((o) => Number(o) > 255 || (o.length > 1 && o.startsWith("0")))) return notAnAddress;
-      const [a, b, c, d] = octets.map(Number);
-      address = `${quad[1]}${(a * 256 + b).toString(16)}:${(c * 256 + d).toString(16)}`;
-    }
-    if (address.includes(".") || !ipaddr.IPv6.isValid(address)) return notAnAddress;
-    kind = "ipv6";
-  } else {
-    return notAnAddress;
-  }
-  const maxPrefix = kind === "ipv4" ? 32 : 128;
-  if (prefix > maxPrefix) return { reason: `${JSON.stringify(text)}: the prefix length of an ${kind === "ipv4" ? "IPv4" : "IPv6"} range is at most ${maxPrefix}` };
-  const parsed = ipaddr.parse(address);
-  const bytes = parsed.toByteArray();
-  if (kind === "ipv6" && prefix >= 96 && bytes.slice(0, 10).every((b) => b === 0) && bytes[10] === 0xff && bytes[11] === 0xff) {
-    // IPv4-mapped: the IPv4 range it names, one range whatever its spelling.
-    const ipv4 = `${bytes.slice(12).join(".")}/${prefix - 96}`;
-    const asIpv4 = parseCidr(ipv4);
-    return "cidr" in asIpv4 ? asIpv4 : { reason: asIpv4.reason.replace(JSON.stringify(ipv4), `${JSON.stringify(text)} (the IPv4 range ${ipv4})`) };
-  }
-  const network = (kind === "ipv4" ? ipaddr.IPv4 : ipaddr.IPv6).networkAddressFromCIDR(`${address}/${prefix}`).toString();
-  if (network !== parsed.toString()) return { reason: `${JSON.stringify(text)} has host bits set; did you mean ${network}/${prefix}?` };
-  return { cidr: `${network}/${prefix}` };
-}
-
-/** Two CIDRs that name the same range (IPv6 case and zero compression aside). */
-export function sameCidr(a: unknown, b: unknown): boolean {
-  if (typeof a !== "string" || typeof b !== "string") return a === b;
-  const pa = parseCidr(a);
-  const pb = parseCidr(b);
-  return "cidr" in pa && "cidr" in pb ? pa.cidr === pb.cidr : a === b;
-}
+// A rule's CIDR is read by access.ts, the one CIDR module (parse, canonical form, compare, one cache).
+export { canonicalCidr, cidr, parseCidr, sameCidr } from "./access";
+export type { ParsedCidr } from "./access";

@@ -4,12 +4,11 @@
 // rule, not every rule after it in a list. Order, IPv6 spelling, a bare address vs its /32 or /128,
 // and unset vs "" make no diff. plan() takes them typed: a value the engine does not know yet is
 // UNKNOWN_VALUE, not the engine's magic string.
-import * as ipaddr from "ipaddr.js";
 import { RuleAction } from "../../contract/ip-policy-rule";
 import { checkFields, Fields } from "../fields";
-import { canonicalCidr, cidr, FIELDS as RULE_FIELDS } from "../ip-policy-rule";
+import { canonicalCidr, cidr, compareCidrs } from "../access";
+import { FIELDS as RULE_FIELDS } from "../ip-policy-rule";
 import { ProfileInput } from "../profiles";
-import { processState } from "../state";
 import { CheckFailure, isUnknown, text, UNKNOWN } from "../validate";
 
 /** One rule of a set, as a program declares it (an element of the input `rules`). */
@@ -154,34 +153,5 @@ export function declaredList(rules: Record<string, IpPolicyRuleSetRule> | IpPoli
   return Object.entries(rules).map(([c, r]) => ({ ...r, cidr: c }));
 }
 
-/** Each CIDR's place in compareCidrs's order, read once a process (a sort of 5,000 rules compares them 60,000 times); emptied at 100,000. */
-function cidrOrders(): Map<string, number[] | null> {
-  return processState<Map<string, number[] | null>>("cidr-orders", () => new Map());
-}
-
-/** Where a CIDR sorts: [address length, ...address bytes, prefix length]; null when its address does not parse. */
-function cidrOrder(c: string): number[] | null {
-  const memo = cidrOrders();
-  let key = memo.get(c);
-  if (key === undefined) {
-    const [address, prefix] = c.split("/");
-    try {
-      const bytes = ipaddr.parse(address).toByteArray();
-      key = [bytes.length, ...bytes, Number(prefix)];
-    } catch {
-      key = null;
-    }
-    if (memo.size >= 100_000) memo.clear();
-    memo.set(c, key);
-  }
-  return key;
-}
-
-/** A stable order: IPv4 before IPv6, then by address, then by prefix length. */
-export function compareCidrs(a: string, b: string): number {
-  const ka = cidrOrder(a);
-  const kb = cidrOrder(b);
-  if (!ka || !kb) return a < b ? -1 : a > b ? 1 : 0;
-  for (let i = 0; i < Math.max(ka.length, kb.length); i++) if (ka[i] !== kb[i]) return (ka[i] ?? -1) - (kb[i] ?? -1);
-  return 0;
-}
+// The order of CIDRs is access.ts's (the one CIDR module, one cache).
+export { compareCidrs };

@@ -3,12 +3,12 @@
 // what the preview did not show, what another resource of this run manages, what would touch a
 // rule that changed since it was recorded (then nothing is written at all), and what would open
 // more than the preview showed now that the policy changed; it says what it left, and why.
-import { canonicalCidr } from "../ip-policy-rule";
+import { canonicalCidr } from "../access";
 import { asDeclared } from "../fields";
 import { makerName, Marker } from "../ownership";
 import { DeclaredRule, MEMBER_FIELDS } from "./declared";
 import { IpPolicyRuleSetMember, named } from "./live";
-import { opens, Plan, Step, texts } from "./plan";
+import { changeOpens, opens, Plan, Step, texts } from "./plan";
 import { covers, Shown, StepSeen } from "./promise";
 
 type Member = IpPolicyRuleSetMember;
@@ -191,14 +191,17 @@ export function reconcile(p: Plan, s: Situation): Decision {
  * Nothing opens more than the preview showed. A deny delete frees its range to every allow still
  * held: not while an allow the plan did not count on stays (left undone, changed, or added where no
  * preview of this command saw it).
- * What opens needs every deny the plan keeps: not while one of them is gone, moved or turned allow
- * (a change of its text opens nothing).
+ * What opens needs every deny the plan keeps: not while one of them is gone or changed so that it may
+ * open (moved off part of its range, turned allow; a change of its text, or a move to a range that
+ * holds its own, opens nothing: plan.ts changeOpens).
  */
 function holdBack(steps: Step[], s: Situation, c: { kept: Member[]; live: Record<string, Member>; changedRules: Member[]; strangers: Member[]; planned: Record<string, true> }) {
   const changedNow = c.changedRules.filter((r) => c.live[r.id]).map((r) => c.live[r.id]);
   const unseenStrangers = c.strangers.filter((r) => !s.previewSaw(r));
-  const unexpectedAllow = [...c.kept.flatMap((r) => [r, c.live[r.id]]), ...changedNow, ...unseenStrangers].some((r) => r && r.action !== "deny");
-  const denyLost = s.recorded.some((r) => !c.planned[r.id] && r.action === "deny" && (!c.live[r.id] || c.live[r.id].action !== "deny" || canonicalCidr(c.live[r.id].cidr) !== canonicalCidr(r.cidr)));
+  // A rule there that the plan did not count on, which may open beside the others (an allow); a deny whose change may open.
+  const unexpectedAllow = [...c.kept.flatMap((r) => [r, c.live[r.id]]), ...changedNow, ...unseenStrangers].some((r) => r && changeOpens([], [r]));
+  const lost = (r: Member) => r.action === "deny" && changeOpens([r], c.live[r.id] ? [c.live[r.id]] : []);
+  const denyLost = s.recorded.some((r) => !c.planned[r.id] && lost(r));
   const held: string[] = [];
   const because = [unexpectedAllow ? "an allow rule the plan does not delete is there" : "", denyLost ? "a deny rule the plan keeps is gone, moved or turned allow" : ""].filter(Boolean);
   const holds = (x: Step) => opens(x) && (denyLost || (unexpectedAllow && x.op === "delete"));

@@ -5,7 +5,7 @@
 // phases and guard.ts's hold-backs.
 import { RULE_ACTIONS, RuleAction } from "../../contract/ip-policy-rule";
 import { DiffKind } from "../fields";
-import { canonicalCidr } from "../ip-policy-rule";
+import { AccessRule, Action, canonicalCidr, opensAny } from "../access";
 import { DeclaredRule, isUnknownValue, MEMBER_FIELDS, Unknown } from "./declared";
 import { IpPolicyRuleSetMember } from "./live";
 
@@ -88,16 +88,50 @@ export function actionAfter(s: Step): RuleAction | Unknown | undefined {
   return s.op === "create" || s.op === "flip" ? s.to.action : s.rule.action;
 }
 
+/** An action not known yet may be allow: the model counts it as one (what it may open). */
+const accessAction = (a: RuleAction | Unknown): Action => (isUnknownValue(a) ? "allow" : a);
+
 /**
- * Whether a step opens a range: lets an address in that no rule let in, or that a deny kept out.
- * An allow created, moved or flipped to (a deny deleted first, for a flip) adds addresses; a deny
- * deleted frees its range for the allow rules that remain. A deny created, an allow deleted or a
- * changed text open nothing. An action not known yet may be allow: it opens.
+ * The rule on a step's CIDR(s) before and after it, as the access model reads them: none, or one
+ * (a move: the rule on its old CIDR before, on its new one after).
+ */
+export function stepRules(s: Step): { before: AccessRule[]; after: AccessRule[] } {
+  const before = "rule" in s ? [{ cidr: s.rule.cidr, action: s.rule.action }] : [];
+  switch (s.op) {
+    case "delete":
+      return { before, after: [] };
+    case "retext":
+      return { before, after: before };
+    case "move":
+      return { before, after: [{ cidr: s.to.cidr, action: s.rule.action }] };
+    case "create":
+    case "flip":
+      return { before, after: [{ cidr: s.to.cidr, action: accessAction(s.to.action) }] };
+  }
+}
+
+/**
+ * Whether replacing rules `before` by `after` may open a range: let an address in, beside some other
+ * rules of the policy, that was not let in before (access.ts mayOpen: the one definition, for steps
+ * and for rules changed by hand). A CIDR the model cannot read counts as opening.
+ */
+export function changeOpens(before: AccessRule[], after: AccessRule[]): boolean {
+  try {
+    return opensAny(before, after);
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * Whether a step opens a range (changeOpens of its rule before and after it). So an allow created,
+ * moved (to a range its old one does not hold) or flipped to opens; a deny deleted frees its range for
+ * the allow rules that remain; a deny created, an allow deleted or a changed text open nothing. An
+ * action not known yet may be allow: it opens.
  */
 export function opens(s: Step): boolean {
-  if (s.op === "delete") return s.rule.action === "deny";
-  if (s.op === "retext") return false;
-  return actionAfter(s) !== "deny";
+  const { before, after } = stepRules(s);
+  return changeOpens(before, after);
 }
 
 /**

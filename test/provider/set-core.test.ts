@@ -84,6 +84,9 @@ describe("opens and phase: what opens a range, and when each step runs", () => {
     ["a deny flipped to allow opens", { op: "flip", rule: deny, to: d("10.5.0.0/16 allow") }, true, 2],
     ["an allow deleted closes, after what opens", { op: "delete", rule: allow }, false, 3],
     ["a deny deleted opens, last", { op: "delete", rule: deny }, true, 4],
+    // Derived from the access model (access.ts mayOpen), not from the kind of step:
+    ["an allow moved inside its own range opens nothing: it closes first", { op: "move", rule: allow, to: d("10.1.0.0/16 allow") }, false, 0],
+    ["an IPv6 allow moved to a range that holds more opens", { op: "move", rule: m("B", "2001:db8::/48 allow"), to: d("2001:db8::/32 allow") }, true, 2],
   ];
   it.each(rows)("%s", (_, step, opening, when) => {
     expect(opens(step)).toBe(opening);
@@ -173,6 +176,12 @@ describe("reconcile: what an update writes, between the listing and the first wr
     ["plain up: a deny the plan keeps was deleted by hand: the deny inside it that the plan deletes stays",
       { recorded: [A, D, m("F", "10.5.1.0/24 deny")], previewed: [A, D, m("F", "10.5.1.0/24 deny")], live: [A, m("F", "10.5.1.0/24 deny")], declared: [d("10.0.0.0/8 allow"), d("10.5.0.0/16 deny")] },
       { ...ok, steps: [], heldBack: ["delete 10.5.1.0/24 deny (ipr_F)"], changedByHand: ["10.5.0.0/16 deny (ipr_D), deleted"] }],
+    ["plain up: a deny moved by hand to a range that holds its own opens nothing (the access model): the plan goes ahead",
+      { recorded: [A, D, m("H", "192.168.5.0/24 deny")], previewed: [A, D, m("H", "192.168.5.0/24 deny")], live: [A, D, m("H", "192.168.0.0/16 deny")], declared: [d("172.16.0.0/12 allow"), d("192.168.5.0/24 deny")] },
+      { ...ok, steps: ["move ipr_A→172.16.0.0/12 allow", "delete ipr_D"], changedByHand: ["192.168.5.0/24 deny (ipr_H), now 192.168.0.0/16 deny (ipr_H)"] }],
+    ["plain up: a deny moved by hand off part of its range: what opens is held back",
+      { recorded: [A, D, m("H", "192.168.5.0/24 deny")], previewed: [A, D, m("H", "192.168.5.0/24 deny")], live: [A, D, m("H", "192.168.5.0/25 deny")], declared: [d("172.16.0.0/12 allow"), d("192.168.5.0/24 deny")] },
+      { ...ok, steps: [], heldBack: ["delete 10.5.0.0/16 deny (ipr_D)", "move 10.0.0.0/8 allow (ipr_A) → 172.16.0.0/12"], changedByHand: ["192.168.5.0/24 deny (ipr_H), now 192.168.5.0/25 deny (ipr_H)"] }],
     ["plain up: a deny whose description alone changed by hand opens nothing: the plan goes ahead",
       { recorded: [A, D, m("H", "192.168.5.0/24 deny")], previewed: [A, D, m("H", "192.168.5.0/24 deny")], live: [A, D, m("H", "192.168.5.0/24 deny", "noted by hand")], declared: [d("172.16.0.0/12 allow"), d("192.168.5.0/24 deny")] },
       { ...ok, steps: ["move ipr_A→172.16.0.0/12 allow", "delete ipr_D"], changedByHand: ['192.168.5.0/24 deny (ipr_H), now 192.168.5.0/24 deny (ipr_H), description "noted by hand"'] }],
