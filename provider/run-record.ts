@@ -194,3 +194,20 @@ function all(): Line[] {
   }
   return state.lines;
 }
+
+/** A policy's rules as a walk of one engine of this command found them: their ids only (what the record may hold: docs/design/ownership.md). */
+interface Listed {
+  policy: string;
+  ids: string[];
+}
+
+/** Records the ids of a policy's rules as this engine's walk found them (a preview's: the update of this command reads them again by id, not by a walk). */
+export function noteListed(policy: string, ids: string[]): void {
+  addRecord<Listed>("listed", { policy, ids });
+}
+
+/** The ids of a policy's rules as the last walk of another engine of this command (the preview's) found them, or undefined. */
+export function listedElsewhere(policy: string): string[] | undefined {
+  const me = recordEngine();
+  return records<Listed>("listed").filter((r) => r.engine !== me && r.value?.policy === policy).pop()?.value.ids;
+}
