@@ -9,10 +9,8 @@
 // - policyRulesOf: the rules of one IP policy, from a walk that reached the last page, or an error.
 // Which walk serves (whichWalk): one with no write of this process since it started, and
 // - for reads (a refresh): one in flight or started within MAX_AGE_MS;
-// - `fresh` (what a write is planned and checked against): one in flight, or whose last page came
-//   within MAX_AGE_MS before the operation asking began (a listing is as fresh as its last page: a
-//   walk started at the operation's start has pages as old as the walk is long). So the update after
-//   a refresh in one engine, or a second set of the same account, needs no walk of its own;
+// - `fresh` (what a write is planned and checked against): one that started after the operation
+//   asking began (a change made before the operation began is seen);
 // - `anyAge` (a view that a later walk checks again before anything else is written: a new set's
 //   view before its first rule, create.ts): any whole walk of this process.
 // Askers share the walk in flight, and their operations' bounds grow with its pages as they wait
@@ -61,8 +59,6 @@ interface Walk {
   pages: number;
   /** The operations waiting for it: each page read grows their bounds (operation.ts growBound). */
   waiters: Operation[];
-  /** When it ended (Date.now()). */
-  ended?: number;
   /** Resolves when the walk ends, however it ends. */
   done: Promise<void>;
   finished?: boolean;
@@ -74,18 +70,31 @@ interface Walk {
 
 interface Cache {
   generation: number; // bumped by every write of this process
+  /** The generation of the last write of each group (a policy's rules), "" for a write of no group named: it is of every group. */
+  wrote: Record<string, number>;
   walks: Record<string, Walk>;
   /** Walks started, by list: tests and benchmarks read it. */
   started: Record<string, number>;
 }
 
 function cache(): Cache {
-  return processState<Cache>("list-reads", () => ({ generation: 0, walks: {}, started: {} }));
+  return processState<Cache>("list-reads", () => ({ generation: 0, wrote: {}, walks: {}, started: {} }));
 }
 
-/** Called after every create, update or delete: walks started before it no longer tell the truth. */
-export function listsChanged(): void {
-  cache().generation++;
+/**
+ * Called after every create, update or delete: walks started before it no longer tell the truth, of
+ * the group written (a policy's rules: a set's write), or of every object when no group is named.
+ */
+export function listsChanged(group?: unknown): void {
+  const state = cache();
+  state.generation++;
+  state.wrote[typeof group === "string" ? group : ""] = state.generation;
+}
+
+/** Pure: whether a write since the walk started (its generation) makes it stale for an asker of `group` (none: of any object). */
+function writtenSince(walkGeneration: number, state: Pick<Cache, "generation" | "wrote">, group?: string): boolean {
+  if (group === undefined) return state.generation !== walkGeneration;
+  return (state.wrote[""] ?? 0) > walkGeneration || (state.wrote[group] ?? 0) > walkGeneration;
 }
 
 /** Walks started in this process, by list path (tests and benchmarks). */
@@ -168,23 +177,22 @@ const rulesRead = (source: ConfigSource | undefined, what: string): ListRead =>
   ({ list: IP_POLICY_RULES_PATH, field: "ip_policy_rules", path: IP_POLICY_RULES_PATH, what, expect: IP_POLICY_RULE_ANSWER, source });
 
 /** Whether this process has a whole walk of the account's rules (or one in flight) with no write since: a new set's view before its first rule needs none of its own. */
-export function rulesListedSinceWrite(source: ConfigSource | undefined): boolean {
+export function rulesListedSinceWrite(source: ConfigSource | undefined, ipPolicyId?: string): boolean {
   const state = cache();
   const walk = state.walks[`${accountOf(connection(source))} ${IP_POLICY_RULES_PATH}`];
-  return !!walk && whichWalk(walk, state.generation, "anyAge", Date.now(), currentOperation()?.started);
+  return !!walk && whichWalk(walk, state, ipPolicyId, "anyAge", Date.now(), currentOperation()?.started);
 }
 
 /** What an asker takes a walk for: a read of a refresh, what a write is checked against, or a view a later walk checks again. */
 type Need = "read" | "fresh" | "anyAge";
 
 /** Pure: whether `walk` serves an asker with this need now (see the top of this file). */
-function whichWalk(walk: Pick<Walk, "generation" | "started" | "finished" | "ended" | "error" | "complete">, generation: number, need: Need, now: number, opStarted = now): boolean {
-  if (walk.generation !== generation) return false; // a write of this process since it started
+function whichWalk(walk: Pick<Walk, "generation" | "started" | "finished" | "complete">, state: Pick<Cache, "generation" | "wrote">, group: string | undefined, need: Need, now: number, opStarted = now): boolean {
+  if (writtenSince(walk.generation, state, group)) return false; // a write of this process since it started
   // A walk that ended early still serves reads (they make their GETs), not a listing.
   if (need === "read") return !walk.finished || walk.started >= now - MAX_AGE_MS;
-  if (!walk.finished) return true;
-  if (!walk.complete) return false;
-  return need === "anyAge" || (walk.ended ?? 0) >= opStarted - MAX_AGE_MS;
+  if (need === "fresh") return walk.started >= opStarted && !(walk.finished && !walk.complete);
+  return !walk.finished || !!walk.complete;
 }
 
 /** The walk that serves this asker (joined, or started), once it has ended; the asker's interest is kept from the next page on. */
@@ -192,7 +200,7 @@ async function sharedWalk(r: ListRead, interest: Interest, need: Need): Promise<
   const state = cache();
   const key = `${accountOf(connection(r.source))} ${r.list}`;
   let walk = state.walks[key];
-  if (!walk || !whichWalk(walk, state.generation, need, Date.now(), currentOperation()?.started)) {
+  if (!walk || !whichWalk(walk, state, "group" in interest ? interest.group : undefined, need, Date.now(), currentOperation()?.started)) {
     walk = startWalk(r, state.generation);
     state.walks[key] = walk;
     state.started[r.list] = (state.started[r.list] ?? 0) + 1;
@@ -209,10 +217,7 @@ function startWalk(r: ListRead, generation: number): Walk {
   walk.done = inOperation(() => pagesOf(walk, r), r.walkBudgetMs).then(
     () => void (walk.complete = true),
     (e) => void (walk.error = e as ApiFailure),
-  ).finally(() => {
-    walk.finished = true;
-    walk.ended = Date.now();
-  });
+  ).finally(() => void (walk.finished = true));
   return walk;
 }
 

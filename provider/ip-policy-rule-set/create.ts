@@ -107,7 +107,7 @@ async function listForPreview(inputs: CheckedRuleSetInputs): Promise<{ live?: Li
  * what it refuses from this view it refuses with nothing written.
  */
 async function viewBeforeFirst(inputs: CheckedRuleSetInputs, what: string): Promise<LivePolicy> {
-  const ids = rulesListedSinceWrite(profileSource(inputs.profile)) ? undefined : listedElsewhere(inputs.ipPolicyId);
+  const ids = rulesListedSinceWrite(profileSource(inputs.profile), inputs.ipPolicyId) ? undefined : listedElsewhere(inputs.ipPolicyId);
   if (!ids) return policyRules(inputs.ipPolicyId, inputs.profile, what, [], "anyAge");
   const bodies: IpPolicyRuleBody[] = [];
   for (const id of ids) {
