@@ -70,7 +70,7 @@ interface Walk {
 
 interface Cache {
   generation: number; // bumped by every write of this process
-  /** The generation of the last write of each group (a policy's rules), "" for a write of no group named: it is of every group. */
+  /** The generation of the last write of each group (a policy's rules); "": of a write of no group named (of every group). */
   wrote: Record<string, number>;
   walks: Record<string, Walk>;
   /** Walks started, by list: tests and benchmarks read it. */
@@ -91,7 +91,7 @@ export function listsChanged(group?: unknown): void {
   state.wrote[typeof group === "string" ? group : ""] = state.generation;
 }
 
-/** Pure: whether a write since the walk started (its generation) makes it stale for an asker of `group` (none: of any object). */
+/** Pure: whether a write since the walk started (its generation) makes it stale for an asker of `group` (none: any object). */
 function writtenSince(walkGeneration: number, state: Pick<Cache, "generation" | "wrote">, group?: string): boolean {
   if (group === undefined) return state.generation !== walkGeneration;
   return (state.wrote[""] ?? 0) > walkGeneration || (state.wrote[group] ?? 0) > walkGeneration;
@@ -152,9 +152,14 @@ export async function readObject<T>(id: string, r: ListRead): Promise<T | undefi
  * after this process's last write (what a write is planned and checked against). Throws unless the
  * walk reached the last page: a missing page is never taken for missing rules.
  */
-export async function policyRulesOf(source: ConfigSource | undefined, ipPolicyId: string, options: { fresh?: boolean; anyAge?: boolean; what: string }): Promise<IpPolicyRuleBody[]> {
+export async function policyRulesOf(
+  source: ConfigSource | undefined,
+  ipPolicyId: string,
+  options: { fresh?: boolean; anyAge?: boolean; what: string },
+): Promise<IpPolicyRuleBody[]> {
   const r = rulesRead(source, options.what);
-  const walk = await sharedWalk(r, { group: ipPolicyId }, options.anyAge ? "anyAge" : options.fresh ? "fresh" : "read");
+  const need: Need = options.anyAge ? "anyAge" : options.fresh ? "fresh" : "read";
+  const walk = await sharedWalk(r, { group: ipPolicyId }, need);
   if (!walk.complete) {
     const cause = walk.error ?? failure("the walk of the list ended without an answer", {});
     throw failure(`${options.what}: ${cause.message}`, { status: cause.status, errorCode: cause.errorCode, partial: cause.partial });
@@ -173,21 +178,32 @@ export async function policyRulesOf(source: ConfigSource | undefined, ipPolicyId
   return rules;
 }
 
-const rulesRead = (source: ConfigSource | undefined, what: string): ListRead =>
-  ({ list: IP_POLICY_RULES_PATH, field: "ip_policy_rules", path: IP_POLICY_RULES_PATH, what, expect: IP_POLICY_RULE_ANSWER, source });
+const rulesRead = (source: ConfigSource | undefined, what: string): ListRead => ({
+  list: IP_POLICY_RULES_PATH, field: "ip_policy_rules", path: IP_POLICY_RULES_PATH, what, expect: IP_POLICY_RULE_ANSWER, source,
+});
 
-/** Whether this process has a whole walk of the account's rules (or one in flight) with no write since: a new set's view before its first rule needs none of its own. */
+/**
+ * Whether this process has a whole walk of the account's rules (or one in flight) with no write to the
+ * policy since: a new set's view before its first rule then needs no walk of its own.
+ */
 export function rulesListedSinceWrite(source: ConfigSource | undefined, ipPolicyId?: string): boolean {
   const state = cache();
   const walk = state.walks[`${accountOf(connection(source))} ${IP_POLICY_RULES_PATH}`];
   return !!walk && whichWalk(walk, state, ipPolicyId, "anyAge", Date.now(), currentOperation()?.started);
 }
 
-/** What an asker takes a walk for: a read of a refresh, what a write is checked against, or a view a later walk checks again. */
+/** What an asker takes a walk for: a read of a refresh, what a write is checked against, a view a later walk checks again. */
 type Need = "read" | "fresh" | "anyAge";
 
 /** Pure: whether `walk` serves an asker with this need now (see the top of this file). */
-function whichWalk(walk: Pick<Walk, "generation" | "started" | "finished" | "complete">, state: Pick<Cache, "generation" | "wrote">, group: string | undefined, need: Need, now: number, opStarted = now): boolean {
+function whichWalk(
+  walk: Pick<Walk, "generation" | "started" | "finished" | "complete">,
+  state: Pick<Cache, "generation" | "wrote">,
+  group: string | undefined,
+  need: Need,
+  now: number,
+  opStarted = now,
+): boolean {
   if (writtenSince(walk.generation, state, group)) return false; // a write of this process since it started
   // A walk that ended early still serves reads (they make their GETs), not a listing.
   if (need === "read") return !walk.finished || walk.started >= now - MAX_AGE_MS;
@@ -200,7 +216,8 @@ async function sharedWalk(r: ListRead, interest: Interest, need: Need): Promise<
   const state = cache();
   const key = `${accountOf(connection(r.source))} ${r.list}`;
   let walk = state.walks[key];
-  if (!walk || !whichWalk(walk, state, "group" in interest ? interest.group : undefined, need, Date.now(), currentOperation()?.started)) {
+  const group = "group" in interest ? interest.group : undefined;
+  if (!walk || !whichWalk(walk, state, group, need, Date.now(), currentOperation()?.started)) {
     walk = startWalk(r, state.generation);
     state.walks[key] = walk;
     state.started[r.list] = (state.started[r.list] ?? 0) + 1;
@@ -271,9 +288,10 @@ function untilEnded(walk: Walk, what: string): Promise<void> {
       reject(failure(`${what}: ${stopped() ?? "stopped"}`, {}));
     };
     onTime = () => {
-      if (op!.deadline > Date.now()) return void (timer = setTimeout(onTime, op!.deadline - Date.now())); // it grew meanwhile
+      if (op!.deadline > Date.now()) return void (timer = setTimeout(onTime, op!.deadline - Date.now())); // it grew
       settle();
-      reject(failure(`${what}: gave up waiting for the list (${walk.pages} pages read): ${boundText(op!)} is spent; ${boundHint(false)}`, {}));
+      const spent = `${boundText(op!)} is spent; ${boundHint(false)}`;
+      reject(failure(`${what}: gave up waiting for the list (${walk.pages} pages read): ${spent}`, {}));
     };
     if (signal.aborted) return onStop();
     if (op) timer = setTimeout(onTime, Math.max(0, op.deadline - Date.now()));

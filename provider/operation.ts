@@ -53,7 +53,8 @@ export function inOperation<T>(fn: () => Promise<T>, boundMs?: number): Promise<
   }
   const started = Date.now();
   // What a large operation leaves is collected before the host answers, and after (memory.ts).
-  return storage().run({ started, deadline: started + bound, boundMs: bound, grown: { ms: 0, pages: 0 } }, fn).finally(afterOperation);
+  const op: Operation = { started, deadline: started + bound, boundMs: bound, grown: { ms: 0, pages: 0 } };
+  return storage().run(op, fn).finally(afterOperation);
 }
 
 /** The operation the caller is part of, if any (none: a test calling a module directly, a walk's own). */
@@ -61,7 +62,7 @@ export function currentOperation(): Operation | undefined {
   return storage().getStore();
 }
 
-/** The bound grows by `ms`, the time `pages` pages of a list take at the pace: the operation read them, or waited for them. */
+/** The bound grows by `ms`, the time `pages` pages of a list take at the pace: the operation read them or waited for them. */
 export function growBound(op: Operation, ms: number, pages: number): void {
   op.deadline += ms;
   op.grown.ms += ms;
@@ -76,7 +77,8 @@ export function boundText(op: Pick<Operation, "boundMs"> & { grown?: Operation["
   const s = op.boundMs / 1000;
   const grownS = Math.round((op.grown?.ms ?? 0) / 1000);
   const grown = grownS ? `, grown by ${grownS} s for ${op.grown!.pages} pages of lists at the pace` : "";
-  return `this operation's time bound (${s % 60 === 0 ? `${s / 60} min` : `${s} s`}, ${OPERATION_BOUND_SETTING}${grown})`;
+  const bound = s % 60 === 0 ? `${s / 60} min` : `${s} s`;
+  return `this operation's time bound (${bound}, ${OPERATION_BOUND_SETTING}${grown})`;
 }
 
 /** What to do when an operation's bound is spent. */

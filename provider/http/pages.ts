@@ -58,9 +58,12 @@ export async function* listPages<T>(path: string, field: string, what: string, s
   const ids = Object.create(null) as Record<string, boolean>; // ids come from the server: no prototype
   let next: string | null = path;
   while (next) {
-    if (seen.length >= maxPages) throw partial(`more than ${maxPages} pages${maxPages >= UNLIMITED_PAGES ? ", the most one walk follows" : ""}`);
+    if (seen.length >= maxPages) {
+      throw partial(`more than ${maxPages} pages${maxPages >= UNLIMITED_PAGES ? ", the most one walk follows" : ""}`);
+    }
     const left = started + budgetMs + grownMs - Date.now();
-    if (left <= 0) throw partial(`${seen.length} pages read in ${budgetMs / 1000} s${grownMs ? ` + ${Math.round(grownMs / 1000)} s they earned at the pace` : ""} and the list goes on`);
+    const earned = grownMs ? ` + ${Math.round(grownMs / 1000)} s they earned at the pace` : "";
+    if (left <= 0) throw partial(`${seen.length} pages read in ${budgetMs / 1000} s${earned} and the list goes on`);
     seen.push(absolute(next));
     const page: ApiResponse<Record<string, unknown>> = await api("GET", next, { what, source, budgetMs: left, unseen: limits.unseen });
     const items = page.body?.[field];

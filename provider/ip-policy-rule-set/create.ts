@@ -90,7 +90,8 @@ export async function previewCreate(inputs: CheckedRuleSetInputs): Promise<Check
 /** The policy's rules, for a preview that says what a create takes over; or why they could not be listed. */
 async function listForPreview(inputs: CheckedRuleSetInputs): Promise<{ live?: LivePolicy; error?: string }> {
   try {
-    const live = await viewBeforeFirst(inputs, `preview the ${inputs.takeOver ? "takeover" : "create"} of ${inputs.ipPolicyId}`);
+    const what = `preview the ${inputs.takeOver ? "takeover" : "create"} of ${inputs.ipPolicyId}`;
+    const live = await viewBeforeFirst(inputs, what);
     noteListed(inputs.ipPolicyId, live.rules.map((r) => r.id)); // for the update of this command: see viewBeforeFirst
     return { live };
   } catch (e) {
@@ -107,11 +108,13 @@ async function listForPreview(inputs: CheckedRuleSetInputs): Promise<{ live?: Li
  * what it refuses from this view it refuses with nothing written.
  */
 async function viewBeforeFirst(inputs: CheckedRuleSetInputs, what: string): Promise<LivePolicy> {
-  const ids = rulesListedSinceWrite(profileSource(inputs.profile), inputs.ipPolicyId) ? undefined : listedElsewhere(inputs.ipPolicyId);
+  const source = profileSource(inputs.profile);
+  const ids = rulesListedSinceWrite(source, inputs.ipPolicyId) ? undefined : listedElsewhere(inputs.ipPolicyId);
   if (!ids) return policyRules(inputs.ipPolicyId, inputs.profile, what, [], "anyAge");
   const bodies: IpPolicyRuleBody[] = [];
   for (const id of ids) {
-    const res = await api<IpPolicyRuleBody>("GET", rulePath(id), { what: `${what}: read IP policy rule ${id}`, allow404: true, expect: IP_POLICY_RULE_ANSWER, source: profileSource(inputs.profile) });
+    const read = { what: `${what}: read IP policy rule ${id}`, allow404: true, expect: IP_POLICY_RULE_ANSWER, source };
+    const res = await api<IpPolicyRuleBody>("GET", rulePath(id), read);
     if (res.status !== 404 && res.body.ip_policy.id === inputs.ipPolicyId) bodies.push(res.body);
   }
   return livePolicy(bodies);
@@ -132,7 +135,9 @@ export async function create(inputs: CheckedRuleSetInputs) {
   const { promises, saved } = promisesFor(inputs.__urn, { from: [], declared: declared.map(terms.seeDeclared) }, what);
   let found = sortOut(await viewBeforeFirst(inputs, what), inputs.__urn);
   // A takeover writes nothing, and no walk checks it after: it records the policy as it is now.
-  if (inputs.takeOver === true && found.rest.length) found = sortOut(await policyRules(inputs.ipPolicyId, inputs.profile, what, [], true), inputs.__urn);
+  if (inputs.takeOver === true && found.rest.length) {
+    found = sortOut(await policyRules(inputs.ipPolicyId, inputs.profile, what, [], true), inputs.__urn);
+  }
   if (found.otherSets.length) throw oneSetOnly(what, inputs.ipPolicyId, found.otherSets, "nothing was changed");
   if (inputs.takeOver === true && found.rest.length) return takeOver(inputs, found.rest, saved, what);
   // ACCESSCTL_ADOPT_EXISTING=1 (after a killed first `up`) takes only what that run can have made:
@@ -188,9 +193,12 @@ function aloneOnPolicy(inputs: CheckedRuleSetInputs, what: string): AfterFirst {
     const undo = made.map((rule): Step => ({ op: "delete", rule }));
     const deleted = `this set deleted the ${made.length} rule${made.length === 1 ? "" : "s"} it had made`;
     if (!cameFirst(made, found.otherSets.map((o) => o.rule))) {
-      return { undo, error: oneSetOnly(what, inputs.ipPolicyId, found.otherSets, `it started on the policy at the same time as this one and came first, so ${deleted}`) };
+      const outcome = `it started on the policy at the same time as this one and came first, so ${deleted}`;
+      return { undo, error: oneSetOnly(what, inputs.ipPolicyId, found.otherSets, outcome) };
     }
-    if (since.length) return { undo, error: alreadyHolds(what, since, `they came since this command listed the policy, so ${deleted}`) };
+    if (since.length) {
+      return { undo, error: alreadyHolds(what, since, `they came since this command listed the policy, so ${deleted}`) };
+    }
     return undefined;
   };
 }
