@@ -5,7 +5,7 @@
 // each provider process in turn: what a process keeps is forgotten between them, and what the
 // engines of one command share (the run record) is kept, each engine with an address of its own.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RunningEmulator, startEmulator } from "../helpers/emulator";
+import { client, RunningEmulator, startEmulator } from "../helpers/emulator";
 import { compiled, configureRequest, newRun, serializedProvider } from "../helpers/provider";
 
 const config = compiled("provider/config.js");
@@ -111,4 +111,19 @@ describe("at most one walk of the account per provider process per command", () 
     await processOf(UPDATE);
     await set.delete(p, made.outs);
   }, 120_000);
+
+  it("a rule added by hand after the preview's walk, before the update's first rule: the walk after that rule finds it, and the set undoes what it made", async () => {
+    const p = emu.fixtures.ipPolicies[0];
+    const declared = { ipPolicyId: p, rules: rules(2), __urn: URN };
+    newRun();
+    await processOf(PREVIEW);
+    expect((await set.check({}, declared)).failures).toEqual([]); // the policy is empty
+    const hand = await client(emu.url, emu.adminToken).post("/ip_policy_rules", { ip_policy_id: p, cidr: "198.51.100.0/24", action: "deny" });
+    await processOf(UPDATE);
+    const err = await set.create((await set.check({}, declared)).inputs).catch((e: Error) => e);
+    expect(err.message).toContain(`the policy already holds 1 rule: 198.51.100.0/24 deny (${hand.body.id}); they came since this command listed the policy, so this set deleted the 1 rule it had made`);
+    const left = ((await client(emu.url, emu.adminToken).get("/ip_policy_rules")).body.ip_policy_rules as any[]).filter((r) => r.ip_policy.id === p);
+    expect(left.map((r) => r.id)).toEqual([hand.body.id]);
+    await client(emu.url, emu.adminToken).delete(`/ip_policy_rules/${hand.body.id}`);
+  }, 60_000);
 });
