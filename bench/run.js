@@ -47,6 +47,12 @@
 //      the whole sequence N times (each figure the median). Beside them the floor of the dynamic host:
 //      bench/floor-set.ts, a dynamic provider that does no work for a resource of the same size (what
 //      Pulumi's host itself holds). `--only memory` (bench/results-memory.json).
+//  12. walks of the account at the service's default limit (120/60, the client's default too): a set of
+//      --walks-set rules (examples/office-allowlist) in accounts of --walk-sizes rules (default 20000,50000,100000;
+//      the emulator's --seed-rules, on another policy): `up` with its preview (as a user runs it), `preview
+//      --refresh`, `refresh`, `destroy`; for each the walks (first pages of GET /ip_policy_rules in the
+//      emulator's log), requests, wall seconds, the lower bound of its requests at the pace (window model),
+//      and their ratio. `--only walks` (bench/results-walks.json).
 // Prints a table and writes bench/results.json.
 "use strict";
 const { execFileSync } = require("node:child_process");
@@ -60,7 +66,7 @@ const { spawnJob } = require("../scripts/stack");
 const { fmt, table } = require("./table");
 
 function flags(argv) {
-  const f = { sizes: [50, 200, 500], keys: 3, latency: 20, rateRules: 300, skipRate: false, skipCheckpoints: false, refreshRules: 500, refreshKeys: 10, skipRefresh: false, skipTeam: false, teamRules: 100, perObjectUp: false, skipEmulator: false, models: ["window", "bucket"], skipSet: false, setRules: 500, setLarge: 5000, setPerRule: true, skipPlugin: false, pluginRules: 200, pluginSet: 500, skipAccounts: false, accountSizes: [19000, 50000, 100000], accountLimited: 19000, accountSet: 100, skipBounds: false, boundsRules: 300, skipMemory: false, memoryRules: 5000, memoryRuns: 1, memoryHosts: ["dynamic", "plugin", "floor"] };
+  const f = { sizes: [50, 200, 500], keys: 3, latency: 20, rateRules: 300, skipRate: false, skipCheckpoints: false, refreshRules: 500, refreshKeys: 10, skipRefresh: false, skipTeam: false, teamRules: 100, perObjectUp: false, skipEmulator: false, models: ["window", "bucket"], skipSet: false, setRules: 500, setLarge: 5000, setPerRule: true, skipPlugin: false, pluginRules: 200, pluginSet: 500, skipAccounts: false, accountSizes: [19000, 50000, 100000], accountLimited: 19000, accountSet: 100, skipBounds: false, boundsRules: 300, skipMemory: false, memoryRules: 5000, memoryRuns: 1, memoryHosts: ["dynamic", "plugin", "floor"], skipWalks: false, walkSizes: [20000, 50000, 100000], walksSet: 100 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--sizes") f.sizes = argv[++i].split(",").map(Number);
@@ -87,6 +93,8 @@ function flags(argv) {
     else if (a === "--memory-rules") f.memoryRules = Number(argv[++i]);
     else if (a === "--memory-runs") f.memoryRuns = Number(argv[++i]);
     else if (a === "--memory-hosts") f.memoryHosts = argv[++i].split(","); // of dynamic,plugin,floor
+    else if (a === "--walk-sizes") f.walkSizes = argv[++i].split(",").map(Number);
+    else if (a === "--walks-set") f.walksSet = Number(argv[++i]);
     else if (a === "--per-object-up") f.perObjectUp = true; // per-object `up --refresh` too: about 2 GETs per object at 2/s
     else if (a === "--only") { // e.g. --only refresh,team: just those sections
       const only = argv[++i].split(",");
@@ -100,6 +108,7 @@ function flags(argv) {
       f.skipAccounts = !only.includes("accounts");
       f.skipBounds = !only.includes("bounds");
       f.skipMemory = !only.includes("memory");
+      f.skipWalks = !only.includes("walks");
     }
     else throw new Error(`unknown flag ${a}`);
   }
@@ -637,6 +646,39 @@ function printAccounts(r, f) {
 }
 
 /**
+ * 12. A set of f.walksSet rules in an account that holds `size` more, at the service's default limit:
+ * per command its walks of the account (first pages of GET /ip_policy_rules in the emulator's log: the
+ * next pages log as "GET /ip_policy_rules?…"), requests, wall seconds, and the lower bound of those
+ * requests at 120 per rolling 60 s.
+ */
+async function measureWalks(ctx, size) {
+  const f = ctx.f;
+  return withSession(ctx, { emuArgs: ["--seed-rules", String(size)], project: ctx.projects.set }, async (s) => {
+    const config = { ipPolicyId: { value: s.emu.fixtures.ipPolicies[0] }, allow: { value: JSON.stringify(setCidrs(f.walksSet)) } };
+    const out = { size, set: f.walksSet, ops: [] };
+    for (const [name, op, extra] of [["up", "up", { withPreview: true }], ["preview --refresh", "preview", { refresh: true }], ["refresh", "refresh"], ["destroy", "destroy", { withPreview: true }]]) {
+      const from = s.emu.stderr().length;
+      const m = await s.run("walks", op, config, extra);
+      await new Promise((r) => setTimeout(r, 200)); // the emulator's last log line
+      const log = s.emu.stderr().slice(from).split("\n");
+      const walks = log.filter((l) => / GET \/ip_policy_rules 200 /.test(l)).length;
+      const pages = log.filter((l) => / GET \/ip_policy_rules(\?…)? 200 /.test(l)).length;
+      const bound = rateLowerBound("window", m.requests);
+      out.ops.push({ op: name, walks, pages, requests: m.requests, rateLimited429: m.rateLimited429, seconds: m.seconds, boundSeconds: bound });
+      process.stderr.write(`bench: walks: ${size} rules: ${name}: ${walks} walks, ${m.requests} requests, ${m.seconds.toFixed(1)} s (bound ${bound} s)\n`);
+    }
+    return out;
+  });
+}
+
+function printWalks(rows, f) {
+  console.log(`\nA set of ${f.walksSet} rules (examples/office-allowlist) in an account of N other rules (emulator --seed-rules N), at the default limit (120 per rolling 60 s); walks are first pages of GET /ip_policy_rules:`);
+  table(["account", "op", "walks", "list pages", "requests", "429", "s", "bound s", "s/bound"], rows.flatMap((r) => r.ops.map((o) => [
+    `${r.size} rules`, o.op, o.walks, o.pages, o.requests, o.rateLimited429, fmt(o.seconds), fmt(o.boundSeconds), fmt(o.seconds / Math.max(o.boundSeconds, 1e-9), 2),
+  ])));
+}
+
+/**
  * 10. A gateway before the emulator that lets the first 20 POSTs through and answers every later one
  * 429 Retry-After: 60 (never forwarded): up of a set of f.boundsRules rules with the client's defaults.
  */
@@ -785,8 +827,8 @@ async function main() {
   const ctx = { f, binDir: pulumiBinDir(), projects: makeProjects(root, !f.skipPlugin || !f.skipMemory, f.skipMemory ? [] : f.memoryHosts) };
   const cli = execFileSync(path.join(ctx.binDir, "pulumi"), ["version"]).toString().trim();
   const results = { date: new Date().toISOString(), machine: `${os.cpus().length} × ${os.cpus()[0].model}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}, node ${process.version}, pulumi ${cli}`, command: `npm run bench -- ${process.argv.slice(2).join(" ")}`.trim(), flags: f, engine: [], rateLimit: [], team: [] };
-  const alone = (section) => ["rate", "refresh", "team", "emulator", "set", "plugin", "accounts", "bounds", "memory"].every((k) => k === section || f[`skip${k[0].toUpperCase()}${k.slice(1)}`]) && f.sizes.length === 0;
-  const name = alone("memory") ? "results-memory" : alone("accounts") ? "results-accounts" : alone("bounds") ? "results-bounds" : f.skipCheckpoints ? "results-skip-checkpoints" : f.sizes.length > 0 ? "results" : f.skipRate && f.skipRefresh && f.skipTeam && !f.skipSet ? "results-set" : f.skipRate && f.skipRefresh && f.skipTeam && f.skipEmulator && !f.skipPlugin ? "results-plugin" : f.skipRefresh && f.skipEmulator ? "results-rate-team" : "results-refresh-team";
+  const alone = (section) => ["rate", "refresh", "team", "emulator", "set", "plugin", "accounts", "bounds", "memory", "walks"].every((k) => k === section || f[`skip${k[0].toUpperCase()}${k.slice(1)}`]) && f.sizes.length === 0;
+  const name = alone("walks") ? "results-walks" : alone("memory") ? "results-memory" : alone("accounts") ? "results-accounts" : alone("bounds") ? "results-bounds" : f.skipCheckpoints ? "results-skip-checkpoints" : f.sizes.length > 0 ? "results" : f.skipRate && f.skipRefresh && f.skipTeam && !f.skipSet ? "results-set" : f.skipRate && f.skipRefresh && f.skipTeam && f.skipEmulator && !f.skipPlugin ? "results-plugin" : f.skipRefresh && f.skipEmulator ? "results-rate-team" : "results-refresh-team";
   const out = path.join(REPO, `bench/${name}.json`);
   // Written after every section too: a long run that fails late keeps what it measured.
   const save = () => fs.writeFileSync(out, JSON.stringify({ ...results, totalSeconds: (Date.now() - started) / 1000 }, null, 2) + "\n");
@@ -841,6 +883,11 @@ async function main() {
       results.memory = await measureMemory(ctx);
       save();
     }
+    for (const size of f.skipWalks ? [] : f.walkSizes) {
+      log(`walks: a set of ${f.walksSet} rules in an account of ${size} rules at the default limit`);
+      (results.walks ??= []).push(await measureWalks(ctx, size));
+      save();
+    }
     if (!f.skipEmulator) results.emulator = await require("./emulator").run(); // prints its own tables
   } finally {
     fs.rmSync(root, { recursive: true, force: true });
@@ -857,6 +904,7 @@ async function main() {
   if (results.accounts) printAccounts(results.accounts, f);
   if (results.bounds) printBounds(results.bounds);
   if (results.memory) printMemory(results.memory);
+  if (results.walks) printWalks(results.walks, f);
   console.log(`\ntotal ${fmt(results.totalSeconds, 0)} s; figures in ${path.relative(REPO, out)}`);
 }
 

@@ -131,7 +131,8 @@ async function serve(front: Front, req: http.IncomingMessage, res: http.ServerRe
   const byMethod = `${method} ${Math.floor(reply.status / 100)}xx`;
   front.stats.byMethod[byMethod] = (front.stats.byMethod[byMethod] ?? 0) + 1;
   send(res, operationId, reply);
-  front.log(`${method} ${url ? shownPath(url.pathname) : "(invalid target)"} ${reply.status} ${operationId} ${Date.now() - started}ms`);
+  // A query shows as "?…" (its values unshown): a list's first page ("GET /ip_policy_rules") is told from its next ones.
+  front.log(`${method} ${url ? shownPath(url.pathname) + (url.search ? "?…" : "") : "(invalid target)"} ${reply.status} ${operationId} ${Date.now() - started}ms`);
 }
 
 /** The chain, in order. Every step before readJsonBody works on the request line and headers only. */

@@ -7,9 +7,14 @@
 //   with its own GET before it is reported gone (the list may be older than a create of this run,
 //   or cut short), and that GET's 404 is believed only as http/trust.ts believe404 allows.
 // - policyRulesOf: the rules of one IP policy, from a walk that reached the last page, or an error.
-// Which walk serves: one in flight or started within MAX_AGE_MS, and with no write of this process
-// since it started; with `fresh` (what a write is checked against), one that started after the
-// operation asking began, and with no write since. Askers share the walk in flight.
+// Which walk serves (whichWalk): one with no write of this process since it started, and
+// - for reads (a refresh): one in flight or started within MAX_AGE_MS;
+// - `fresh` (what a write is planned and checked against): one that started after the operation
+//   asking began (a change made before the operation began is seen);
+// - `anyAge` (a view that a later walk checks again before anything else is written: a new set's
+//   view before its first rule, create.ts): any whole walk of this process.
+// Askers share the walk in flight, and their operations' bounds grow with its pages as they wait
+// (operation.ts growBound).
 // What a walk keeps: the objects its askers asked for (by id, or by policy) when their page was
 // read; of every other object, only its id and policy (100,000 rules: a few MB). An object asked
 // for after its page went by costs a GET. Limits of a walk: http/pages.ts walkLimits.
@@ -17,13 +22,13 @@
 import { IP_POLICY_RULE_ANSWER, IP_POLICY_RULES_PATH, IpPolicyRuleBody } from "../contract/ip-policy-rule";
 import { api } from "./http/api";
 import { ApiFailure, failure } from "./http/failures";
-import { listPages } from "./http/pages";
 import { checkAnswer, RequestOptions } from "./http/transport";
 import { proveKey, underWay } from "./http/trust";
 import { ConfigSource, connection } from "./config";
 import { stopped, stopSignal } from "./engine";
 import { accountOf } from "./limiter";
-import { boundHint, boundText, currentOperation, inOperation } from "./operation";
+import { listPages, walkLimits } from "./http/pages";
+import { boundHint, boundText, currentOperation, growBound, inOperation, Operation } from "./operation";
 import { processState } from "./state";
 
 // A refresh issues its reads in one burst; a read that comes later than this after the walk began
@@ -52,6 +57,8 @@ interface Walk {
   /** id → group, for every object read but not kept (nobody had asked for it yet, or it lacked a field). */
   passed: Record<string, string>;
   pages: number;
+  /** The operations waiting for it: each page read grows their bounds (operation.ts growBound). */
+  waiters: Operation[];
   /** Resolves when the walk ends, however it ends. */
   done: Promise<void>;
   finished?: boolean;
@@ -63,18 +70,31 @@ interface Walk {
 
 interface Cache {
   generation: number; // bumped by every write of this process
+  /** The generation of the last write of each group (a policy's rules); "": of a write of no group named (of every group). */
+  wrote: Record<string, number>;
   walks: Record<string, Walk>;
   /** Walks started, by list: tests and benchmarks read it. */
   started: Record<string, number>;
 }
 
 function cache(): Cache {
-  return processState<Cache>("list-reads", () => ({ generation: 0, walks: {}, started: {} }));
+  return processState<Cache>("list-reads", () => ({ generation: 0, wrote: {}, walks: {}, started: {} }));
 }
 
-/** Called after every create, update or delete: walks started before it no longer tell the truth. */
-export function listsChanged(): void {
-  cache().generation++;
+/**
+ * Called after every create, update or delete: walks started before it no longer tell the truth, of
+ * the group written (a policy's rules: a set's write), or of every object when no group is named.
+ */
+export function listsChanged(group?: unknown): void {
+  const state = cache();
+  state.generation++;
+  state.wrote[typeof group === "string" ? group : ""] = state.generation;
+}
+
+/** Pure: whether a write since the walk started (its generation) makes it stale for an asker of `group` (none: any object). */
+function writtenSince(walkGeneration: number, state: Pick<Cache, "generation" | "wrote">, group?: string): boolean {
+  if (group === undefined) return state.generation !== walkGeneration;
+  return (state.wrote[""] ?? 0) > walkGeneration || (state.wrote[group] ?? 0) > walkGeneration;
 }
 
 /** Walks started in this process, by list path (tests and benchmarks). */
@@ -113,7 +133,7 @@ function groupOf(list: string, item: unknown): string {
 /** The object with this id, or undefined when it is gone (a believed 404 to its own GET). */
 export async function readObject<T>(id: string, r: ListRead): Promise<T | undefined> {
   if (process.env.ACCESSCTL_READ_MODE !== "get") {
-    const walk = await underWay(() => sharedWalk(r, { id }, false)); // a read under way until its walk is done: see http/trust.ts believe404
+    const walk = await underWay(() => sharedWalk(r, { id }, "read")); // a read under way until its walk is done: see http/trust.ts believe404
     // A walk that failed (not merely stopped early) is not taken at its word: every read does its GET.
     const listed = walk.error && !walk.error.partial ? undefined : walk.kept[id];
     if (listed !== undefined) {
@@ -132,9 +152,14 @@ export async function readObject<T>(id: string, r: ListRead): Promise<T | undefi
  * after this process's last write (what a write is planned and checked against). Throws unless the
  * walk reached the last page: a missing page is never taken for missing rules.
  */
-export async function policyRulesOf(source: ConfigSource | undefined, ipPolicyId: string, options: { fresh?: boolean; what: string }): Promise<IpPolicyRuleBody[]> {
-  const r: ListRead = { list: IP_POLICY_RULES_PATH, field: "ip_policy_rules", path: IP_POLICY_RULES_PATH, what: options.what, expect: IP_POLICY_RULE_ANSWER, source };
-  const walk = await sharedWalk(r, { group: ipPolicyId }, !!options.fresh);
+export async function policyRulesOf(
+  source: ConfigSource | undefined,
+  ipPolicyId: string,
+  options: { fresh?: boolean; anyAge?: boolean; what: string },
+): Promise<IpPolicyRuleBody[]> {
+  const r = rulesRead(source, options.what);
+  const need: Need = options.anyAge ? "anyAge" : options.fresh ? "fresh" : "read";
+  const walk = await sharedWalk(r, { group: ipPolicyId }, need);
   if (!walk.complete) {
     const cause = walk.error ?? failure("the walk of the list ended without an answer", {});
     throw failure(`${options.what}: ${cause.message}`, { status: cause.status, errorCode: cause.errorCode, partial: cause.partial });
@@ -153,17 +178,46 @@ export async function policyRulesOf(source: ConfigSource | undefined, ipPolicyId
   return rules;
 }
 
+const rulesRead = (source: ConfigSource | undefined, what: string): ListRead => ({
+  list: IP_POLICY_RULES_PATH, field: "ip_policy_rules", path: IP_POLICY_RULES_PATH, what, expect: IP_POLICY_RULE_ANSWER, source,
+});
+
+/**
+ * Whether this process has a whole walk of the account's rules (or one in flight) with no write to the
+ * policy since: a new set's view before its first rule then needs no walk of its own.
+ */
+export function rulesListedSinceWrite(source: ConfigSource | undefined, ipPolicyId?: string): boolean {
+  const state = cache();
+  const walk = state.walks[`${accountOf(connection(source))} ${IP_POLICY_RULES_PATH}`];
+  return !!walk && whichWalk(walk, state, ipPolicyId, "anyAge", Date.now(), currentOperation()?.started);
+}
+
+/** What an asker takes a walk for: a read of a refresh, what a write is checked against, a view a later walk checks again. */
+type Need = "read" | "fresh" | "anyAge";
+
+/** Pure: whether `walk` serves an asker with this need now (see the top of this file). */
+function whichWalk(
+  walk: Pick<Walk, "generation" | "started" | "finished" | "complete">,
+  state: Pick<Cache, "generation" | "wrote">,
+  group: string | undefined,
+  need: Need,
+  now: number,
+  opStarted = now,
+): boolean {
+  if (writtenSince(walk.generation, state, group)) return false; // a write of this process since it started
+  // A walk that ended early still serves reads (they make their GETs), not a listing.
+  if (need === "read") return !walk.finished || walk.started >= now - MAX_AGE_MS;
+  if (need === "fresh") return walk.started >= opStarted && !(walk.finished && !walk.complete);
+  return !walk.finished || !!walk.complete;
+}
+
 /** The walk that serves this asker (joined, or started), once it has ended; the asker's interest is kept from the next page on. */
-async function sharedWalk(r: ListRead, interest: Interest, fresh: boolean): Promise<Walk> {
+async function sharedWalk(r: ListRead, interest: Interest, need: Need): Promise<Walk> {
   const state = cache();
   const key = `${accountOf(connection(r.source))} ${r.list}`;
-  const now = Date.now();
   let walk = state.walks[key];
-  const since = fresh ? (currentOperation()?.started ?? now) : now - MAX_AGE_MS;
-  // A failed walk (not merely stopped early) still serves reads (they make their GETs), not a fresh listing.
-  const failed = walk?.finished && walk.error && !walk.error.partial;
-  const usable = walk && walk.generation === state.generation && (fresh ? walk.started >= since && !failed : walk.started >= since || !walk.finished);
-  if (!usable) {
+  const group = "group" in interest ? interest.group : undefined;
+  if (!walk || !whichWalk(walk, state, group, need, Date.now(), currentOperation()?.started)) {
     walk = startWalk(r, state.generation);
     state.walks[key] = walk;
     state.started[r.list] = (state.started[r.list] ?? 0) + 1;
@@ -176,7 +230,7 @@ async function sharedWalk(r: ListRead, interest: Interest, fresh: boolean): Prom
 
 /** A walk of its own time (not its first asker's operation, which may end first): see http/pages.ts walkLimits. */
 function startWalk(r: ListRead, generation: number): Walk {
-  const walk: Walk = { generation, started: Date.now(), what: `list ${r.field === "keys" ? "API keys" : "IP policy rules"}`, wantIds: {}, wantGroups: {}, kept: {}, keptCount: 0, keyOf: {}, groupKey: {}, passed: {}, pages: 0, done: Promise.resolve() };
+  const walk: Walk = { generation, started: Date.now(), what: `list ${r.field === "keys" ? "API keys" : "IP policy rules"}`, wantIds: {}, wantGroups: {}, kept: {}, keptCount: 0, keyOf: {}, groupKey: {}, passed: {}, pages: 0, waiters: [], done: Promise.resolve() };
   walk.done = inOperation(() => pagesOf(walk, r), r.walkBudgetMs).then(
     () => void (walk.complete = true),
     (e) => void (walk.error = e as ApiFailure),
@@ -185,8 +239,10 @@ function startWalk(r: ListRead, generation: number): Walk {
 }
 
 async function pagesOf(walk: Walk, r: ListRead): Promise<void> {
+  const pageMs = r.walkBudgetMs === undefined ? walkLimits(r.source).pageMs : 0; // a budget given does not grow
   for await (const page of listPages<Record<string, unknown>>(r.list, r.field, walk.what, r.source, { budgetMs: r.walkBudgetMs, unseen: true })) {
     walk.pages++;
+    for (const op of walk.waiters) growBound(op, pageMs, 1); // waiting for a page is the asker's work too
     for (const item of page.items) {
       const id = (item as { id?: unknown } | null)?.id;
       if (typeof id !== "string") continue;
@@ -209,29 +265,36 @@ async function pagesOf(walk: Walk, r: ListRead): Promise<void> {
   }
 }
 
-/** Waits for the walk to end, but no longer than the asker's operation may go on, nor once requests stop. */
+/**
+ * Waits for the walk to end, but no longer than the asker's operation may go on (its bound grows with
+ * the pages read meanwhile), nor once requests stop.
+ */
 function untilEnded(walk: Walk, what: string): Promise<void> {
   const op = currentOperation();
   const signal = stopSignal();
+  if (op && !walk.waiters.includes(op)) walk.waiters.push(op);
   return new Promise<void>((resolve, reject) => {
     // (each name declared before a closure uses it: Pulumi's closure serializer needs that)
     let timer: ReturnType<typeof setTimeout> | undefined = undefined;
     let onStop: () => void = () => {};
+    let onTime: () => void = () => {};
     const settle = () => {
       clearTimeout(timer);
       signal.removeEventListener("abort", onStop);
+      if (op) walk.waiters = walk.waiters.filter((o) => o !== op);
     };
     onStop = () => {
       settle();
       reject(failure(`${what}: ${stopped() ?? "stopped"}`, {}));
     };
+    onTime = () => {
+      if (op!.deadline > Date.now()) return void (timer = setTimeout(onTime, op!.deadline - Date.now())); // it grew
+      settle();
+      const spent = `${boundText(op!)} is spent; ${boundHint(false)}`;
+      reject(failure(`${what}: gave up waiting for the list (${walk.pages} pages read): ${spent}`, {}));
+    };
     if (signal.aborted) return onStop();
-    if (op) {
-      timer = setTimeout(() => {
-        settle();
-        reject(failure(`${what}: gave up waiting for the list (${walk.pages} pages read): ${boundText(op)} is spent; ${boundHint(false)}`, {}));
-      }, Math.max(0, op.deadline - Date.now()));
-    }
+    if (op) timer = setTimeout(onTime, Math.max(0, op.deadline - Date.now()));
     signal.addEventListener("abort", onStop, { once: true });
     walk.done.then(() => {
       settle();

@@ -5,7 +5,11 @@
 // ends: the operation fails, recording what exists as any failure does. So an operation ends within
 // its bound plus one attempt (http/transport.ts ATTEMPT_DEADLINE_MS), and a command within that
 // times the longest chain of operations that wait for each other (the engine runs the others at once).
-// The bound: ACCESSCTL_OPERATION_TIMEOUT seconds, else DEFAULT_OPERATION_BOUND_MS.
+// The bound: ACCESSCTL_OPERATION_TIMEOUT seconds, else DEFAULT_OPERATION_BOUND_MS; it grows with the
+// work the operation has measured (growBound): each page of a list it reads, or waits for, adds that
+// page's time at the pace (http/pages.ts walkLimits), so that a walk of a large account is not failed
+// half done. Still bounded: a walk follows at most http/pages.ts UNLIMITED_PAGES pages, and an error
+// names the growth (boundText).
 import { AsyncLocalStorage } from "node:async_hooks";
 import { plainError } from "./errors";
 import { afterOperation } from "./memory";
@@ -20,6 +24,8 @@ export interface Operation {
   /** No request of the operation starts after this (Date.now() time). */
   deadline: number;
   boundMs: number;
+  /** What the bound grew by (growBound): ms, and the pages of lists that earned them. */
+  grown: { ms: number; pages: number };
 }
 
 function storage(): AsyncLocalStorage<Operation> {
@@ -47,7 +53,8 @@ export function inOperation<T>(fn: () => Promise<T>, boundMs?: number): Promise<
   }
   const started = Date.now();
   // What a large operation leaves is collected before the host answers, and after (memory.ts).
-  return storage().run({ started, deadline: started + bound, boundMs: bound }, fn).finally(afterOperation);
+  const op: Operation = { started, deadline: started + bound, boundMs: bound, grown: { ms: 0, pages: 0 } };
+  return storage().run(op, fn).finally(afterOperation);
 }
 
 /** The operation the caller is part of, if any (none: a test calling a module directly, a walk's own). */
@@ -55,10 +62,23 @@ export function currentOperation(): Operation | undefined {
   return storage().getStore();
 }
 
-/** How the bound of an operation is named in errors: "this operation's time bound (10 min, ACCESSCTL_OPERATION_TIMEOUT)". */
-export function boundText(op: Pick<Operation, "boundMs">): string {
+/** The bound grows by `ms`, the time `pages` pages of a list take at the pace: the operation read them or waited for them. */
+export function growBound(op: Operation, ms: number, pages: number): void {
+  op.deadline += ms;
+  op.grown.ms += ms;
+  op.grown.pages += pages;
+}
+
+/**
+ * How the bound of an operation is named in errors: "this operation's time bound (10 min,
+ * ACCESSCTL_OPERATION_TIMEOUT)", and what it grew by: "…, grown by 500 s for 1000 pages of lists at the pace".
+ */
+export function boundText(op: Pick<Operation, "boundMs"> & { grown?: Operation["grown"] }): string {
   const s = op.boundMs / 1000;
-  return `this operation's time bound (${s % 60 === 0 ? `${s / 60} min` : `${s} s`}, ${OPERATION_BOUND_SETTING})`;
+  const grownS = Math.round((op.grown?.ms ?? 0) / 1000);
+  const grown = grownS ? `, grown by ${grownS} s for ${op.grown!.pages} pages of lists at the pace` : "";
+  const bound = s % 60 === 0 ? `${s / 60} min` : `${s} s`;
+  return `this operation's time bound (${bound}, ${OPERATION_BOUND_SETTING}${grown})`;
 }
 
 /** What to do when an operation's bound is spent. */

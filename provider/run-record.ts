@@ -6,7 +6,8 @@
 // So records go to a file named after the `pulumi` process (its PID and start time: unique while the
 // machine runs), in a directory of Pulumi's home only this user can write, one JSON line each, appended (small appends
 // are atomic), tagged with the engine (its address) that wrote them: what one engine checked (claims)
-// holds in that engine only; what a preview showed holds for the update after it. Without an engine
+// holds in that engine only; what a preview showed holds for the update after it (and the ids of the
+// rules its walk found on a new set's policy: noteListed). Without an engine
 // (tests), or where the start time or the directory is not to be had, they stay in each process.
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -193,4 +194,24 @@ function all(): Line[] {
     state.size = Buffer.byteLength(text);
   }
   return state.lines;
+}
+
+/** A policy's rules as a walk of one engine of this command found them: ids only (what the record may hold: ownership.md). */
+interface Listed {
+  policy: string;
+  ids: string[];
+}
+
+/**
+ * Records the ids of a policy's rules as this engine's walk found them (a preview's: the update of
+ * this command reads them again by id, not by a walk).
+ */
+export function noteListed(policy: string, ids: string[]): void {
+  addRecord<Listed>("listed", { policy, ids });
+}
+
+/** The ids of a policy's rules as the last walk of another engine of this command (the preview's) found them; or undefined. */
+export function listedElsewhere(policy: string): string[] | undefined {
+  const me = recordEngine();
+  return records<Listed>("listed").filter((r) => r.engine !== me && r.value?.policy === policy).pop()?.value.ids;
 }

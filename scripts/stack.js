@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // Runs one Pulumi operation (up, preview, refresh, destroy, outputs, cancel) on a stack of a
-// project directory with the real `pulumi` CLI, as a user or a pipeline does: `pulumi stack select
-// --create`, `pulumi config set` (secrets through stdin, never on a command line), then
-// `pulumi up --yes --non-interactive` and so on. The CLI starts the Node.js language host, which
+// project directory with the real `pulumi` CLI, as a user or a pipeline does: `pulumi stack init
+// --no-select` (unless it exists), `pulumi config set` (secrets through stdin, never on a command line),
+// then `pulumi up --yes --non-interactive` and so on. Every call names its stack (--stack) and none
+// selects one: stacks of one project directory run at once (a team, the bench's pipelines), and the
+// workspace's selected stack is one value they would race on. The CLI starts the Node.js language host, which
 // runs the project's program (Pulumi.yaml `main`) with the project's own node_modules.
 // Used by `npm start`, the end-to-end tests and the benchmarks.
 //
@@ -10,7 +12,7 @@
 // job: { dir, stack, op, binDir, backend, passphrase?, config?: {key: {value, secret}},
 //        refresh?, withPreview? (up, destroy: a preview first, as a user's run has), clearPendingCreates?, runProgram? (refresh), expectNoChanges?, diff? (preview: false
 //        leaves out --diff), env?, parallel?, verbose?, node?, args? (more arguments of the operation: --save-plan FILE, --plan FILE),
-//        exists? (the stack is there already: no `stack select --create`) }
+//        exists? (the stack is there already: no `stack init`) }
 // `node`: a directory holding the `node` to run the program with (else the one on PATH).
 // Pulumi's own output goes to stderr; the last line on stdout is `RESULT {json}`: ok, exitCode,
 // summary {result, resourceChanges} (from the engine's event log, as the Automation API reads it),
@@ -71,12 +73,19 @@ function summaryFrom(eventLog) {
   return last;
 }
 
+/** Creates the stack unless it exists, selecting nothing (another run in this directory may have selected another). */
+async function initStack(job) {
+  const r = await pulumi(job, ["stack", "init", "--stack", job.stack, "--no-select", "--non-interactive"], { quiet: true });
+  if (r.code === 0 || /stack '[^']*' already exists/.test(r.stderr)) return;
+  throw new Error(`pulumi stack init failed (exit ${r.code}): ${(r.stderr || r.stdout).trim().split("\n").slice(-3).join(" ")}`);
+}
+
 /** Stack outputs as { name: { value, secret } }: `stack output --json` shows secrets as "[secret]". */
 async function stackOutputs(job) {
-  const plainText = (await must(job, ["stack", "output", "--json"], { quiet: true })).stdout || "{}";
+  const plainText = (await must(job, ["stack", "output", "--json", "--stack", job.stack], { quiet: true })).stdout || "{}";
   const plain = JSON.parse(plainText);
   // With no "[secret]" in them, the outputs are all there is: no second call (each costs about 0.3 s).
-  const shown = plainText.includes('"[secret]"') ? JSON.parse((await must(job, ["stack", "output", "--json", "--show-secrets"], { quiet: true })).stdout || "{}") : plain;
+  const shown = plainText.includes('"[secret]"') ? JSON.parse((await must(job, ["stack", "output", "--json", "--show-secrets", "--stack", job.stack], { quiet: true })).stdout || "{}") : plain;
   const outputs = {};
   for (const [name, value] of Object.entries(shown)) outputs[name] = { value, secret: plain[name] === "[secret]" && value !== "[secret]" };
   return outputs;
@@ -84,8 +93,8 @@ async function stackOutputs(job) {
 
 async function run(job) {
   const started = Date.now();
-  // exists: the caller knows the stack is there (it ran an operation on it): no `stack select` (every command names --stack).
-  if (!job.exists) await must(job, ["stack", "select", "--create", "--non-interactive", job.stack], { quiet: true });
+  // exists: the caller knows the stack is there (it ran an operation on it): no `stack init`.
+  if (!job.exists) await initStack(job);
   const config = Object.entries(job.config ?? {});
   const plain = config.filter(([, c]) => !c.secret).flatMap(([key, { value }]) => ["--plaintext", `${key}=${value}`]);
   if (plain.length) await must(job, ["config", "set-all", "--stack", job.stack, ...plain], { quiet: true });

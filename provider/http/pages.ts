@@ -1,34 +1,36 @@
 // The one page walker: the pages of a list, following next_page_uri, within a page cap and a time
-// budget that follow the pace (walkLimits).
+// budget that grows with the pages read at the pace (walkLimits).
 import { ConfigSource, connection } from "../config";
 import { rateWindowMs } from "../limiter";
-import { boundText, currentOperation, operationBoundMs } from "../operation";
+import { currentOperation, growBound, operationBoundMs } from "../operation";
 import { api } from "./api";
 import { failure } from "./failures";
 import { redact } from "./redact";
 import { ApiResponse } from "./transport";
 import { proveBase } from "./trust";
 
-// A walk at an unlimited pace follows at most this many pages (100 objects each: 500,000 objects).
-const UNLIMITED_PAGES = 5000;
+// A walk follows at most this many pages (100 objects each: 500,000 objects).
+export const UNLIMITED_PAGES = 5000;
 
 /**
- * The limits of one walk, in one place: it starts no page after the bound of one operation
- * (../operation: 10 minutes by default), and follows at most the pages the rate limiter lets
- * through in that time: maxRequestsPerMinute × bound / 60 s (at the default 120 a minute and 10
- * minutes: 1,200 pages, 120,000 objects), and never more than UNLIMITED_PAGES. A walk ends within
- * its time budget + one attempt; within an operation, the operation's bound ends it too.
+ * The limits of one walk, in one place: at most UNLIMITED_PAGES pages, and no page started after its
+ * time budget, the bound of one operation (../operation: 10 minutes by default), which grows with
+ * each page read by that page's time at the pace (`pageMs`: 60 s / maxRequestsPerMinute, 0.5 s at
+ * the default 120 a minute). So a walk that keeps the pace goes on to the end of the list, however
+ * long (100,000 rules: 1,000 pages, about 8.5 minutes at 120 a minute), and one that falls behind it
+ * (the service slower than the pace, 429s) ends within the bound it has earned; never later than
+ * the bound + UNLIMITED_PAGES × pageMs + one attempt.
  */
-export function walkLimits(source?: ConfigSource): { maxPages: number; budgetMs: number } {
+export function walkLimits(source?: ConfigSource): { maxPages: number; budgetMs: number; pageMs: number } {
   const budgetMs = currentOperation()?.boundMs ?? operationBoundMs();
-  const paced = Math.floor((connection(source).maxRequestsPerMinute * budgetMs) / rateWindowMs());
-  return { maxPages: Math.max(1, Math.min(UNLIMITED_PAGES, paced)), budgetMs };
+  const perMinute = connection(source).maxRequestsPerMinute;
+  return { maxPages: UNLIMITED_PAGES, budgetMs, pageMs: perMinute > 0 ? rateWindowMs() / perMinute : 0 };
 }
 
 export interface WalkLimits {
   /** Pages followed at most (walkLimits). */
   maxPages?: number;
-  /** No page is started after this long (walkLimits); tests set less. */
+  /** No page is started after this long (walkLimits); tests set less. A budget given here does not grow. */
   budgetMs?: number;
   /** See RequestOptions.unseen. */
   unseen?: boolean;
@@ -38,28 +40,37 @@ export interface WalkLimits {
  * The pages of a list, following next_page_uri. A 404 or any answer without the list is an error,
  * never an empty list. It throws, with `partial: true` (what was yielded is right, only incomplete),
  * at a next_page_uri seen before, at a page that brings no new id (the same page under another
- * URI), after `maxPages` pages, and when its time budget is spent.
+ * URI), after `maxPages` pages, and when its time budget is spent. Each page read grows the budget,
+ * and the bound of the operation reading it, by the page's time at the pace (walkLimits).
  */
 export async function* listPages<T>(path: string, field: string, what: string, source?: ConfigSource, limits: WalkLimits = {}): AsyncGenerator<{ items: T[]; fallbackKey?: string; keyUsed?: string }> {
-  const { apiUrl, apiKey, maxRequestsPerMinute } = connection(source);
-  const paced = limits.maxPages === undefined || limits.budgetMs === undefined ? walkLimits(source) : undefined;
-  const maxPages = limits.maxPages ?? paced!.maxPages;
-  const budgetMs = limits.budgetMs ?? paced!.budgetMs;
+  const { apiUrl, apiKey } = connection(source);
+  const paced = walkLimits(source);
+  const maxPages = limits.maxPages ?? paced.maxPages;
+  const budgetMs = limits.budgetMs ?? paced.budgetMs;
+  const pageMs = limits.budgetMs === undefined ? paced.pageMs : 0; // a budget given does not grow
+  const op = currentOperation();
   const started = Date.now();
+  let grownMs = 0;
   const absolute = (uri: string) => new URL(uri.startsWith("/") ? apiUrl + uri : uri).href;
   const partial = (message: string) => failure(redact(`${what}: ${message}; giving up on the list`, [apiKey]), { partial: true });
   const seen: string[] = [];
   const ids = Object.create(null) as Record<string, boolean>; // ids come from the server: no prototype
   let next: string | null = path;
   while (next) {
-    if (seen.length >= maxPages) throw partial(`more than ${maxPages} pages${limits.maxPages === undefined ? capNote(maxPages, maxRequestsPerMinute, budgetMs) : ""}`);
-    const left = budgetMs - (Date.now() - started);
-    if (left <= 0) throw partial(`${seen.length} pages read in ${budgetMs / 1000} s and the list goes on`);
+    if (seen.length >= maxPages) {
+      throw partial(`more than ${maxPages} pages${maxPages >= UNLIMITED_PAGES ? ", the most one walk follows" : ""}`);
+    }
+    const left = started + budgetMs + grownMs - Date.now();
+    const earned = grownMs ? ` + ${Math.round(grownMs / 1000)} s they earned at the pace` : "";
+    if (left <= 0) throw partial(`${seen.length} pages read in ${budgetMs / 1000} s${earned} and the list goes on`);
     seen.push(absolute(next));
     const page: ApiResponse<Record<string, unknown>> = await api("GET", next, { what, source, budgetMs: left, unseen: limits.unseen });
     const items = page.body?.[field];
     if (!Array.isArray(items)) throw failure(`${what}: the answer has no ${field} list`, { status: page.status });
     proveBase(apiUrl);
+    grownMs += pageMs;
+    if (op && pageMs) growBound(op, pageMs, 1);
     let fresh = 0;
     for (const item of items) {
       const id = String((item as { id?: unknown })?.id);
@@ -72,12 +83,6 @@ export async function* listPages<T>(path: string, field: string, what: string, s
     next = typeof nextUri === "string" && nextUri ? nextUri : null;
     if (next && seen.includes(absolute(next))) throw partial(`next_page_uri leads back to a page already read (${next})`);
   }
-}
-
-/** Where a walk's page cap came from (walkLimits), for its error. */
-function capNote(maxPages: number, perMinute: number, budgetMs: number): string {
-  if (maxPages >= UNLIMITED_PAGES) return ", the most one walk follows";
-  return ` (what ${perMinute} requests a minute allow in ${boundText(currentOperation() ?? { boundMs: budgetMs })}); raise accessctl:maxRequestsPerMinute if the account's limit is higher`;
 }
 
 /** Every item of a list (see listPages). */

@@ -81,7 +81,7 @@ function calls(set: Target, live: Record<string, Member>, shown: ReturnType<type
   const post = async (d: DeclaredRule) => {
     const { body, marker } = marked(createBody<IpPolicyRuleCreateBody>(RULE_FIELDS, { ...d, ipPolicyId: set.ipPolicyId }), set.__urn);
     try {
-      const made = (await api<IpPolicyRuleBody>("POST", IP_POLICY_RULES_PATH, { what: `create IP policy rule ${d.cidr}`, body, expect: IP_POLICY_RULE_ANSWER, source }).finally(listsChanged)).body;
+      const made = (await api<IpPolicyRuleBody>("POST", IP_POLICY_RULES_PATH, { what: `create IP policy rule ${d.cidr}`, body, expect: IP_POLICY_RULE_ANSWER, source }).finally(() => listsChanged(set.ipPolicyId))).body;
       live[made.id] = memberOf(made);
       shown.count("created");
     } catch (e) {
@@ -94,12 +94,12 @@ function calls(set: Target, live: Record<string, Member>, shown: ReturnType<type
   const patch = async (r: Member, d: DeclaredRule) => {
     const { body } = marked(updateBody<IpPolicyRuleUpdateBody>(RULE_FIELDS, d, r), set.__urn, true); // what the step changes: texts, or the cidr of a move
     const moving = canonicalCidr(r.cidr) !== d.cidr ? ` → ${d.cidr}` : "";
-    const done = (await api<IpPolicyRuleBody>("PATCH", rulePath(r.id), { what: `update IP policy rule ${r.id} (${r.cidr}${moving})`, body, expect: IP_POLICY_RULE_ANSWER, source }).finally(listsChanged)).body;
+    const done = (await api<IpPolicyRuleBody>("PATCH", rulePath(r.id), { what: `update IP policy rule ${r.id} (${r.cidr}${moving})`, body, expect: IP_POLICY_RULE_ANSWER, source }).finally(() => listsChanged(set.ipPolicyId))).body;
     live[r.id] = memberOf(done);
     shown.count("updated");
   };
   const del = async (r: Member) => {
-    await api("DELETE", rulePath(r.id), { what: `delete IP policy rule ${r.id} (${r.cidr})`, allow404: true, source }).finally(listsChanged);
+    await api("DELETE", rulePath(r.id), { what: `delete IP policy rule ${r.id} (${r.cidr})`, allow404: true, source }).finally(() => listsChanged(set.ipPolicyId));
     delete live[r.id];
     shown.count("deleted");
   };

@@ -5,15 +5,23 @@
 // first. Rules other stacks' resources made are left, not recorded; any other rule is taken only with
 // takeOver (or, exactly as declared, ACCESSCTL_ADOPT_EXISTING=1: an interrupted run's, whose marker
 // names an earlier attempt, which is no proof that this stack made it: stack names are not unique).
+// Walks of the account (every rule of it, ⌈N/100⌉ requests): one per provider process. The view before
+// the first rule is what this command listed already (viewBeforeFirst); the one walk after the first
+// rule checks it again, and decides which of two sets came first (aloneOnPolicy).
+import { IP_POLICY_RULE_ANSWER, IpPolicyRuleBody } from "../../contract/ip-policy-rule";
+import { profileSource } from "../config";
 import { report } from "../engine";
 import { plainError } from "../errors";
-import { canonicalCidr } from "../ip-policy-rule";
+import { api } from "../http/api";
+import { canonicalCidr, rulePath } from "../ip-policy-rule";
+import { rulesListedSinceWrite } from "../list-reads";
 import { adoptExistingAllowed, claim, makerName, Marker } from "../ownership";
+import { listedElsewhere, noteListed } from "../run-record";
 import { CheckFailure, isUnknown } from "../validate";
 import { AfterFirst, apply, listed } from "./apply";
 import { CheckedRuleSetInputs, DeclaredRule, declaredRules, isUnknownValue, secretRules, UNKNOWN_VALUE } from "./declared";
 import { exactlyAsDeclared, holdToShown } from "./guard";
-import { byStack, IpPolicyRuleSetMember, keyed, LivePolicy, named, outputs, policyRules } from "./live";
+import { byStack, IpPolicyRuleSetMember, keyed, LivePolicy, livePolicy, named, outputs, policyRules } from "./live";
 import { describe, plan, requests, Step } from "./plan";
 import { noteTakeoverShown, promisesFor, promiseTerms, showPlan, takeoverShownFor } from "./promise";
 import { SavedSet } from "./saved-plan";
@@ -82,10 +90,34 @@ export async function previewCreate(inputs: CheckedRuleSetInputs): Promise<Check
 /** The policy's rules, for a preview that says what a create takes over; or why they could not be listed. */
 async function listForPreview(inputs: CheckedRuleSetInputs): Promise<{ live?: LivePolicy; error?: string }> {
   try {
-    return { live: await policyRules(inputs.ipPolicyId, inputs.profile, `preview the ${inputs.takeOver ? "takeover" : "create"} of ${inputs.ipPolicyId}`) };
+    const what = `preview the ${inputs.takeOver ? "takeover" : "create"} of ${inputs.ipPolicyId}`;
+    const live = await viewBeforeFirst(inputs, what);
+    noteListed(inputs.ipPolicyId, live.rules.map((r) => r.id)); // for the update of this command: see viewBeforeFirst
+    return { live };
   } catch (e) {
     return { error: (e as Error).message };
   }
+}
+
+/**
+ * The policy's rules as this command knows them already, for a new set's preview and its create
+ * before the first rule: a whole walk of this process with no write since, however old; else the
+ * rules the preview's walk found on the policy (the run record holds their ids), each read again
+ * with its GET (none for an empty policy); else a walk. Not fresh, and need not be: before anything
+ * more than its first rule, the create walks the account again and checks all of it (aloneOnPolicy);
+ * what it refuses from this view it refuses with nothing written.
+ */
+async function viewBeforeFirst(inputs: CheckedRuleSetInputs, what: string): Promise<LivePolicy> {
+  const source = profileSource(inputs.profile);
+  const ids = rulesListedSinceWrite(source, inputs.ipPolicyId) ? undefined : listedElsewhere(inputs.ipPolicyId);
+  if (!ids) return policyRules(inputs.ipPolicyId, inputs.profile, what, [], "anyAge");
+  const bodies: IpPolicyRuleBody[] = [];
+  for (const id of ids) {
+    const read = { what: `${what}: read IP policy rule ${id}`, allow404: true, expect: IP_POLICY_RULE_ANSWER, source };
+    const res = await api<IpPolicyRuleBody>("GET", rulePath(id), read);
+    if (res.status !== 404 && res.body.ip_policy.id === inputs.ipPolicyId) bodies.push(res.body);
+  }
+  return livePolicy(bodies);
 }
 
 /** A create's plan: what it takes over (rules exactly as declared, under ACCESSCTL_ADOPT_EXISTING=1) and what it creates. */
@@ -101,7 +133,11 @@ export async function create(inputs: CheckedRuleSetInputs) {
   const declared = declaredRules(inputs.rules) as DeclaredRule[];
   const terms = promiseTerms(inputs.profile);
   const { promises, saved } = promisesFor(inputs.__urn, { from: [], declared: declared.map(terms.seeDeclared) }, what);
-  const found = sortOut(await policyRules(inputs.ipPolicyId, inputs.profile, what, [], true), inputs.__urn);
+  let found = sortOut(await viewBeforeFirst(inputs, what), inputs.__urn);
+  // A takeover writes nothing, and no walk checks it after: it records the policy as it is now.
+  if (inputs.takeOver === true && found.rest.length) {
+    found = sortOut(await policyRules(inputs.ipPolicyId, inputs.profile, what, [], true), inputs.__urn);
+  }
   if (found.otherSets.length) throw oneSetOnly(what, inputs.ipPolicyId, found.otherSets, "nothing was changed");
   if (inputs.takeOver === true && found.rest.length) return takeOver(inputs, found.rest, saved, what);
   // ACCESSCTL_ADOPT_EXISTING=1 (after a killed first `up`) takes only what that run can have made:
@@ -116,9 +152,9 @@ export async function create(inputs: CheckedRuleSetInputs) {
   return { id: inputs.ipPolicyId, outs: outputs(inputs, rules, inputs) };
 }
 
-function alreadyHolds(what: string, refused: Member[]): Error {
+function alreadyHolds(what: string, refused: Member[], outcome = "nothing was changed"): Error {
   const names = Object.values(keyed(refused)).map(named);
-  return plainError(`${what}: the policy already holds ${refused.length} rule${refused.length === 1 ? "" : "s"}${adoptExistingAllowed() ? " not as declared" : ""}: ${listed(names)}; nothing was changed. ` +
+  return plainError(`${what}: the policy already holds ${refused.length} rule${refused.length === 1 ? "" : "s"}${adoptExistingAllowed() ? " not as declared" : ""}: ${listed(names)}; ${outcome}. ` +
     "To make them this resource's, declare takeOver: true: the set takes them over as they are, and the next `up`, after a preview that shows each change, brings them to the declaration. " +
     (adoptExistingAllowed() ? "ACCESSCTL_ADOPT_EXISTING=1 takes only rules exactly as declared (what an interrupted `pulumi up` of this stack can have made)." :
       "If an interrupted `pulumi up` of this stack made them, run `ACCESSCTL_ADOPT_EXISTING=1 pulumi up` once."));
@@ -142,18 +178,28 @@ export function reportOthers(urn: string | undefined, what: string, others: { ru
 }
 
 /**
- * After the create's first step alone, the policy is listed again: if another stack's set made rules
- * there meanwhile (two sets started on one policy at once), the set whose earliest rule came first
- * goes on; the other deletes the rules it made, and fails naming the first. Both see the same rules,
- * and decide alike.
+ * After the create's first step alone, the policy is listed again (the create's one walk, started
+ * after that rule was made): if another stack's set made rules there meanwhile (two sets started on
+ * one policy at once), the set whose earliest rule came first goes on; the other deletes the rules
+ * it made, and fails naming the first. Both see the same rules, and decide alike. A rule of no other
+ * stack that came since the view the create began from (viewBeforeFirst) is refused as that view's
+ * would have been: the set deletes what it made, and fails naming it.
  */
 function aloneOnPolicy(inputs: CheckedRuleSetInputs, what: string): AfterFirst {
   return async (afterFirst, current) => {
     const made = afterFirst.filter((r) => !current.includes(r));
     const found = sortOut(await policyRules(inputs.ipPolicyId, inputs.profile, what, [], true), inputs.__urn);
-    if (cameFirst(made, found.otherSets.map((o) => o.rule))) return undefined;
+    const since = found.rest.filter((r) => !afterFirst.some((a) => a.id === r.id));
     const undo = made.map((rule): Step => ({ op: "delete", rule }));
-    return { undo, error: oneSetOnly(what, inputs.ipPolicyId, found.otherSets, `it started on the policy at the same time as this one and came first, so this set deleted the ${made.length} rule${made.length === 1 ? "" : "s"} it had made`) };
+    const deleted = `this set deleted the ${made.length} rule${made.length === 1 ? "" : "s"} it had made`;
+    if (!cameFirst(made, found.otherSets.map((o) => o.rule))) {
+      const outcome = `it started on the policy at the same time as this one and came first, so ${deleted}`;
+      return { undo, error: oneSetOnly(what, inputs.ipPolicyId, found.otherSets, outcome) };
+    }
+    if (since.length) {
+      return { undo, error: alreadyHolds(what, since, `they came since this command listed the policy, so ${deleted}`) };
+    }
+    return undefined;
   };
 }
 

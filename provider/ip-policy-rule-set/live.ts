@@ -82,13 +82,14 @@ export interface LivePolicy {
 
 /**
  * Every rule of the policy, from the account's rule list (http/list-reads.ts: the walk shared by the
- * reads of a refresh, or, for what a write is planned and checked against (`fresh`), one made after
- * the operation began). A rule of `known` missing from the list is gone only by its own believed
- * 404 (http/trust.ts believe404): a list read with another account's key is complete, and empty.
+ * reads of a refresh, or, for what a write is planned and checked against (`fresh`), one whose last
+ * page came as the operation began; "anyAge": any whole walk of this process since its last write,
+ * for a view a later walk checks again). A rule of `known` missing from the list is gone only by its
+ * own believed 404 (http/trust.ts believe404): a list read with another account's key is complete, and empty.
  */
-export async function policyRules(ipPolicyId: string, profile: unknown, what: string, known: IpPolicyRuleSetMember[] = [], fresh = false): Promise<LivePolicy> {
+export async function policyRules(ipPolicyId: string, profile: unknown, what: string, known: IpPolicyRuleSetMember[] = [], fresh: boolean | "anyAge" = false): Promise<LivePolicy> {
   const source = profileSource(profile);
-  const bodies = await policyRulesOf(source, ipPolicyId, { fresh, what });
+  const bodies = await policyRulesOf(source, ipPolicyId, { fresh: fresh === true, anyAge: fresh === "anyAge", what });
   const listed: Record<string, true> = {};
   for (const b of bodies) listed[b.id] = true;
   for (const r of known) {

@@ -82,16 +82,16 @@ describe("paging ends", () => {
     expect(server.hits.length).toBe(5000);
   }, 30_000);
 
-  it("a walk's limits follow the pace: the pages maxRequestsPerMinute allows in one operation's bound", async () => {
+  it("a walk's limits: 5000 pages, the bound of one operation, growing by each page's time at the pace", async () => {
     const limits = (perMinute: string) => {
       config.configure(configureRequest({ "accessctl:apiUrl": "http://127.0.0.1:9", "accessctl:apiKey": "k".repeat(20), "accessctl:maxRequestsPerMinute": perMinute }));
       return walker.walkLimits();
     };
-    expect(limits("120")).toEqual({ maxPages: 1200, budgetMs: 600_000 }); // 10 minutes at the service's 120 a minute
-    expect(limits("1000000")).toEqual({ maxPages: 5000, budgetMs: 600_000 }); // unlimited pace: the cap
+    expect(limits("120")).toEqual({ maxPages: 5000, budgetMs: 600_000, pageMs: 500 }); // 10 minutes, + 0.5 s a page at the service's 120 a minute
+    expect(limits("1000000")).toEqual({ maxPages: 5000, budgetMs: 600_000, pageMs: 0.06 });
     process.env.ACCESSCTL_OPERATION_TIMEOUT = "90";
     try {
-      expect(limits("120")).toEqual({ maxPages: 180, budgetMs: 90_000 });
+      expect(limits("120")).toEqual({ maxPages: 5000, budgetMs: 90_000, pageMs: 500 });
     } finally {
       delete process.env.ACCESSCTL_OPERATION_TIMEOUT;
     }

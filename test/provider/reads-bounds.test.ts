@@ -11,6 +11,7 @@ const client = compiled("provider/http/api.js");
 const walker = compiled("provider/http/pages.js");
 const config = compiled("provider/config.js");
 const listReads = compiled("provider/list-reads.js");
+const operation = compiled("provider/operation.js");
 
 function useApi(apiUrl: string, apiKey: string, maxRetries = "8") {
   return config.configure(configureRequest({ "accessctl:apiUrl": apiUrl, "accessctl:apiKey": apiKey, "accessctl:maxRequestsPerMinute": "100000", "accessctl:maxRetries": maxRetries }));
@@ -130,20 +131,45 @@ describe("a walk of pages and a read end within their time budget", () => {
     expect(items.length).toBeGreaterThan(2);
   }, 20_000);
 
-  it("a read's walk stops at the pages the pace allows in the operation's bound (1200 a minute × 10 s: 200), and the read answers from its own GET", async () => {
-    process.env.ACCESSCTL_OPERATION_TIMEOUT = "10";
-    closers.push(() => delete process.env.ACCESSCTL_OPERATION_TIMEOUT);
-    const server = await serve((req, res) => {
+  /** A list of `pages` pages, one rule each (ipr_p0…), each answered after `delayMs`. */
+  const finite = (pages: number, delayMs = 0) =>
+    serve((req, res) => {
       const url = new URL(req.url!, "http://x");
       if (url.pathname.startsWith("/ip_policy_rules/")) return json(res, 200, rule(url.pathname.split("/")[2]));
       const page = Number(url.searchParams.get("page") ?? 0);
-      json(res, 200, { ip_policy_rules: [rule(`ipr_p${page}`)], uri: "u", next_page_uri: `/ip_policy_rules?page=${page + 1}` });
+      const next = page + 1 < pages ? `/ip_policy_rules?page=${page + 1}` : null;
+      setTimeout(() => json(res, 200, { ip_policy_rules: [rule(`ipr_p${page}`)], uri: "u", next_page_uri: next }), delayMs);
     });
+  const pages = (hits: string[]) => hits.filter((h) => h.startsWith("GET /ip_policy_rules?") || h === "GET /ip_policy_rules").length;
+
+  it("a walk that keeps the pace goes past what the operation's bound alone allows (1200 a minute × 10 s: 200 pages), to the end of the list", async () => {
+    process.env.ACCESSCTL_OPERATION_TIMEOUT = "10";
+    closers.push(() => delete process.env.ACCESSCTL_OPERATION_TIMEOUT);
+    const server = await finite(300);
     await config.configure(configureRequest({ "accessctl:apiUrl": server.url, "accessctl:apiKey": "k".repeat(20), "accessctl:maxRequestsPerMinute": "1200" }));
-    const found = await listReads.readObject("ipr_late", { list: "/ip_policy_rules", field: "ip_policy_rules", path: "/ip_policy_rules/ipr_late", what: "read IP policy rule ipr_late", expect: RULE_FIELDS });
-    expect(found).toMatchObject({ id: "ipr_late" });
-    expect(server.hits.filter((h) => h.startsWith("GET /ip_policy_rules?") || h === "GET /ip_policy_rules").length).toBe(200);
+    const found = await listReads.readObject("ipr_p299", { list: "/ip_policy_rules", field: "ip_policy_rules", path: "/ip_policy_rules/ipr_p299", what: "read IP policy rule ipr_p299", expect: RULE_FIELDS });
+    expect(found).toMatchObject({ id: "ipr_p299" });
+    expect(pages(server.hits)).toBe(300);
+    expect(server.hits).not.toContain("GET /ip_policy_rules/ipr_p299"); // answered from the walk
   }, 30_000);
+
+  it("the bound of an operation waiting for a walk grows with the pages read at the pace, and an error says by how much", async () => {
+    process.env.ACCESSCTL_OPERATION_TIMEOUT = "2";
+    closers.push(() => delete process.env.ACCESSCTL_OPERATION_TIMEOUT);
+    // 120 a minute: each page earns 0.5 s. 8 pages of 0.35 s each: 2.8 s, more than the bound, less than what they earn.
+    let server = await finite(8, 350);
+    await config.configure(configureRequest({ "accessctl:apiUrl": server.url, "accessctl:apiKey": "k".repeat(20), "accessctl:maxRequestsPerMinute": "120" }));
+    const rules = await operation.inOperation(() => listReads.policyRulesOf(undefined, "ipp_a", { what: "read IP policy rule set of ipp_a" }));
+    expect(rules.map((r: { id: string }) => r.id)).toContain("ipr_p7");
+    // Pages slower than the pace (0.9 s each) earn less than they take: the walk ends, and its asker's error says what the bound grew by.
+    for (const what of ["list-reads", "limiter"]) delete (globalThis as any)[Symbol.for("@accessctl/pulumi/state/v1")]?.[what];
+    server = await finite(1000, 900);
+    await config.configure(configureRequest({ "accessctl:apiUrl": server.url, "accessctl:apiKey": "k".repeat(20), "accessctl:maxRequestsPerMinute": "120" }));
+    const started = Date.now();
+    const err = await operation.inOperation(() => listReads.policyRulesOf(undefined, "ipp_a", { what: "read IP policy rule set of ipp_a" })).catch((e: Error) => e);
+    expect(err.message).toMatch(/^read IP policy rule set of ipp_a: (gave up waiting for the list \(\d+ pages read\): this operation's time bound \(2 s, ACCESSCTL_OPERATION_TIMEOUT, grown by \d+ s for \d+ pages of lists at the pace\) is spent|list IP policy rules: \d+ pages read in 2 s \+ \d+ s they earned at the pace and the list goes on)/);
+    expect(Date.now() - started).toBeLessThan(20_000);
+  }, 40_000);
 
   it("a read whose walk runs out of budget answers from its own GET", async () => {
     const server = await endless();
