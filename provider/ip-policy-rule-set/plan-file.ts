@@ -46,7 +46,7 @@ export interface FileSet {
 
 export interface PlanFile {
   format: typeof FORMAT;
-  /** Which key signed it (a digest of the key, derived apart from the MAC's): says "another key" rather than "changed". */
+  /** Which key signed it (derived apart from the MAC's key): tells "another key" from "changed". */
   keyId: string;
   nonce: string;
   /** The `pulumi` process that wrote it (pid-start): a later preview starts the file afresh. */
@@ -65,7 +65,8 @@ export function canonical(v: unknown): string {
     const o = v as Record<string, unknown>;
     return `{${Object.keys(o).sort().map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`).join(",")}}`;
   }
-  if (v === null || typeof v === "string" || typeof v === "boolean" || (typeof v === "number" && Number.isSafeInteger(v))) return JSON.stringify(v);
+  const scalar = v === null || typeof v === "string" || typeof v === "boolean";
+  if (scalar || (typeof v === "number" && Number.isSafeInteger(v))) return JSON.stringify(v);
   throw plainError(`a plan file holds JSON values only (whole numbers), not ${String(v)}`);
 }
 
@@ -75,13 +76,14 @@ export interface PlanKeys {
   id: string;
 }
 
-/** The file's keys, derived (HKDF-SHA256, fixed labels) from the pipeline's secret: one for the MAC, one for rule digests, and the key's id. */
+/** The file's keys, derived (HKDF-SHA256, fixed labels) from the pipeline's secret: the MAC's, the digests', its id. */
 export function planKeys(secret: string): PlanKeys {
   const derive = (label: string, n: number) => Buffer.from(hkdfSync("sha256", secret, "accessctl plan file", label, n));
   return { mac: derive("mac", 32), digest: derive("rule digests", 32), id: derive("key id", 8).toString("hex") };
 }
 
-const macOf = (keys: PlanKeys, body: Omit<PlanFile, "mac">) => createHmac("sha256", keys.mac).update(`${FORMAT}\n${canonical(body)}`).digest("hex");
+const macOf = (keys: PlanKeys, body: Omit<PlanFile, "mac">) =>
+  createHmac("sha256", keys.mac).update(`${FORMAT}\n${canonical(body)}`).digest("hex");
 
 /** A new, empty plan of the command `command`, with a fresh nonce. */
 export function newPlan(keys: PlanKeys, command: string): Omit<PlanFile, "mac"> {
@@ -94,7 +96,9 @@ export function signed(keys: PlanKeys, body: Omit<PlanFile, "mac">): string {
 }
 
 /** Why a file's text is not a plan these keys signed ("another key", "changed", "older", "not a plan"), or its plan. */
-export function verify(keys: PlanKeys, text: string): { plan: PlanFile } | { refused: "another key" | "changed" | "older" | "not a plan"; detail?: string } {
+export type Refusal = { refused: "another key" | "changed" | "older" | "not a plan"; detail?: string };
+
+export function verify(keys: PlanKeys, text: string): { plan: PlanFile } | Refusal {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -102,12 +106,16 @@ export function verify(keys: PlanKeys, text: string): { plan: PlanFile } | { ref
     return { refused: "not a plan", detail: `not JSON: ${(e as Error).message}` };
   }
   if (!isObject(value)) return { refused: "not a plan", detail: "not a JSON object" };
-  if (value.format !== FORMAT) return Object.hasOwn(value, "version") ? { refused: "older" } : { refused: "not a plan", detail: "no format " + FORMAT };
+  if (value.format !== FORMAT) {
+    if (Object.hasOwn(value, "version")) return { refused: "older" };
+    return { refused: "not a plan", detail: `no format ${FORMAT}` };
+  }
   if (value.keyId !== keys.id) return { refused: "another key" };
   const { mac, ...body } = value;
   const expected = Buffer.from(macOf(keys, body as Omit<PlanFile, "mac">), "hex");
   const given = typeof mac === "string" && /^[0-9a-f]{64}$/.test(mac) ? Buffer.from(mac, "hex") : Buffer.alloc(0);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected) || text !== `${canonical(value)}\n`) return { refused: "changed" };
+  const same = given.length === expected.length && timingSafeEqual(given, expected);
+  if (!same || text !== `${canonical(value)}\n`) return { refused: "changed" };
   try {
     return { plan: planFile(value, "file") };
   } catch (e) {
@@ -136,9 +144,11 @@ function exactly<T>(fields: { [K in keyof T]: Check<T[K]> }): Check<T> {
     return out as T;
   };
 }
-const text = (re: RegExp, what: string): Check<string> => (v, at) => (typeof v === "string" && re.test(v) ? v : fail(at, `expected ${what}`));
+const text = (re: RegExp, what: string): Check<string> => (v, at) =>
+  typeof v === "string" && re.test(v) ? v : fail(at, `expected ${what}`);
 const flag: Check<boolean> = (v, at) => (typeof v === "boolean" ? v : fail(at, "expected true or false"));
-const list = <T>(item: Check<T>): Check<T[]> => (v, at) => (Array.isArray(v) ? v.map((x, i) => item(x, `${at}[${i}]`)) : fail(at, "expected a list"));
+const list = <T>(item: Check<T>): Check<T[]> => (v, at) =>
+  Array.isArray(v) ? v.map((x, i) => item(x, `${at}[${i}]`)) : fail(at, "expected a list");
 
 const ID = text(/^[A-Za-z0-9_]{1,100}$/, "an id");
 const CIDR = text(/^[0-9a-f.:]{1,45}\/[0-9]{1,3}$/, "a canonical CIDR");
@@ -146,15 +156,18 @@ const ACTION = text(/^(allow|deny)$/, "allow or deny");
 const DIGEST = text(/^[0-9a-f]{64}$/, "a digest (64 hex digits)");
 const rule = exactly<FileRule>({ id: ID, cidr: CIDR, action: ACTION, texts: DIGEST });
 const STEPS: Record<FileStep["op"], Check<FileStep>> = {
-  create: exactly({ op: text(/^create$/, "create"), to: exactly({ cidr: CIDR, action: ACTION, texts: DIGEST }) }) as Check<FileStep>,
+  create: exactly({ op: text(/^create$/, "create"), to: exactly({ cidr: CIDR, action: ACTION, texts: DIGEST }) }) as
+    Check<FileStep>,
   retext: exactly({ op: text(/^retext$/, "retext"), rule, to: exactly({ texts: DIGEST }) }) as Check<FileStep>,
   move: exactly({ op: text(/^move$/, "move"), rule, to: exactly({ cidr: CIDR, texts: DIGEST }) }) as Check<FileStep>,
-  flip: exactly({ op: text(/^flip$/, "flip"), rule, to: exactly({ action: ACTION, texts: DIGEST }) }) as Check<FileStep>,
+  flip: exactly({ op: text(/^flip$/, "flip"), rule, to: exactly({ action: ACTION, texts: DIGEST }) }) as
+    Check<FileStep>,
   delete: exactly({ op: text(/^delete$/, "delete"), rule }) as Check<FileStep>,
 };
 const step: Check<FileStep> = (v, at) => {
   const op = isObject(v) ? v.op : undefined;
-  return typeof op === "string" && Object.hasOwn(STEPS, op) ? STEPS[op as FileStep["op"]](v, at) : fail(`${at}.op`, "expected create, retext, move, flip or delete");
+  if (typeof op === "string" && Object.hasOwn(STEPS, op)) return STEPS[op as FileStep["op"]](v, at);
+  return fail(`${at}.op`, "expected create, retext, move, flip or delete");
 };
 const set = exactly<FileSet>({
   policy: text(/^([A-Za-z0-9_]{1,100})?$/, "a policy id"),
@@ -166,10 +179,11 @@ const set = exactly<FileSet>({
   takesOver: flag,
   taken: list(ID),
 });
+const URN = text(/^urn:pulumi:\S{1,2000}$/, "a URN");
 const sets: Check<Record<string, FileSet>> = (v, at) => {
   if (!isObject(v)) return fail(at, "expected an object");
   const out: Record<string, FileSet> = {};
-  for (const [urn, s] of Object.entries(v)) out[text(/^urn:pulumi:\S{1,2000}$/, "a URN")(urn, `${at} key`)] = set(s, `${at}[${JSON.stringify(urn)}]`);
+  for (const [urn, s] of Object.entries(v)) out[URN(urn, `${at} key`)] = set(s, `${at}[${JSON.stringify(urn)}]`);
   return out;
 };
 /** The plan a file holds, every field checked: a missing, extra or malformed one anywhere throws, naming it. */
@@ -192,17 +206,21 @@ export interface Binding {
   policy: string;
 }
 
-const bound = (b: Binding, parts: unknown[]) => createHmac("sha256", b.keys.digest).update(canonical([b.nonce, b.policy, ...parts])).digest("hex");
+const bound = (b: Binding, parts: unknown[]) =>
+  createHmac("sha256", b.keys.digest).update(canonical([b.nonce, b.policy, ...parts])).digest("hex");
 
-export const bindRule = (b: Binding, r: RuleSeen): FileRule => ({ id: r.id, cidr: r.cidr, action: r.action, texts: bound(b, ["rule", r.id, r.cidr, r.action, r.texts]) });
-export const bindDeclared = (b: Binding, d: Omit<RuleSeen, "id">): FileDeclared => ({ cidr: d.cidr, action: d.action, texts: bound(b, ["declared", d.cidr, d.action, d.texts]) });
+export const bindRule = (b: Binding, r: RuleSeen): FileRule =>
+  ({ id: r.id, cidr: r.cidr, action: r.action, texts: bound(b, ["rule", r.id, r.cidr, r.action, r.texts]) });
+export const bindDeclared = (b: Binding, d: Omit<RuleSeen, "id">): FileDeclared =>
+  ({ cidr: d.cidr, action: d.action, texts: bound(b, ["declared", d.cidr, d.action, d.texts]) });
 
 /** A step's target texts, bound to the step (op, rule, the CIDR and action it leaves). */
 const bindTarget = (b: Binding, op: string, rule: RuleSeen | undefined, cidr: string, action: string, texts: string) =>
   bound(b, ["to", op, rule?.id ?? "", cidr, action, texts]);
 
 /** Whether a value of a promise was not known at preview (UNKNOWN_VALUE somewhere in it). */
-const unknownIn = (v: unknown): boolean => isUnknownValue(v) || (v !== null && typeof v === "object" && Object.values(v).some(unknownIn));
+const unknownIn = (v: unknown): boolean =>
+  isUnknownValue(v) || (v !== null && typeof v === "object" && Object.values(v).some(unknownIn));
 
 /** A step of a preview in the file's terms; undefined when it holds a value not known at preview. */
 export function bindStep(b: Binding, s: StepSeen): FileStep | undefined {
@@ -234,15 +252,18 @@ export interface SetSeen {
   takeover?: string[] | Unknown;
 }
 
-/** A set's plan in the file's terms; one with a value its preview did not know is kept as not known (it holds no deploy). */
+/** A set's plan in the file's terms; one with a value its preview did not know is kept as not known (no deploy). */
 export function bindSet(b: Binding, s: SetSeen, refreshed: boolean): FileSet {
   const from = s.from.map((r) => bindRule(b, r));
-  const unknown = { policy: b.policy, known: false, refreshed, from, declared: [], steps: [], takesOver: false, taken: [] };
-  if (!("steps" in s.shown) || !s.declared || unknownIn(s.declared) || unknownIn(s.takeover) || unknownIn(s.from)) return unknown;
+  const nothing = { declared: [], steps: [], takesOver: false, taken: [] };
+  const unknown: FileSet = { policy: b.policy, known: false, refreshed, from, ...nothing };
+  if (!("steps" in s.shown) || !s.declared || unknownIn([s.declared, s.takeover, s.from])) return unknown;
   const steps = s.shown.steps.map((x) => bindStep(b, x));
   if (steps.some((x) => x === undefined)) return unknown;
   const taken = Array.isArray(s.takeover) ? (s.takeover as string[]) : [];
-  return { policy: b.policy, known: true, refreshed, from, declared: s.declared.map((d) => bindDeclared(b, d)), steps: steps as FileStep[], takesOver: Array.isArray(s.takeover), taken };
+  const declared = s.declared.map((d) => bindDeclared(b, d));
+  const takesOver = Array.isArray(s.takeover);
+  return { policy: b.policy, known: true, refreshed, from, declared, steps: steps as FileStep[], takesOver, taken };
 }
 
 /**
@@ -250,7 +271,8 @@ export function bindSet(b: Binding, s: SetSeen, refreshed: boolean): FileSet {
  * this process sees them (already found equal, bound, to the file's): each digest back to the one it
  * was made from. One that matches nothing stays as it is, and so holds no step (fails closed).
  */
-export function unbindSteps(b: Binding, steps: FileStep[], now: { from: RuleSeen[]; declared: Omit<RuleSeen, "id">[] }): StepSeen[] {
+export function unbindSteps(b: Binding, steps: FileStep[], now: { from: RuleSeen[]; declared: Omit<RuleSeen, "id">[] }):
+  StepSeen[] {
   const byId = new Map(now.from.map((r) => [r.id, r]));
   const byCidr = new Map(now.declared.map((d) => [d.cidr, d]));
   const ruleBack = (r: FileRule): RuleSeen => {
@@ -264,7 +286,8 @@ export function unbindSteps(b: Binding, steps: FileStep[], now: { from: RuleSeen
     const cidr = to.cidr ?? rule!.cidr;
     const action = to.action ?? rule!.action;
     const candidate = byCidr.get(cidr)?.texts;
-    const texts = candidate !== undefined && bindTarget(b, x.op, rule, cidr, action, candidate) === to.texts ? candidate : to.texts;
+    const back = candidate !== undefined && bindTarget(b, x.op, rule, cidr, action, candidate) === to.texts;
+    const texts = back ? candidate : to.texts;
     return { op: x.op, ...(rule ? { rule } : {}), to: { ...to, texts } };
   });
 }

@@ -16,7 +16,8 @@ import { plainError } from "../errors";
 import { ownerOf } from "../ownership";
 import { sleep } from "../http/outcomes";
 import { listed } from "./apply";
-import { Binding, bindDeclared, bindRule, bindSet, FileSet, newPlan, PlanFile, planKeys, PlanKeys, SetSeen, signed, unbindSteps, verify } from "./plan-file";
+import { Binding, bindDeclared, bindRule, bindSet, FileSet, newPlan, PlanFile, planKeys, PlanKeys } from "./plan-file";
+import { SetSeen, signed, unbindSteps, verify } from "./plan-file";
 import { RuleSeen } from "./promise";
 
 /** What a set was declared as, in a plan's terms (texts as a keyed digest). */
@@ -25,7 +26,7 @@ export type DeclaredSeen = Omit<RuleSeen, "id">;
 /** What a preview saved of one set (in the terms of this process's promise): see plan-file.ts SetSeen. */
 export type SavedSet = SetSeen;
 
-/** A set as an operation sees it now: its policy, the rules the state records and the rules declared; whether this command refreshed it. */
+/** A set as an operation sees it now: its policy, the rules recorded and declared; whether this command refreshed it. */
 export interface SetNow {
   policy: string;
   from: RuleSeen[];
@@ -34,6 +35,9 @@ export interface SetNow {
 }
 
 const LOCK_WAIT_MS = 10_000;
+const AGAIN = "Run the review's `pulumi preview` (with ACCESSCTL_PLAN_SAVE) again, have that reviewed, then deploy with its file.";
+const derived = (setting: string) =>
+  `derived from the API key in ${setting}, as no ${PLAN_KEY} is set: this job's API key is not the one of the job that saved it`;
 const MAX_FILE_BYTES = 64 * 1024 * 1024;
 
 /** `project/stack` of a URN (ownership.ts ownerOf). */
@@ -45,7 +49,7 @@ function signing(): { keys: PlanKeys; setting: string; fromApiKey: boolean } {
   return { keys: planKeys(secret), setting, fromApiKey };
 }
 
-/** A `pulumi preview` saving a plan (ACCESSCTL_PLAN_SAVE): what it showed of the set `urn`, and what it was computed from. */
+/** A preview saving a plan (ACCESSCTL_PLAN_SAVE): what it showed of the set `urn`, and what it was computed from. */
 export async function savePlan(urn: string, set: SavedSet, refreshed: boolean): Promise<void> {
   const role = planRole();
   if (role?.role !== "save") return;
@@ -57,7 +61,8 @@ export async function savePlan(urn: string, set: SavedSet, refreshed: boolean): 
     const prior = readText(file);
     const found = prior === undefined ? undefined : verify(keys, prior);
     // This command's file goes on; any other (an earlier preview's, another key's, not a plan) is replaced.
-    const plan: Omit<PlanFile, "mac"> = found && "plan" in found && found.plan.command === command ? withoutMac(found.plan) : newPlan(keys, command);
+    const mine = found && "plan" in found && found.plan.command === command ? found.plan : undefined;
+    const plan: Omit<PlanFile, "mac"> = mine ? withoutMac(mine) : newPlan(keys, command);
     const policy = typeof set.policy === "string" && /^[A-Za-z0-9_]{1,100}$/.test(set.policy) ? set.policy : "";
     plan.sets[urn] = bindSet({ keys, nonce: plan.nonce, policy }, { ...set, policy }, refreshed);
     plan.written = new Date().toISOString();
@@ -82,35 +87,43 @@ export function savedPlanFor(urn: string | undefined, now: SetNow, what: string)
   const role = planRole();
   if (role?.role !== "hold") return undefined;
   const file = path.resolve(role.path);
-  const refuse = (why: string, todo = "Run the review's `pulumi preview` (with ACCESSCTL_PLAN_SAVE) again, have that reviewed, then deploy with its file.") =>
-    plainError(`${what}: ${PLAN_HOLD} (${file}) ${why}; nothing was changed. ${todo}`);
+  const refuse = (why: string, todo = AGAIN) => plainError(`${what}: ${PLAN_HOLD} (${file}) ${why}; nothing was changed. ${todo}`);
   const { plan, keys } = verified(file, refuse);
   const saved = urn ? plan.sets[urn] : undefined;
   if (!saved) {
     const stacks = [...new Set(Object.keys(plan.sets).map(stackOf))];
     const mine = urn ? stackOf(urn) : "this stack";
-    throw refuse(stacks.includes(mine) ? "holds no plan for this set: its preview did not show it" : `was made for ${stacks.length ? `stack ${stacks.join(", ")}` : "no stack"}, not ${mine}`);
+    if (stacks.includes(mine)) throw refuse("holds no plan for this set: its preview did not show it");
+    throw refuse(`was made for ${stacks.length ? `stack ${stacks.join(", ")}` : "no stack"}, not ${mine}`);
   }
   if (!saved.known) {
-    throw refuse("holds a plan its preview did not know: the set's rules, or a value of one, depended on other resources then, and a reviewed plan holds only values its reviewers saw",
-      "Make the rules known at preview (values that do not wait for other resources), or deploy this change without a reviewed plan.");
+    throw refuse("holds a plan its preview did not know: the set's rules, or a value of one, depended on other resources then, " +
+      "and a reviewed plan holds only values its reviewers saw",
+    "Make the rules known at preview (values that do not wait for other resources), or deploy this change without a reviewed plan.");
   }
-  if (saved.policy !== now.policy) throw refuse(`was made for another program: the set of its preview was on policy ${saved.policy}, not ${now.policy}`);
+  if (saved.policy !== now.policy) throw refuse(`was made for another program: its preview's set was on ${saved.policy}, not ${now.policy}`);
   const b: Binding = { keys, nonce: plan.nonce, policy: now.policy };
   const program = differences(saved.declared, now.declared.map((d) => bindDeclared(b, d)), (r) => `${r.cidr} ${r.action}`);
-  if (program.length) throw refuse(`was made for another program: the rules declared now differ from those of its preview (${listed(program)})`);
+  if (program.length) {
+    throw refuse(`was made for another program: the rules declared now differ from those of its preview (${listed(program)})`);
+  }
   const state = differences(saved.from, now.from.map((r) => bindRule(b, r)), (r) => `${r.cidr} ${r.action} (${r.id})`);
-  if (state.length) throw refuse(`was made for an older state: the rules this stack records changed since its preview (${listed(state)})${refreshHint(saved, now)}`);
-  return { policy: saved.policy, from: now.from, declared: now.declared, shown: { steps: unbindSteps(b, saved.steps, now) }, ...(saved.takesOver ? { takeover: saved.taken } : {}) };
+  if (state.length) {
+    throw refuse(`was made for an older state: the rules this stack records changed since its preview (${listed(state)})${refreshHint(saved, now)}`);
+  }
+  const shown = { steps: unbindSteps(b, saved.steps, now) };
+  return { policy: saved.policy, from: now.from, declared: now.declared, shown, ...(saved.takesOver ? { takeover: saved.taken } : {}) };
 }
 
-/** Why the states differ where a refresh explains it: the reviewed preview refreshed and this command did not, or the other way round. */
+/** Why the states differ where a refresh explains it: the reviewed preview refreshed and this command did not, or the reverse. */
 function refreshHint(saved: FileSet, now: SetNow): string {
   if (saved.refreshed && !now.refreshed) {
     return ". Its preview refreshed (`pulumi preview --refresh`) and found the policy changed since the state recorded it; " +
       "this command did not refresh. Deploy it as `pulumi up --refresh`, which holds to the same plan";
   }
-  if (!saved.refreshed && now.refreshed) return ". This command refreshed and its preview did not: review with `pulumi preview --refresh`, and deploy with `pulumi up --refresh`";
+  if (!saved.refreshed && now.refreshed) {
+    return ". This command refreshed and its preview did not: review with `pulumi preview --refresh`, and deploy with `pulumi up --refresh`";
+  }
   return "";
 }
 
@@ -128,8 +141,9 @@ function verified(file: string, refuse: (why: string, todo?: string) => Error): 
   if ("plan" in found) return { plan: found.plan, keys };
   switch (found.refused) {
     case "another key":
-      throw refuse(`was signed with another key than this job's (${fromApiKey ? `derived from the API key in ${setting}, as no ${PLAN_KEY} is set: this job's API key is not the one of the job that saved it` : setting})`,
-        `Set ${PLAN_KEY} (or the secret config accessctl:planKey) to one secret in the job that saves the plan and in this one, then run the review's \`pulumi preview\` again.`);
+      throw refuse(`was signed with another key than this job's (${fromApiKey ? derived(setting) : setting})`,
+        `Set ${PLAN_KEY} (or the secret config accessctl:planKey) to one secret in the job that saves the plan and in this one, ` +
+        "then run the review's `pulumi preview` again.");
     case "changed":
       throw refuse("was changed after its preview wrote it: its signature does not verify");
     case "older":
@@ -150,7 +164,8 @@ function differences<T extends DeclaredSeen>(then: T[], now: T[], name: (r: T) =
   return [
     ...now.filter((r) => !was(r)).map((r) => `+ ${name(r)}`),
     ...then.filter((r) => !after[key(r)]).map((r) => `- ${name(r)}`),
-    ...now.filter((r) => was(r) && (was(r).action !== r.action || was(r).texts !== r.texts)).map((r) => `~ ${name(r)} (${was(r).action !== r.action ? `was ${was(r).action}` : "texts"})`),
+    ...now.filter((r) => was(r) && (was(r).action !== r.action || was(r).texts !== r.texts))
+      .map((r) => `~ ${name(r)} (${was(r).action !== r.action ? `was ${was(r).action}` : "texts"})`),
   ];
 }
 
