@@ -1,6 +1,8 @@
 // The signed plan file's format (provider/ip-policy-rule-set/plan-file.ts), pure: a valid file verifies;
 // every single-field edit, deletion and insertion of it, made mechanically by walking its JSON tree,
 // is refused; equal texts give unequal digests; a step's digests come back only for the rules they were made for.
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { compiled } from "../helpers/provider";
 
@@ -170,5 +172,16 @@ describe("the signed plan file", () => {
     expect(back.find((s: { op: string }) => s.op === "delete").rule).toEqual(bindRule(b0, set.from[3]));
     expect(back.find((s: { op: string }) => s.op === "create").to.texts).not.toBe(set.declared[2].texts);
     expect(bindDeclared(b0, set.declared[0]).texts).not.toBe(set.declared[0].texts);
+  });
+});
+
+describe("the roles are declared, never guessed", () => {
+  it("no code of the provider or its hosts reads another process's command line (/proc/<pid>/cmdline, ps … command)", () => {
+    const files = (dir: string): string[] => fs.readdirSync(dir, { withFileTypes: true })
+      .flatMap((e) => (e.isDirectory() ? files(path.join(dir, e.name)) : e.name.endsWith(".ts") ? [path.join(dir, e.name)] : []));
+    const root = path.join(__dirname, "../..");
+    const readers = ["provider", "plugin", "sdk"].flatMap((d) => files(path.join(root, d)))
+      .filter((f) => /cmdline|"command="|engineCommand/.test(fs.readFileSync(f, "utf8"))).map((f) => path.relative(root, f));
+    expect(readers).toEqual([]);
   });
 });
