@@ -453,12 +453,16 @@ describe("IpPolicyRuleSet: a reviewed preview binds a later up", () => {
 
     // The pipeline converges when the reviewed preview --refresh found drift: a plain up is refused saying to refresh; up --refresh deploys it.
     const stray = (await api.post("/ip_policy_rules", { ip_policy_id: p, cidr: "10.66.0.0/16", action: "allow", description: "by hand" })).body;
-    await stack.ok("preview", setSpec(p, reviewed), { ...save, refresh: true });
-    const plain = await stack.run("up", setSpec(p, reviewed), hold);
+    // As the guide writes it: one ACCESSCTL_PLAN_KEY in both jobs, `preview --refresh --diff`, then `up --yes --refresh`.
+    const key = { ACCESSCTL_PLAN_KEY: "the pipeline's secret, a CI secret of both jobs" };
+    const saveKeyed = { ...save, env: { ...save.env, ...key } };
+    const holdKeyed = { ...hold, env: { ...hold.env, ...key } };
+    await stack.ok("preview", setSpec(p, reviewed), { ...saveKeyed, refresh: true });
+    const plain = await stack.run("up", setSpec(p, reviewed), holdKeyed);
     expect(plain.ok).toBe(false);
     expect(plain.output).toContain(`was made for an older state: the rules this stack records changed since its preview (- 10.66.0.0/16 allow (${stray.id})). ` +
       "Its preview refreshed (`pulumi preview --refresh`) and found the policy changed since the state recorded it; this command did not refresh. Deploy it as `pulumi up --refresh`");
-    await stack.ok("up", setSpec(p, reviewed), { ...hold, refresh: true, withPreview: true });
+    await stack.ok("up", setSpec(p, reviewed), { ...holdKeyed, refresh: true, withPreview: true });
     expect(await cidrs()).toEqual(["10.20.0.0/16 allow", "192.0.2.0/24 allow"]);
   });
 });
