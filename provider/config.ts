@@ -125,7 +125,10 @@ export const PLAN_SAVE = "ACCESSCTL_PLAN_SAVE";
 export const PLAN_HOLD = "ACCESSCTL_PLAN_HOLD";
 export const PLAN_KEY = "ACCESSCTL_PLAN_KEY";
 
-/** A job's role in a reviewed pipeline: it saves the plan its preview shows to `path`, or holds a deploy to the plan there. */
+/**
+ * A job's role in a reviewed pipeline: it saves the plan its preview shows to `path`, or holds a deploy to the
+ * plan there.
+ */
 export interface PlanRole {
   role: "save" | "hold";
   path: string;
@@ -134,19 +137,21 @@ export interface PlanRole {
 }
 
 const RETIRED_PLAN_FILE = (setting: string) =>
-  `${setting} is no longer read: each job of a reviewed pipeline says its role. In the job that previews for review, set ${PLAN_SAVE}=<file> ` +
-  `(\`pulumi preview\` writes the plan there); in the job that deploys, set ${PLAN_HOLD}=<the reviewed file> (\`pulumi up\` holds to it and never writes it). ` +
+  `${setting} is no longer read: each job of a reviewed pipeline says its role. ` +
+  `In the job that previews for review, set ${PLAN_SAVE}=<file> (\`pulumi preview\` writes the plan there); ` +
+  `in the job that deploys, set ${PLAN_HOLD}=<the reviewed file> (\`pulumi up\` holds to it and never writes it). ` +
   `Both sign and check the file with ${PLAN_KEY} (or the secret config accessctl:planKey). See docs/guides/rule-sets.md`;
 
-/** This job's role (ACCESSCTL_PLAN_SAVE or ACCESSCTL_PLAN_HOLD), or undefined: none. Throws for both at once, and for the retired ACCESSCTL_PLAN_FILE. */
+/** This job's role (ACCESSCTL_PLAN_SAVE or ACCESSCTL_PLAN_HOLD), or none. Throws for both, and for the retired ACCESSCTL_PLAN_FILE. */
 export function planRole(): PlanRole | undefined {
   const env = process.env;
   if (env.ACCESSCTL_PLAN_FILE) throw plainError(`accessctl: ${RETIRED_PLAN_FILE("ACCESSCTL_PLAN_FILE")}`);
   const save = env[PLAN_SAVE];
   const hold = env[PLAN_HOLD];
   if (save && hold) {
-    throw plainError(`accessctl: ${PLAN_SAVE} and ${PLAN_HOLD} are both set: a job either saves a plan for review (${PLAN_SAVE}, with \`pulumi preview\`) ` +
-      `or deploys holding to a reviewed one (${PLAN_HOLD}, with \`pulumi up\`); nothing was changed. Set one of them`);
+    throw plainError(`accessctl: ${PLAN_SAVE} and ${PLAN_HOLD} are both set: a job either saves a plan for review ` +
+      `(${PLAN_SAVE}, with \`pulumi preview\`) or deploys holding to a reviewed one (${PLAN_HOLD}, with \`pulumi up\`); ` +
+      "nothing was changed. Set one of them");
   }
   if (save) return { role: "save", path: save, setting: PLAN_SAVE };
   return hold ? { role: "hold", path: hold, setting: PLAN_HOLD } : undefined;
@@ -185,8 +190,9 @@ export function planSecret(): { secret: string; setting: string; fromApiKey: boo
 
 /** Why a stack refuses to run when its plan key is kept in plain text. */
 export function plainTextPlanKey(): string {
-  return "accessctl:planKey is stored in plain text in Pulumi.<stack>.yaml and in the state. Choose a new one and store it encrypted: " +
-    `\`pulumi config set --secret accessctl:planKey <new key>\` (or pass it as ${PLAN_KEY} and \`pulumi config rm accessctl:planKey\`)`;
+  return "accessctl:planKey is stored in plain text in Pulumi.<stack>.yaml and in the state. Choose a new one and store it " +
+    "encrypted: `pulumi config set --secret accessctl:planKey <new key>` " +
+    `(or pass it as ${PLAN_KEY} and \`pulumi config rm accessctl:planKey\`)`;
 }
 
 function profilesSlot(): { profiles?: Profiles } {
