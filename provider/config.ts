@@ -58,12 +58,14 @@ export interface ProviderConfig {
    */
   maxRetries?: number;
   /**
-   * A file for a set's plan that travels from a reviewed `pulumi preview` to a later `pulumi up`: the
-   * preview writes there what it showed each IpPolicyRuleSet would do; an `up` holds each set to it
-   * and refuses a file made for another stack, another program or an older state. Else the
-   * environment variable ACCESSCTL_PLAN_FILE. See docs/guides/rule-sets.md.
+   * The pipeline's secret that signs a set's plan file (ACCESSCTL_PLAN_SAVE / ACCESSCTL_PLAN_HOLD): the
+   * job that saves a plan for review and the job that deploys it hold the same. Set it as a secret
+   * (`pulumi config set --secret accessctl:planKey`): one in plain text is refused. Else the
+   * environment variable ACCESSCTL_PLAN_KEY; without either, a key derived from the API key. See
+   * docs/guides/rule-sets.md.
+   * @secret
    */
-  planFile?: string;
+  planKey?: string;
   /**
    * Named accounts, for resources with `profile`: `{"staging": {"apiUrl": "…", "apiKey": "…"}}`
    * (`pulumi config set --secret --path accessctl:profiles.staging.apiKey …`). Else ACCESSCTL_<PROFILE>_API_URL / _API_KEY.
@@ -111,16 +113,86 @@ type Setting = "API_URL" | "API_KEY" | "MAX_REQUESTS_PER_MINUTE" | "MAX_RETRIES"
 const SETTINGS: Record<Key, Setting> = { apiUrl: "API_URL", apiKey: "API_KEY", maxRequestsPerMinute: "MAX_REQUESTS_PER_MINUTE", maxRetries: "MAX_RETRIES" };
 
 // Filled by the dynamic provider's configure(). Empty in the program process, which never calls configure().
-function stackConfigSlot(): { value?: ConfigSource; rejected?: string[]; planFile?: string } {
-  return processState<{ value?: ConfigSource; rejected?: string[]; planFile?: string }>("stack-config", () => ({}));
+function stackConfigSlot(): { value?: ConfigSource; rejected?: string[]; planKey?: string } {
+  return processState<{ value?: ConfigSource; rejected?: string[]; planKey?: string }>("stack-config", () => ({}));
 }
 
-/** The plan file a set's plan travels in (accessctl:planFile, else ACCESSCTL_PLAN_FILE), and the setting it came from; undefined: none. */
-export function planFileSetting(): { path: string; setting: string } | undefined {
-  const fromConfig = stackConfigSlot().planFile;
-  if (fromConfig) return { path: fromConfig, setting: "accessctl:planFile" };
-  const fromEnv = process.env.ACCESSCTL_PLAN_FILE;
-  return fromEnv ? { path: fromEnv, setting: "ACCESSCTL_PLAN_FILE" } : undefined;
+// ---- a reviewed pipeline's plan file: each job says its role ------------------------------------
+// Nothing else tells a `pulumi preview` from the preview of a `pulumi up`: the engine calls both
+// alike (Check, Diff; the protocol's `preview` flag is on Create and Update only), so the job says.
+
+export const PLAN_SAVE = "ACCESSCTL_PLAN_SAVE";
+export const PLAN_HOLD = "ACCESSCTL_PLAN_HOLD";
+export const PLAN_KEY = "ACCESSCTL_PLAN_KEY";
+
+/**
+ * A job's role in a reviewed pipeline: it saves the plan its preview shows to `path`, or holds a deploy to the
+ * plan there.
+ */
+export interface PlanRole {
+  role: "save" | "hold";
+  path: string;
+  /** The environment variable that says so. */
+  setting: typeof PLAN_SAVE | typeof PLAN_HOLD;
+}
+
+const RETIRED_PLAN_FILE = (setting: string) =>
+  `${setting} is no longer read: each job of a reviewed pipeline says its role. ` +
+  `In the job that previews for review, set ${PLAN_SAVE}=<file> (\`pulumi preview\` writes the plan there); ` +
+  `in the job that deploys, set ${PLAN_HOLD}=<the reviewed file> (\`pulumi up\` holds to it and never writes it). ` +
+  `Both sign and check the file with ${PLAN_KEY} (or the secret config accessctl:planKey). See docs/guides/rule-sets.md`;
+
+/** This job's role (ACCESSCTL_PLAN_SAVE or ACCESSCTL_PLAN_HOLD), or none. Throws for both, and for the retired ACCESSCTL_PLAN_FILE. */
+export function planRole(): PlanRole | undefined {
+  const env = process.env;
+  if (env.ACCESSCTL_PLAN_FILE) throw plainError(`accessctl: ${RETIRED_PLAN_FILE("ACCESSCTL_PLAN_FILE")}`);
+  const save = env[PLAN_SAVE];
+  const hold = env[PLAN_HOLD];
+  if (save && hold) {
+    throw plainError(`accessctl: ${PLAN_SAVE} and ${PLAN_HOLD} are both set: a job either saves a plan for review ` +
+      `(${PLAN_SAVE}, with \`pulumi preview\`) or deploys holding to a reviewed one (${PLAN_HOLD}, with \`pulumi up\`); ` +
+      "nothing was changed. Set one of them");
+  }
+  if (save) return { role: "save", path: save, setting: PLAN_SAVE };
+  return hold ? { role: "hold", path: hold, setting: PLAN_HOLD } : undefined;
+}
+
+/**
+ * Refuses a write (create, update, delete of any resource) in a job that saves a plan for review:
+ * its `pulumi up` never deploys, whatever it previewed.
+ */
+export function refuseWriteWhenSaving(): void {
+  if (planRole()?.role !== "save") return;
+  throw plainError(`accessctl: ${PLAN_SAVE} is set: this job saves a plan for review and writes nothing; nothing was changed. ` +
+    `Run \`pulumi preview\` in it, and deploy in a job with ${PLAN_HOLD}=<the reviewed file> (\`pulumi up\`)`);
+}
+
+/**
+ * The secret a plan file is signed with: accessctl:planKey, else ACCESSCTL_PLAN_KEY, else the API key
+ * of the default account (from which the file's keys are derived); `setting` names where it came from.
+ */
+export function planSecret(): { secret: string; setting: string; fromApiKey: boolean } {
+  const fromConfig = stackConfigSlot().planKey;
+  if (fromConfig) return { secret: fromConfig, setting: "accessctl:planKey", fromApiKey: false };
+  const fromEnv = process.env[PLAN_KEY];
+  if (fromEnv) {
+    holdSecret(fromEnv);
+    return { secret: fromEnv, setting: PLAN_KEY, fromApiKey: false };
+  }
+  let conn: Connection;
+  try {
+    conn = connection();
+  } catch (e) {
+    throw plainError(`accessctl: no key to sign or check the plan file with: set ${PLAN_KEY} (or the secret config accessctl:planKey) in both jobs (${(e as Error).message})`);
+  }
+  return { secret: conn.apiKey, setting: settingName("apiKey", conn.apiKeyFrom === "env"), fromApiKey: true };
+}
+
+/** Why a stack refuses to run when its plan key is kept in plain text. */
+export function plainTextPlanKey(): string {
+  return "accessctl:planKey is stored in plain text in Pulumi.<stack>.yaml and in the state. Choose a new one and store it " +
+    "encrypted: `pulumi config set --secret accessctl:planKey <new key>` " +
+    `(or pass it as ${PLAN_KEY} and \`pulumi config rm accessctl:planKey\`)`;
 }
 
 function profilesSlot(): { profiles?: Profiles } {
@@ -153,8 +225,9 @@ export async function configure(req: { config: { get(key: string): unknown } }):
   quietHostErrorLog(); // configure runs in the provider process only
   watchEngine();
   stackConfigSlot().value = configFrom((key) => req.config.get(key) as string | undefined);
-  const planFile = req.config.get("accessctl:planFile");
-  stackConfigSlot().planFile = typeof planFile === "string" && planFile ? planFile : undefined;
+  if (req.config.get("accessctl:planFile")) throw plainError(`accessctl: ${RETIRED_PLAN_FILE("accessctl:planFile")}; remove it: \`pulumi config rm accessctl:planFile\``);
+  const planKey = unwrapSecrets(req.config.get("accessctl:planKey"));
+  stackConfigSlot().planKey = typeof planKey === "string" && planKey ? planKey : undefined;
   let raw = unwrapSecrets(req.config.get("accessctl:profiles")); // (secrets inside structured config may come wrapped)
   if (typeof raw === "string") {
     try {
@@ -166,6 +239,7 @@ export async function configure(req: { config: { get(key: string): unknown } }):
   profilesSlot().profiles = raw && typeof raw === "object" ? (raw as Profiles) : undefined;
   // Every key of the stack config is held as a secret of the process (http/redact.ts), used or not.
   holdSecret(stackConfigSlot().value?.apiKey);
+  holdSecret(stackConfigSlot().planKey);
   for (const profile of Object.values(profilesSlot().profiles ?? {})) holdSecret(profile?.apiKey);
 }
 

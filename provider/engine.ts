@@ -23,8 +23,6 @@ interface EngineState {
   gone?: boolean;
   /** Why no request may start any more, once that is so. */
   stopped?: string;
-  /** The `pulumi` command the engine runs (see engineCommand), once read (null: not to be had). */
-  command?: string | null;
   /** Aborted when requests stop (stopRequests, or the engine gone): every wait of the process wakes and fails. */
   stop?: AbortController;
   /** Messages held back by URN, until the step they are about has begun (holdReports). */
@@ -180,40 +178,23 @@ function processInfo(pid: number): { state: string; parent: number; started: str
   }
 }
 
-/** The program a process runs (its argv[0]), or "" when that cannot be read. */
-function commandOf(pid: number): string {
-  return argsOf(pid)[0] ?? "";
-}
-
-/** A process's arguments (/proc, else `ps`), or [] when they cannot be read. */
-function argsOf(pid: number): string[] {
+/**
+ * The program a process runs (the file /proc/<pid>/exe links to: the interpreter of a script; else
+ * `ps`), or "" when it cannot be read.
+ * Only the watch below asks, to step over the shell script that starts the dynamic host: nothing
+ * reads the CLI's command line. The job says what it does (config.ts planRole).
+ */
+function programOf(pid: number): string {
   try {
-    return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+    return fs.readlinkSync(`/proc/${pid}/exe`);
   } catch {
     try {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      return String(require("node:child_process").execFileSync("ps", ["-o", "command=", "-p", String(pid)], { timeout: 5000 })).trim().split(/\s+/);
+      return String(require("node:child_process").execFileSync("ps", ["-o", "comm=", "-p", String(pid)], { timeout: 5000 })).trim();
     } catch {
-      return [];
+      return "";
     }
   }
-}
-
-// The commands of the pulumi CLI a provider tells apart, by every name the CLI takes for them.
-const COMMANDS: Record<string, string> = { preview: "preview", pre: "preview", up: "up", update: "up", destroy: "destroy", down: "destroy", dn: "destroy", refresh: "refresh", watch: "watch", import: "import" };
-
-/**
- * The `pulumi` command that started this provider's engine ("preview", "up", "destroy", "refresh",
- * "watch", "import"), from its command line; undefined outside an engine or where it cannot be read.
- * A `pulumi up` runs a preview first, in an engine of its own: that one says "up" too.
- */
-export function engineCommand(): string | undefined {
-  const state = engine();
-  if (state.command === undefined && state.process) {
-    const name = argsOf(state.process.pid).slice(1).find((a) => Object.prototype.hasOwnProperty.call(COMMANDS, a));
-    state.command = name ? COMMANDS[name] : null;
-  }
-  return state.command ?? undefined;
 }
 
 /** Whether the engine's process still runs: not a zombie, and not another process that took its PID (its start time). */
@@ -251,7 +232,7 @@ export function watchEngine(): void {
   let info = processInfo(pid);
   // The dynamic-provider host is started through a shell script (`#!/bin/sh`), which waits for it:
   // pulumi is that shell's parent.
-  if (info && /(^|\/)(sh|bash|dash)$/.test(commandOf(pid))) {
+  if (info && /(^|\/)(sh|bash|dash|ash|busybox)$/.test(programOf(pid))) {
     pid = info.parent;
     info = processInfo(pid);
   }

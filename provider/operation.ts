@@ -11,6 +11,7 @@
 // half done. Still bounded: a walk follows at most http/pages.ts UNLIMITED_PAGES pages, and an error
 // names the growth (boundText).
 import { AsyncLocalStorage } from "node:async_hooks";
+import { refuseWriteWhenSaving } from "./config";
 import { plainError } from "./errors";
 import { afterOperation } from "./memory";
 import { processState } from "./state";
@@ -57,6 +58,16 @@ export function inOperation<T>(fn: () => Promise<T>, boundMs?: number): Promise<
   return storage().run(op, fn).finally(afterOperation);
 }
 
+/** Runs a write (create, update, delete) as one operation: refused, before it starts, in a job that saves a plan for review (config.ts). */
+export function inWriteOperation<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    refuseWriteWhenSaving();
+  } catch (e) {
+    return Promise.reject(e);
+  }
+  return inOperation(fn);
+}
+
 /** The operation the caller is part of, if any (none: a test calling a module directly, a walk's own). */
 export function currentOperation(): Operation | undefined {
   return storage().getStore();
@@ -89,9 +100,9 @@ export function boundHint(rateLimited: boolean): string {
 
 type Fn = (...args: any[]) => Promise<unknown>;
 
-/** One operation: `fn` on `args`, within the bound. */
-function operate(fn: Fn, args: unknown[]): Promise<unknown> {
-  return inOperation(() => fn(...args));
+/** One operation: `fn` on `args`, within the bound (a write: refused in a job that saves a plan). */
+function operate(fn: Fn, args: unknown[], write = false): Promise<unknown> {
+  return (write ? inWriteOperation : inOperation)(() => fn(...args));
 }
 
 /**
@@ -106,9 +117,9 @@ export function bounded<M extends object>(module: M): M {
   const out: Record<string, unknown> = { ...(module as Record<string, unknown>) };
   if (m.check) out.check = (a: unknown, b: unknown) => operate(m.check!, [a, b]);
   if (m.diff) out.diff = (a: unknown, b: unknown, c: unknown) => operate(m.diff!, [a, b, c]);
-  if (m.create) out.create = (a: unknown) => operate(m.create!, [a]);
+  if (m.create) out.create = (a: unknown) => operate(m.create!, [a], true);
   if (m.read) out.read = (a: unknown, b: unknown) => operate(m.read!, [a, b]);
-  if (m.update) out.update = (a: unknown, b: unknown, c: unknown) => operate(m.update!, [a, b, c]);
-  if (m.delete) out.delete = (a: unknown, b: unknown) => operate(m.delete!, [a, b]);
+  if (m.update) out.update = (a: unknown, b: unknown, c: unknown) => operate(m.update!, [a, b, c], true);
+  if (m.delete) out.delete = (a: unknown, b: unknown) => operate(m.delete!, [a, b], true);
   return out as M;
 }

@@ -12,7 +12,7 @@
 // job: { dir, stack, op, binDir, backend, passphrase?, config?: {key: {value, secret}},
 //        refresh?, withPreview? (up, destroy: a preview first, as a user's run has), clearPendingCreates?, runProgram? (refresh), expectNoChanges?, diff? (preview: false
 //        leaves out --diff), env?, parallel?, verbose?, node?, args? (more arguments of the operation: --save-plan FILE, --plan FILE),
-//        exists? (the stack is there already: no `stack init`) }
+//        exists? (the stack is there already: no `stack init`), stackFirst? (`pulumi --stack NAME <op> …`) }
 // `node`: a directory holding the `node` to run the program with (else the one on PATH).
 // Pulumi's own output goes to stderr; the last line on stdout is `RESULT {json}`: ok, exitCode,
 // summary {result, resourceChanges} (from the engine's event log, as the Automation API reads it),
@@ -132,7 +132,8 @@ async function run(job) {
   let r;
   let summary;
   try {
-    r = await pulumi(job, [...args, ...(job.args ?? []), ...common]);
+    // stackFirst: `pulumi --stack NAME up …`, as some pipelines write it (the stack named before the command).
+    r = await pulumi(job, job.stackFirst ? [...common.slice(0, 2), ...args, ...(job.args ?? []), ...common.slice(2)] : [...args, ...(job.args ?? []), ...common]);
     summary = summaryFrom(eventLog);
   } finally {
     fs.rmSync(eventDir, { recursive: true, force: true });

@@ -2,7 +2,7 @@
 // read when called and handed to each request rather than kept in a module variable), and the
 // checks our resource classes make before registering anything.
 import * as pulumi from "@pulumi/pulumi";
-import { ConfigSource, configFrom, plainTextKey, profilesHoldKey } from "../provider/config";
+import { ConfigSource, configFrom, plainTextKey, plainTextPlanKey, profilesHoldKey } from "../provider/config";
 
 export function programConfig(): ConfigSource {
   return configFrom((key) => pulumi.runtime.getConfig(key));
@@ -24,6 +24,9 @@ export function checkResource(type: string, name: string, opts: pulumi.CustomRes
   }
   if (profilesHoldKey(pulumi.runtime.getConfig("accessctl:profiles")) && isSecret && !isSecret("accessctl:profiles")) {
     throw new pulumi.RunError(plainTextKey("accessctl:profiles"));
+  }
+  if (pulumi.runtime.getConfig("accessctl:planKey") !== undefined && isSecret && !isSecret("accessctl:planKey")) {
+    throw new pulumi.RunError(plainTextPlanKey());
   }
 }
 

@@ -1,7 +1,7 @@
 // The operations of ../ip-policy-rule, each bounded in time (../operation.ts): the module the dynamic host
 // runs (sdk/). Plain exported functions, serialized as the modules themselves are.
 import * as m from "../ip-policy-rule";
-import { inOperation } from "../operation";
+import { inOperation, inWriteOperation } from "../operation";
 
 export { configure } from "../config";
 
@@ -14,7 +14,7 @@ export async function diff(...args: Parameters<typeof m.diff>) {
 }
 
 export async function create(...args: Parameters<typeof m.create>) {
-  return inOperation(() => m.create(...args));
+  return inWriteOperation(() => m.create(...args));
 }
 
 export async function read(...args: Parameters<typeof m.read>) {
@@ -22,10 +22,10 @@ export async function read(...args: Parameters<typeof m.read>) {
 }
 
 export async function update(...args: Parameters<typeof m.update>) {
-  return inOperation(() => m.update(...args));
+  return inWriteOperation(() => m.update(...args));
 }
 
 export async function delete_(...args: Parameters<typeof m.delete>) {
-  return inOperation(() => m.delete(...args));
+  return inWriteOperation(() => m.delete(...args));
 }
 export { delete_ as delete };

@@ -40,7 +40,7 @@ const setsOf = (found: { maker: Marker }[]) => [...new Set(found.map((f) => make
 
 export async function previewUnknownCreate(inputs: CheckedRuleSetInputs, urn: string): Promise<void> {
   const takeover = inputs.takeOver === true || isUnknown(inputs.takeOver);
-  await showPlan(urn, { from: [], shown: { anyOf: [] }, ...(takeover ? { takeover: UNKNOWN_VALUE } : {}) }, "create IpPolicyRuleSet");
+  await showPlan(urn, { policy: String(inputs.ipPolicyId), from: [], shown: { anyOf: [] }, ...(takeover ? { takeover: UNKNOWN_VALUE } : {}) }, "create IpPolicyRuleSet");
   if (!takeover) return;
   const policy = isUnknown(inputs.ipPolicyId) ? "the set's policy" : inputs.ipPolicyId;
   report(urn, `plan for ${policy}: not known yet (it depends on other resources); with takeOver, up takes over whatever rules the policy holds then, as they are`);
@@ -62,7 +62,7 @@ export async function previewCreate(inputs: CheckedRuleSetInputs): Promise<Check
   const found = listing.live ? sortOut(listing.live, urn) : undefined;
   const taken = takeover ? (found?.rest ?? []).map((r) => r.id) : undefined; // a listing that failed promised to take none
   if (urn) {
-    await showPlan(urn, { from: [], declared: declared.map(terms.seeDeclared), shown: { steps: plan([], declared).steps.map(terms.see) }, ...(taken ? { takeover: taken } : {}) }, `create IP policy rule set of ${inputs.ipPolicyId}`);
+    await showPlan(urn, { policy: inputs.ipPolicyId, from: [], declared: declared.map(terms.seeDeclared), shown: { steps: plan([], declared).steps.map(terms.see) }, ...(taken ? { takeover: taken } : {}) }, `create IP policy rule set of ${inputs.ipPolicyId}`);
     if (taken) noteTakeoverShown(urn, taken);
   }
   const head = `plan for ${inputs.ipPolicyId}`;
@@ -132,7 +132,7 @@ export async function create(inputs: CheckedRuleSetInputs) {
   claim(KIND, inputs.ipPolicyId, what);
   const declared = declaredRules(inputs.rules) as DeclaredRule[];
   const terms = promiseTerms(inputs.profile);
-  const { promises, saved } = promisesFor(inputs.__urn, { from: [], declared: declared.map(terms.seeDeclared) }, what);
+  const { promises, saved } = promisesFor(inputs.__urn, { policy: inputs.ipPolicyId, from: [], declared: declared.map(terms.seeDeclared) }, what);
   let found = sortOut(await viewBeforeFirst(inputs, what), inputs.__urn);
   // A takeover writes nothing, and no walk checks it after: it records the policy as it is now.
   if (inputs.takeOver === true && found.rest.length) {

@@ -101,7 +101,7 @@ export async function diff(_id: string, olds: IpPolicyRuleSetOutputs, news: Chec
     if (urn) {
       const may = Object.values(keyed(recorded)).map((r) => `  ? ${named(r)}${texts(r, secret)}`);
       report(urn, [`plan for ${olds.ipPolicyId}: the rules are not known yet (they depend on other resources): up makes the policy hold exactly the declared rules, and may change or delete any of the ${recorded.length} it holds now`, ...may].join("\n"));
-      await showPlan(urn, { from: recorded.map(terms.seeRule), shown: { anyOf: recorded.map(terms.seeRule) } }, what);
+      await showPlan(urn, { policy: olds.ipPolicyId, from: recorded.map(terms.seeRule), shown: { anyOf: recorded.map(terms.seeRule) } }, what);
     }
     return { changes: true, replaces: [], detailedDiff: { rules: "update" as DiffKind } };
   }
@@ -110,7 +110,7 @@ export async function diff(_id: string, olds: IpPolicyRuleSetOutputs, news: Chec
   const words = describe(p, secret);
   if (urn) {
     if (words) report(urn, `plan for ${olds.ipPolicyId}: ${words}`);
-    await showPlan(urn, { from: recorded.map(terms.seeRule), declared: declared.map(terms.seeDeclared), shown: { steps: p.steps.map(terms.see) } }, what);
+    await showPlan(urn, { policy: olds.ipPolicyId, from: recorded.map(terms.seeRule), declared: declared.map(terms.seeDeclared), shown: { steps: p.steps.map(terms.see) } }, what);
   }
   return { changes: words !== "", replaces: [], detailedDiff: planDiff(p) };
 }
@@ -170,7 +170,7 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
   const recorded = members(olds.rules);
   const declared = declaredRules(news.rules) as DeclaredRule[];
   const terms = promiseTerms(news.profile);
-  const { promises } = promisesFor(news.__urn, { from: recorded.map(terms.seeRule), declared: declared.map(terms.seeDeclared) }, what);
+  const { promises } = promisesFor(news.__urn, { policy: news.ipPolicyId, from: recorded.map(terms.seeRule), declared: declared.map(terms.seeDeclared) }, what);
   const live = await policyRules(news.ipPolicyId, news.profile, what, recorded, true);
   stillOnPolicy(live, news.__urn, recorded, what, news.ipPolicyId);
   const current = live.rules;

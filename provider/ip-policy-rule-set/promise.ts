@@ -14,7 +14,7 @@ import { processState } from "../state";
 import { DeclaredRule, isUnknownValue, Unknown, UNKNOWN_VALUE } from "./declared";
 import { IpPolicyRuleSetMember } from "./live";
 import { Op, Step } from "./plan";
-import { DeclaredSeen, savedPlanFor, SavedSet, savePlan } from "./saved-plan";
+import { DeclaredSeen, savedPlanFor, SavedSet, savePlan, SetNow } from "./saved-plan";
 
 /** A rule as a preview saw it. */
 export interface RuleSeen {
@@ -211,22 +211,33 @@ export function promiseTerms(profile: unknown) {
   };
 }
 
-/** A plan a set showed: noted for the update of this command, and saved in the plan file of a `pulumi preview`; an `up` checks the file's at once. */
+/** Whether a refresh of `urn` ran in this engine (`--refresh`, or `pulumi refresh`). */
+function refreshedHere(urn: string | undefined): boolean {
+  const me = recordEngine();
+  return urn !== undefined && records<RefreshRecord>("set-refresh").some((r) => r.engine === me && r.value.urn === urn);
+}
+
+/**
+ * A plan a set showed: noted for the update of this command, and saved in the plan file of a job
+ * that saves one (ACCESSCTL_PLAN_SAVE); a job holding to one (ACCESSCTL_PLAN_HOLD) checks the file's at once.
+ */
 export async function showPlan(urn: string, set: SavedSet, what: string): Promise<void> {
   noteShown(urn, set.shown);
-  await savePlan(urn, set);
-  savedPlanFor(urn, { from: set.from, declared: set.declared ?? [] }, what); // an up with a plan file that will refuse fails at its preview
+  const refreshed = refreshedHere(urn);
+  await savePlan(urn, set, refreshed);
+  // An up holding to a plan file that will refuse fails at its preview.
+  savedPlanFor(urn, { policy: set.policy, from: set.from, declared: set.declared ?? [], refreshed }, what);
 }
 
 /** What an operation holds to: this command's preview, and a saved plan's (saved-plan.ts), checked against what it was made from. */
-export function promisesFor(urn: string | undefined, now: { from: RuleSeen[]; declared: DeclaredSeen[] }, what: string): { promises: Shown[][]; saved?: SavedSet } {
+export function promisesFor(urn: string | undefined, now: Omit<SetNow, "refreshed">, what: string): { promises: Shown[][]; saved?: SavedSet } {
   const unshared = recordUnshared();
   if (unshared) {
     // Fail safe: with no way to know what the preview showed, nothing unseen may be written, so nothing is.
     throw plainError(`${what}: what this command's preview showed cannot reach its update (${unshared}); nothing was changed. ` +
       "Make that a directory only you can write (chmod 700), or set PULUMI_HOME to one, and run `pulumi up` again.");
   }
-  const saved = savedPlanFor(urn, now, what);
+  const saved = savedPlanFor(urn, { ...now, refreshed: refreshedHere(urn) }, what);
   const promises = [shownFor(urn), saved ? [saved.shown] : undefined].filter((p): p is Shown[] => p !== undefined);
   return { promises, saved };
 }

@@ -40,7 +40,7 @@ export class Provider extends pulumi.ProviderResource {
             resourceInputs["apiUrl"] = args?.apiUrl;
             resourceInputs["maxRequestsPerMinute"] = pulumi.output(args?.maxRequestsPerMinute).apply(JSON.stringify);
             resourceInputs["maxRetries"] = pulumi.output(args?.maxRetries).apply(JSON.stringify);
-            resourceInputs["planFile"] = args?.planFile;
+            resourceInputs["planKey"] = args?.planKey ? pulumi.secret(args.planKey) : undefined;
             resourceInputs["profiles"] = pulumi.output(args?.profiles ? pulumi.secret(args.profiles) : undefined).apply(JSON.stringify);
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
@@ -69,9 +69,9 @@ export interface ProviderArgs {
      */
     maxRetries?: pulumi.Input<number | undefined>;
     /**
-     * A file for a set's plan that travels from a reviewed `pulumi preview` to a later `pulumi up`: the preview writes there what it showed each IpPolicyRuleSet would do; an `up` holds each set to it and refuses a file made for another stack, another program or an older state. Else the environment variable ACCESSCTL_PLAN_FILE. See docs/guides/rule-sets.md.
+     * The pipeline's secret that signs a set's plan file (ACCESSCTL_PLAN_SAVE / ACCESSCTL_PLAN_HOLD): the job that saves a plan for review and the job that deploys it hold the same. Set it as a secret (`pulumi config set --secret accessctl:planKey`): one in plain text is refused. Else the environment variable ACCESSCTL_PLAN_KEY; without either, a key derived from the API key. See docs/guides/rule-sets.md.
      */
-    planFile?: pulumi.Input<string | undefined>;
+    planKey?: pulumi.Input<string | undefined>;
     /**
      * Named accounts, for resources with `profile`: `{"staging": {"apiUrl": "…", "apiKey": "…"}}` (`pulumi config set --secret --path accessctl:profiles.staging.apiKey …`). Else ACCESSCTL_<PROFILE>_API_URL / _API_KEY.
      */

@@ -372,18 +372,98 @@ describe("IpPolicyRuleSet: a reviewed preview binds a later up", () => {
     await stack.ok("refresh", setSpec(p, base));
 
     // The provider's plan file, whatever the Pulumi flags: a plain up leaves the rule added since, and names it.
-    const file = { env: { ACCESSCTL_PLAN_FILE: path.join(dir, "accessctl-plan.json") } };
-    await stack.ok("preview", setSpec(p, next), file);
+    const save = { env: { ACCESSCTL_PLAN_SAVE: path.join(dir, "accessctl-plan.json") } };
+    const hold = { env: { ACCESSCTL_PLAN_HOLD: path.join(dir, "accessctl-plan.json") } };
+    await stack.ok("preview", setSpec(p, next), save);
     const late = (await api.post("/ip_policy_rules", { ip_policy_id: p, cidr: "10.8.0.0/16", action: "allow" })).body;
-    const held = await stack.ok("up", setSpec(p, next), { ...file, withPreview: true });
+    const held = await stack.ok("up", setSpec(p, next), { ...hold, withPreview: true });
     expect(held.output).toContain(`left 1 rule added since the last refresh (by hand or by another stack), not recorded: 10.8.0.0/16 allow (${late.id})`);
     expect(await cidrs()).toEqual(["10.5.0.0/16", "10.8.0.0/16", "172.16.0.0/12"]);
     // up --refresh records it: the state is no longer the one the file was made from, and nothing is written.
-    await stack.ok("preview", setSpec(p, base), file);
-    const stale = await stack.run("up", setSpec(p, base), { ...file, refresh: true, withPreview: true });
+    await stack.ok("preview", setSpec(p, base), save);
+    const stale = await stack.run("up", setSpec(p, base), { ...hold, refresh: true, withPreview: true });
     expect(stale.ok).toBe(false);
-    expect(stale.output).toMatch(new RegExp(`ACCESSCTL_PLAN_FILE \\(.*accessctl-plan\\.json\\) was made for an older state: the rules this stack records changed since its preview \\(\\+ 10\\.8\\.0\\.0/16 allow \\(${late.id}\\)\\); nothing was changed`));
+    expect(stale.output).toMatch(new RegExp(`ACCESSCTL_PLAN_HOLD \\(.*accessctl-plan\\.json\\) was made for an older state: the rules this stack records changed since its preview \\(\\+ 10\\.8\\.0\\.0/16 allow \\(${late.id}\\)\\)\\. This command refreshed and its preview did not`));
     expect(await cidrs()).toEqual(["10.5.0.0/16", "10.8.0.0/16", "172.16.0.0/12"]);
+  });
+
+  it("the signed plan: an edited or forged file is refused before any write; `pulumi --stack preview up` holds to the reviewed plan and never writes it; a reviewed preview --refresh that found drift is deployed by up --refresh", async () => {
+    const emu = await startEmulator(["--rate-limit", "off"]);
+    cleanups.push(() => emu.stop());
+    const api = client(emu.url, emu.adminToken);
+    const p = emu.fixtures.ipPolicies[0];
+    // A stack named `preview`, named before the command: the provider once took the first command-like word of pulumi's command line.
+    const stack = testStack({ project: inject("e2e"), emulator: emu, name: "preview", extraConfig: fast });
+    cleanups.push(() => stack.cleanup());
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "signed-plan-"));
+    cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, "access-plan.json");
+    const save = { env: { ACCESSCTL_PLAN_SAVE: file }, stackFirst: true };
+    const hold = { env: { ACCESSCTL_PLAN_HOLD: file }, stackFirst: true };
+    const base: Rule[] = [{ cidr: "192.0.2.0/24", action: "allow" }];
+    const reviewed: Rule[] = [...base, { cidr: "10.20.0.0/16", action: "allow" }];
+    const unreviewed: Rule[] = [...reviewed, { cidr: "0.0.0.0/0", action: "allow" }];
+    const cidrs = async () => (await policyRules(emu, p)).map((r) => `${r.cidr} ${r.action}`).sort();
+    await stack.ok("up", setSpec(p, base));
+    const before = await emu.stats();
+
+    // The review job: its preview writes the plan (signed with a key derived from the API key: no ACCESSCTL_PLAN_KEY).
+    await stack.ok("preview", setSpec(p, reviewed), save);
+    const written = fs.readFileSync(file, "utf8");
+    expect(JSON.parse(written)).toMatchObject({ format: "accessctl-plan/2" });
+    // The deploy job with another API key of the same account: refused, naming the key setting.
+    const other = (await api.post("/api_keys", { description: "deploy job" })).body.token as string;
+    const otherKey = await stack.run("up", setSpec(p, reviewed), { ...hold, moreConfig: { "accessctl:apiKey": { value: other, secret: true } } });
+    expect(otherKey.ok).toBe(false);
+    expect(otherKey.output).toContain("was signed with another key than this job's (derived from the API key in accessctl:apiKey, as no ACCESSCTL_PLAN_KEY is set");
+    // Reproduction 1: the file edited to approve the unreviewed program (a) declared deleted, a wildcard for what it showed;
+    // (b) a forged create whose digest is copied from another entry. Both refused before any write, naming why.
+    const edits: [string, (plan: any) => void][] = [
+      ["wildcard", (plan) => {
+        const set = Object.values(plan.sets)[0] as any;
+        delete set.declared;
+        set.steps = [];
+        set.anyOf = [];
+      }],
+      ["forged", (plan) => {
+        const set = Object.values(plan.sets)[0] as any;
+        set.declared.push({ cidr: "0.0.0.0/0", action: "allow", texts: set.declared[0].texts });
+        set.steps.push({ op: "create", to: { cidr: "0.0.0.0/0", action: "allow", texts: set.steps[0].to.texts } });
+      }],
+    ];
+    for (const [what, edit] of edits) {
+      const plan = JSON.parse(written);
+      edit(plan);
+      fs.writeFileSync(file, JSON.stringify(plan));
+      const forged = await stack.run("up", setSpec(p, unreviewed), hold);
+      expect(forged.ok, what).toBe(false);
+      expect(forged.output, what).toMatch(/ACCESSCTL_PLAN_HOLD \(.*access-plan\.json\) was changed after its preview wrote it: its signature does not verify; nothing was changed/);
+    }
+    // Reproduction 2: `pulumi --stack preview up --yes` with the unreviewed program holds to the file: refused, and the file is not written.
+    fs.writeFileSync(file, written);
+    const unseen = await stack.run("up", setSpec(p, unreviewed), { ...hold, withPreview: true });
+    expect(unseen.ok).toBe(false);
+    expect(unseen.output).toContain("was made for another program: the rules declared now differ from those of its preview (+ 0.0.0.0/0 allow)");
+    expect(fs.readFileSync(file, "utf8")).toBe(written);
+    expect(await writes(emu, before.byMethod)).toEqual({ POST: 1, PATCH: 0, DELETE: 0 }); // the API key above, no rule
+    // The reviewed program deploys, and the file stays as the review wrote it.
+    await stack.ok("up", setSpec(p, reviewed), { ...hold, withPreview: true });
+    expect(await cidrs()).toEqual(["10.20.0.0/16 allow", "192.0.2.0/24 allow"]);
+    expect(fs.readFileSync(file, "utf8")).toBe(written);
+
+    // The pipeline converges when the reviewed preview --refresh found drift: a plain up is refused saying to refresh; up --refresh deploys it.
+    const stray = (await api.post("/ip_policy_rules", { ip_policy_id: p, cidr: "10.66.0.0/16", action: "allow", description: "by hand" })).body;
+    // As the guide writes it: one ACCESSCTL_PLAN_KEY in both jobs, `preview --refresh --diff`, then `up --yes --refresh`.
+    const key = { ACCESSCTL_PLAN_KEY: "the pipeline's secret, a CI secret of both jobs" };
+    const saveKeyed = { ...save, env: { ...save.env, ...key } };
+    const holdKeyed = { ...hold, env: { ...hold.env, ...key } };
+    await stack.ok("preview", setSpec(p, reviewed), { ...saveKeyed, refresh: true });
+    const plain = await stack.run("up", setSpec(p, reviewed), holdKeyed);
+    expect(plain.ok).toBe(false);
+    expect(plain.output).toContain(`was made for an older state: the rules this stack records changed since its preview (- 10.66.0.0/16 allow (${stray.id})). ` +
+      "Its preview refreshed (`pulumi preview --refresh`) and found the policy changed since the state recorded it; this command did not refresh. Deploy it as `pulumi up --refresh`");
+    await stack.ok("up", setSpec(p, reviewed), { ...holdKeyed, refresh: true, withPreview: true });
+    expect(await cidrs()).toEqual(["10.20.0.0/16 allow", "192.0.2.0/24 allow"]);
   });
 });
 

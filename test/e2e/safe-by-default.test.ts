@@ -98,7 +98,7 @@ describe("credentials", () => {
     await s.ok("destroy", spec, rotated);
   });
 
-  it("preview fails without an API key, and refuses one kept in plain text", async () => {
+  it("preview fails without an API key, and refuses one kept in plain text (and a plain plan key, and the retired planFile)", async () => {
     const emu = await emulator();
     const spec: Spec = { keys: { k: { description: "never made" } } };
     const viaEnv = stack(emu, "no-key", { credentials: "env" });
@@ -120,6 +120,15 @@ describe("credentials", () => {
     expect(refusedToo.ok).toBe(false);
     expect(refusedToo.output).toContain("accessctl:profiles holds an API key stored in plain text in Pulumi.<stack>.yaml and in the state");
     expect(refusedToo.output).toContain("pulumi config set --secret --path accessctl:profiles.<profile>.apiKey");
+
+    // The plan file's secret, in plain text: refused as a plain key is; the retired accessctl:planFile: refused, naming the roles.
+    const planKey = await stack(emu, "plain-plan-key").run("preview", spec, { moreConfig: { "accessctl:planKey": { value: "a pipeline secret" } } });
+    expect(planKey.ok).toBe(false);
+    expect(planKey.output).toContain("accessctl:planKey is stored in plain text in Pulumi.<stack>.yaml and in the state");
+    const planFile = await stack(emu, "plan-file").run("preview", spec, { moreConfig: { "accessctl:planFile": { value: "plan.json" } } });
+    expect(planFile.ok).toBe(false);
+    expect(planFile.output).toContain("accessctl:planFile is no longer read: each job of a reviewed pipeline says its role. " +
+      "In the job that previews for review, set ACCESSCTL_PLAN_SAVE=<file>");
     expect((await emu.stats()).requests).toBe(before);
   });
 });

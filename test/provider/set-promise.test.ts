@@ -28,7 +28,9 @@ beforeAll(async () => {
   emu = await startEmulator(["--rate-limit", "off"]);
   set = (await serializedProvider("ip-policy-rule-set")).provider;
   const staging = { apiUrl: emu.url, apiKey: emu.adminToken }; // another profile of the same account
-  await config.configure(configureRequest({ "accessctl:apiUrl": emu.url, "accessctl:apiKey": emu.adminToken, "accessctl:profiles": JSON.stringify({ staging }) }));
+  // The emulator runs with --rate-limit off: lift the client's pace too (the tests' requests would wait on its 120 a minute).
+  await config.configure(configureRequest({ "accessctl:apiUrl": emu.url, "accessctl:apiKey": emu.adminToken, "accessctl:maxRequestsPerMinute": "100000",
+    "accessctl:profiles": JSON.stringify({ staging }) }));
 });
 afterAll(async () => {
   if (savedHome === undefined) delete process.env.PULUMI_HOME;
@@ -53,7 +55,7 @@ function processOf(engine: "preview" | "update" | "setup", command: "up" | "prev
   newRun();
   for (const what of ["list-reads", "rule-set-checks"]) delete state()[what];
   const ports = { setup: 9, preview: 10, update: 11 };
-  state().engine = { address: `127.0.0.1:${ports[engine]}`, process: command === "up" ? { pid: process.pid, started } : previewCommand, command };
+  state().engine = { address: `127.0.0.1:${ports[engine]}`, process: command === "up" ? { pid: process.pid, started } : previewCommand };
 }
 
 type Rule = { cidr: string; action: string; description?: string };
@@ -240,22 +242,37 @@ it("plain up: a deny whose description alone changed by hand opens nothing: the 
   await cleanUp(p);
 });
 
-describe("a plan file: a reviewed `pulumi preview` binds a later `pulumi up` (ACCESSCTL_PLAN_FILE)", () => {
+describe("a signed plan file: the review job saves (ACCESSCTL_PLAN_SAVE), the deploy job holds to it (ACCESSCTL_PLAN_HOLD)", () => {
   let file: string;
-  /** From now on, the commands of this test have the plan file set (the set was made by an up without). */
-  const planFile = () => (process.env.ACCESSCTL_PLAN_FILE = file = path.join(home, "plan.json"));
-  afterEach(() => delete process.env.ACCESSCTL_PLAN_FILE);
+  const env = process.env;
+  /** The review job's commands from now on (the set was made by an up with no role). */
+  const saving = () => {
+    delete env.ACCESSCTL_PLAN_HOLD;
+    env.ACCESSCTL_PLAN_SAVE = file = path.join(home, "plan.json");
+  };
+  /** The deploy job's. */
+  const holding = () => {
+    delete env.ACCESSCTL_PLAN_SAVE;
+    env.ACCESSCTL_PLAN_HOLD = file;
+  };
+  afterEach(() => {
+    for (const k of ["ACCESSCTL_PLAN_SAVE", "ACCESSCTL_PLAN_HOLD", "ACCESSCTL_PLAN_KEY", "ACCESSCTL_PLAN_FILE"]) delete env[k];
+  });
 
-  it("the preview writes what it showed (the file private, no text in it); the up does it", async () => {
+  it("the preview writes what it showed (the file private, one signed line, no text in it); the up does it and leaves the file as it was", async () => {
     const p = emu.fixtures.ipPolicies[0];
     const state0 = await existing(p, [{ cidr: "10.0.0.0/8", action: "allow" }, { cidr: "10.9.0.0/16", action: "deny" }]);
     const next = [{ cidr: "10.0.0.0/8", action: "allow", description: "door code 4711" }, { cidr: "192.0.2.0/24", action: "deny" }];
-    planFile();
+    saving();
     await preview(p, state0, next, {}, "preview");
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);
-    expect(fs.readFileSync(file, "utf8")).not.toContain("4711");
+    const written = fs.readFileSync(file, "utf8");
+    expect(written).not.toContain("4711");
+    expect(JSON.parse(written)).toMatchObject({ format: "accessctl-plan/2", mac: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    holding();
     await update(p, state0, next, false);
     expect(await live(p)).toEqual(["10.0.0.0/8 allow", "192.0.2.0/24 deny"]);
+    expect(fs.readFileSync(file, "utf8")).toBe(written);
     await cleanUp(p);
   });
 
@@ -263,11 +280,12 @@ describe("a plan file: a reviewed `pulumi preview` binds a later `pulumi up` (AC
     const p = emu.fixtures.ipPolicies[1];
     const state0 = await existing(p, [{ cidr: "192.0.2.0/24", action: "allow" }]);
     const next = [{ cidr: "172.16.0.0/12", action: "allow" }];
-    planFile();
+    saving();
     await preview(p, state0, next, {}, "preview"); // shows ~ 192.0.2.0/24 → 172.16.0.0/12
     await api().post("/ip_policy_rules", { ip_policy_id: p, cidr: "10.7.0.0/16", action: "allow" });
+    holding();
     const err = await update(p, state0, next, true).catch((e: Error) => e);
-    expect(String(err)).toMatch(/ACCESSCTL_PLAN_FILE \(.*plan\.json\) was made for an older state: the rules this stack records changed since its preview \(\+ 10\.7\.0\.0\/16 allow \(ipr_\w+\)\); nothing was changed/);
+    expect(String(err)).toMatch(/ACCESSCTL_PLAN_HOLD \(.*plan\.json\) was made for an older state: the rules this stack records changed since its preview \(\+ 10\.7\.0\.0\/16 allow \(ipr_\w+\)\); nothing was changed/);
     expect(await live(p)).toEqual(["10.7.0.0/16 allow", "192.0.2.0/24 allow"]);
     await update(p, state0, next, false); // no refresh: the rule is no one's this stack knows, and is left
     expect(await live(p)).toEqual(["10.7.0.0/16 allow", "172.16.0.0/12 allow"]);
@@ -277,15 +295,83 @@ describe("a plan file: a reviewed `pulumi preview` binds a later `pulumi up` (AC
   it("refuses a file made for another program or another stack, before any write", async () => {
     const p = emu.fixtures.ipPolicies[0];
     const state0 = await existing(p, [{ cidr: "10.0.0.0/8", action: "allow" }]);
-    planFile();
-    await preview(p, state0, [{ cidr: "10.0.0.0/8", action: "allow" }, { cidr: "10.5.0.0/16", action: "deny" }], {}, "preview");
+    const reviewed = [{ cidr: "10.0.0.0/8", action: "allow" }, { cidr: "10.5.0.0/16", action: "deny" }];
+    saving();
+    await preview(p, state0, reviewed, {}, "preview");
+    holding();
     const program = await update(p, state0, [{ cidr: "10.0.0.0/8", action: "allow" }, { cidr: "10.6.0.0/16", action: "deny" }], false).catch((e: Error) => e);
     expect(String(program)).toMatch(/was made for another program: the rules declared now differ from those of its preview \(\+ 10\.6\.0\.0\/16 deny, - 10\.5\.0\.0\/16 deny\)/);
-    const plan = JSON.parse(fs.readFileSync(file, "utf8"));
-    plan.sets = Object.fromEntries(Object.entries(plan.sets).map(([urn, v]) => [urn.replace(":dev::", ":prod::"), v]));
-    fs.writeFileSync(file, JSON.stringify(plan));
-    const stack = await update(p, state0, [{ cidr: "10.0.0.0/8", action: "allow" }, { cidr: "10.5.0.0/16", action: "deny" }], false).catch((e: Error) => e);
+    saving();
+    fs.rmSync(file); // a review of stack prod (one preview command writes one file; its sets, each by URN)
+    await preview(p, state0, reviewed, { __urn: URN.replace(":dev::", ":prod::") }, "preview");
+    holding();
+    const stack = await update(p, state0, reviewed, false).catch((e: Error) => e);
     expect(String(stack)).toMatch(/was made for stack promise\/prod, not promise\/dev/);
+    expect(await live(p)).toEqual(["10.0.0.0/8 allow"]);
+    await cleanUp(p);
+  });
+
+  it("refuses an edited file (a wildcard for what it showed, a forged step), another pipeline secret, and a file made with no role", async () => {
+    const p = emu.fixtures.ipPolicies[0];
+    const state0 = await existing(p, [{ cidr: "10.0.0.0/8", action: "allow" }]);
+    const reviewed = [{ cidr: "10.0.0.0/8", action: "allow" }, { cidr: "10.20.0.0/16", action: "allow" }];
+    const unreviewed = [...reviewed, { cidr: "0.0.0.0/0", action: "allow" }];
+    env.ACCESSCTL_PLAN_KEY = "the pipeline's secret, held by both jobs";
+    saving();
+    await preview(p, state0, reviewed, {}, "preview");
+    const good = fs.readFileSync(file, "utf8");
+    holding();
+    const attempts: [string, (plan: any) => void][] = [
+      ["declared deleted, shown as anyOf", (plan) => {
+        delete plan.sets[URN].declared;
+        plan.sets[URN].anyOf = [];
+      }],
+      ["a forged create with a digest copied from another entry", (plan) => {
+        const s = plan.sets[URN];
+        s.declared.push({ cidr: "0.0.0.0/0", action: "allow", texts: s.declared[0].texts });
+        s.steps.push({ op: "create", to: { cidr: "0.0.0.0/0", action: "allow", texts: s.steps[0].to.texts } });
+      }],
+    ];
+    for (const [what, edit] of attempts) {
+      const plan = JSON.parse(good);
+      edit(plan);
+      fs.writeFileSync(file, JSON.stringify(plan));
+      const err = await update(p, state0, unreviewed, false).catch((e: Error) => e);
+      expect(String(err), what).toMatch(/ACCESSCTL_PLAN_HOLD \(.*plan\.json\) was changed after its preview wrote it: its signature does not verify; nothing was changed/);
+    }
+    fs.writeFileSync(file, good);
+    env.ACCESSCTL_PLAN_KEY = "another secret";
+    const key = await update(p, state0, reviewed, false).catch((e: Error) => e);
+    expect(String(key)).toMatch(/was signed with another key than this job's \(ACCESSCTL_PLAN_KEY\); nothing was changed\. Set ACCESSCTL_PLAN_KEY/);
+    fs.rmSync(file);
+    const none = await update(p, state0, reviewed, false).catch((e: Error) => e);
+    expect(String(none)).toMatch(/holds no plan \(no `pulumi preview` with ACCESSCTL_PLAN_SAVE wrote it\)/);
+    expect(await live(p)).toEqual(["10.0.0.0/8 allow"]);
+    await cleanUp(p);
+  });
+
+  it("the roles are declared: a save role writes nothing (any resource), both roles at once and the retired ACCESSCTL_PLAN_FILE are refused", async () => {
+    const p = emu.fixtures.ipPolicies[0];
+    const state0 = await existing(p, [{ cidr: "10.0.0.0/8", action: "allow" }]);
+    const before = (await emu.stats()).byMethod;
+    saving();
+    // As both hosts run the set (provider/bounded/: each write through operation.ts inWriteOperation).
+    processOf("update");
+    const news = (await set.check(state0, { ipPolicyId: p, rules: [{ cidr: "10.1.0.0/16", action: "allow" }], __urn: URN })).inputs;
+    const saved = await compiled("provider/bounded/ip-policy-rule-set.js").update(p, state0, news).catch((e: Error) => e);
+    expect(String(saved)).toBe("Error: accessctl: ACCESSCTL_PLAN_SAVE is set: this job saves a plan for review and writes nothing; nothing was changed. " +
+      "Run `pulumi preview` in it, and deploy in a job with ACCESSCTL_PLAN_HOLD=<the reviewed file> (`pulumi up`)");
+    const rule = compiled("provider/bounded/ip-policy-rule.js");
+    const created = await rule.create({ ipPolicyId: p, cidr: "10.2.0.0/16", action: "allow" }).catch((e: Error) => e);
+    expect(String(created)).toContain("ACCESSCTL_PLAN_SAVE is set: this job saves a plan for review and writes nothing");
+    env.ACCESSCTL_PLAN_HOLD = file;
+    expect(String(await update(p, state0, [], false).catch((e: Error) => e))).toContain("ACCESSCTL_PLAN_SAVE and ACCESSCTL_PLAN_HOLD are both set");
+    delete env.ACCESSCTL_PLAN_SAVE;
+    delete env.ACCESSCTL_PLAN_HOLD;
+    env.ACCESSCTL_PLAN_FILE = file;
+    expect(String(await update(p, state0, [], false).catch((e: Error) => e))).toContain("ACCESSCTL_PLAN_FILE is no longer read: each job of a reviewed pipeline says its role");
+    const after = (await emu.stats()).byMethod;
+    expect(["POST 2xx", "PATCH 2xx", "DELETE 2xx"].map((k) => (after[k] ?? 0) - (before[k] ?? 0))).toEqual([0, 0, 0]);
     expect(await live(p)).toEqual(["10.0.0.0/8 allow"]);
     await cleanUp(p);
   });

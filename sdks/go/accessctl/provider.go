@@ -26,6 +26,9 @@ func NewProvider(ctx *pulumi.Context,
 	if args.ApiKey != nil {
 		args.ApiKey = pulumi.ToSecret(args.ApiKey).(pulumi.StringPtrInput)
 	}
+	if args.PlanKey != nil {
+		args.PlanKey = pulumi.ToSecret(args.PlanKey).(pulumi.StringPtrInput)
+	}
 	if args.Profiles != nil {
 		args.Profiles = pulumi.ToSecret(args.Profiles).(AccountProfileMapInput)
 	}
@@ -47,8 +50,8 @@ type providerArgs struct {
 	MaxRequestsPerMinute *int `pulumi:"maxRequestsPerMinute"`
 	// Retries of one request after 429, 502, 503, 504 or a lost connection. Default 8. Else ACCESSCTL_MAX_RETRIES.
 	MaxRetries *int `pulumi:"maxRetries"`
-	// A file for a set's plan that travels from a reviewed `pulumi preview` to a later `pulumi up`: the preview writes there what it showed each IpPolicyRuleSet would do; an `up` holds each set to it and refuses a file made for another stack, another program or an older state. Else the environment variable ACCESSCTL_PLAN_FILE. See docs/guides/rule-sets.md.
-	PlanFile *string `pulumi:"planFile"`
+	// The pipeline's secret that signs a set's plan file (ACCESSCTL_PLAN_SAVE / ACCESSCTL_PLAN_HOLD): the job that saves a plan for review and the job that deploys it hold the same. Set it as a secret (`pulumi config set --secret accessctl:planKey`): one in plain text is refused. Else the environment variable ACCESSCTL_PLAN_KEY; without either, a key derived from the API key. See docs/guides/rule-sets.md.
+	PlanKey *string `pulumi:"planKey"`
 	// Named accounts, for resources with `profile`: `{"staging": {"apiUrl": "…", "apiKey": "…"}}` (`pulumi config set --secret --path accessctl:profiles.staging.apiKey …`). Else ACCESSCTL_<PROFILE>_API_URL / _API_KEY.
 	Profiles map[string]AccountProfile `pulumi:"profiles"`
 }
@@ -63,8 +66,8 @@ type ProviderArgs struct {
 	MaxRequestsPerMinute pulumi.IntPtrInput
 	// Retries of one request after 429, 502, 503, 504 or a lost connection. Default 8. Else ACCESSCTL_MAX_RETRIES.
 	MaxRetries pulumi.IntPtrInput
-	// A file for a set's plan that travels from a reviewed `pulumi preview` to a later `pulumi up`: the preview writes there what it showed each IpPolicyRuleSet would do; an `up` holds each set to it and refuses a file made for another stack, another program or an older state. Else the environment variable ACCESSCTL_PLAN_FILE. See docs/guides/rule-sets.md.
-	PlanFile pulumi.StringPtrInput
+	// The pipeline's secret that signs a set's plan file (ACCESSCTL_PLAN_SAVE / ACCESSCTL_PLAN_HOLD): the job that saves a plan for review and the job that deploys it hold the same. Set it as a secret (`pulumi config set --secret accessctl:planKey`): one in plain text is refused. Else the environment variable ACCESSCTL_PLAN_KEY; without either, a key derived from the API key. See docs/guides/rule-sets.md.
+	PlanKey pulumi.StringPtrInput
 	// Named accounts, for resources with `profile`: `{"staging": {"apiUrl": "…", "apiKey": "…"}}` (`pulumi config set --secret --path accessctl:profiles.staging.apiKey …`). Else ACCESSCTL_<PROFILE>_API_URL / _API_KEY.
 	Profiles AccountProfileMapInput
 }

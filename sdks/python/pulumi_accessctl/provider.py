@@ -24,7 +24,7 @@ class ProviderArgs:
                  api_url: pulumi.Input[Optional[_builtins.str]] = None,
                  max_requests_per_minute: pulumi.Input[Optional[_builtins.int]] = None,
                  max_retries: pulumi.Input[Optional[_builtins.int]] = None,
-                 plan_file: pulumi.Input[Optional[_builtins.str]] = None,
+                 plan_key: pulumi.Input[Optional[_builtins.str]] = None,
                  profiles: pulumi.Input[Optional[Mapping[str, pulumi.Input['AccountProfileArgs']]]] = None):
         """
         The set of arguments for constructing a Provider resource.
@@ -33,7 +33,7 @@ class ProviderArgs:
         :param pulumi.Input[_builtins.str] api_url: The API's base URL: `https://…`, or `http://` to a loopback address only. Else the environment variable ACCESSCTL_API_URL.
         :param pulumi.Input[_builtins.int] max_requests_per_minute: At most this many requests in any rolling 60 s, per account (the service's limit). Default 120. Else ACCESSCTL_MAX_REQUESTS_PER_MINUTE.
         :param pulumi.Input[_builtins.int] max_retries: Retries of one request after 429, 502, 503, 504 or a lost connection. Default 8. Else ACCESSCTL_MAX_RETRIES.
-        :param pulumi.Input[_builtins.str] plan_file: A file for a set's plan that travels from a reviewed `pulumi preview` to a later `pulumi up`: the preview writes there what it showed each IpPolicyRuleSet would do; an `up` holds each set to it and refuses a file made for another stack, another program or an older state. Else the environment variable ACCESSCTL_PLAN_FILE. See docs/guides/rule-sets.md.
+        :param pulumi.Input[_builtins.str] plan_key: The pipeline's secret that signs a set's plan file (ACCESSCTL_PLAN_SAVE / ACCESSCTL_PLAN_HOLD): the job that saves a plan for review and the job that deploys it hold the same. Set it as a secret (`pulumi config set --secret accessctl:planKey`): one in plain text is refused. Else the environment variable ACCESSCTL_PLAN_KEY; without either, a key derived from the API key. See docs/guides/rule-sets.md.
         :param pulumi.Input[Mapping[str, pulumi.Input['AccountProfileArgs']]] profiles: Named accounts, for resources with `profile`: `{"staging": {"apiUrl": "…", "apiKey": "…"}}` (`pulumi config set --secret --path accessctl:profiles.staging.apiKey …`). Else ACCESSCTL_<PROFILE>_API_URL / _API_KEY.
         """
         if api_key is not None:
@@ -44,8 +44,8 @@ class ProviderArgs:
             pulumi.set(__self__, "max_requests_per_minute", max_requests_per_minute)
         if max_retries is not None:
             pulumi.set(__self__, "max_retries", max_retries)
-        if plan_file is not None:
-            pulumi.set(__self__, "plan_file", plan_file)
+        if plan_key is not None:
+            pulumi.set(__self__, "plan_key", plan_key)
         if profiles is not None:
             pulumi.set(__self__, "profiles", profiles)
 
@@ -98,16 +98,16 @@ class ProviderArgs:
         pulumi.set(self, "max_retries", value)
 
     @_builtins.property
-    @pulumi.getter(name="planFile")
-    def plan_file(self) -> pulumi.Input[Optional[_builtins.str]]:
+    @pulumi.getter(name="planKey")
+    def plan_key(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        A file for a set's plan that travels from a reviewed `pulumi preview` to a later `pulumi up`: the preview writes there what it showed each IpPolicyRuleSet would do; an `up` holds each set to it and refuses a file made for another stack, another program or an older state. Else the environment variable ACCESSCTL_PLAN_FILE. See docs/guides/rule-sets.md.
+        The pipeline's secret that signs a set's plan file (ACCESSCTL_PLAN_SAVE / ACCESSCTL_PLAN_HOLD): the job that saves a plan for review and the job that deploys it hold the same. Set it as a secret (`pulumi config set --secret accessctl:planKey`): one in plain text is refused. Else the environment variable ACCESSCTL_PLAN_KEY; without either, a key derived from the API key. See docs/guides/rule-sets.md.
         """
-        return pulumi.get(self, "plan_file")
+        return pulumi.get(self, "plan_key")
 
-    @plan_file.setter
-    def plan_file(self, value: pulumi.Input[Optional[_builtins.str]]):
-        pulumi.set(self, "plan_file", value)
+    @plan_key.setter
+    def plan_key(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "plan_key", value)
 
     @_builtins.property
     @pulumi.getter
@@ -132,7 +132,7 @@ class Provider(pulumi.ProviderResource):
                  api_url: pulumi.Input[Optional[_builtins.str]] = None,
                  max_requests_per_minute: pulumi.Input[Optional[_builtins.int]] = None,
                  max_retries: pulumi.Input[Optional[_builtins.int]] = None,
-                 plan_file: pulumi.Input[Optional[_builtins.str]] = None,
+                 plan_key: pulumi.Input[Optional[_builtins.str]] = None,
                  profiles: pulumi.Input[Optional[Mapping[str, pulumi.Input[Union['AccountProfileArgs', 'AccountProfileArgsDict']]]]] = None,
                  __props__=None):
         """
@@ -144,7 +144,7 @@ class Provider(pulumi.ProviderResource):
         :param pulumi.Input[_builtins.str] api_url: The API's base URL: `https://…`, or `http://` to a loopback address only. Else the environment variable ACCESSCTL_API_URL.
         :param pulumi.Input[_builtins.int] max_requests_per_minute: At most this many requests in any rolling 60 s, per account (the service's limit). Default 120. Else ACCESSCTL_MAX_REQUESTS_PER_MINUTE.
         :param pulumi.Input[_builtins.int] max_retries: Retries of one request after 429, 502, 503, 504 or a lost connection. Default 8. Else ACCESSCTL_MAX_RETRIES.
-        :param pulumi.Input[_builtins.str] plan_file: A file for a set's plan that travels from a reviewed `pulumi preview` to a later `pulumi up`: the preview writes there what it showed each IpPolicyRuleSet would do; an `up` holds each set to it and refuses a file made for another stack, another program or an older state. Else the environment variable ACCESSCTL_PLAN_FILE. See docs/guides/rule-sets.md.
+        :param pulumi.Input[_builtins.str] plan_key: The pipeline's secret that signs a set's plan file (ACCESSCTL_PLAN_SAVE / ACCESSCTL_PLAN_HOLD): the job that saves a plan for review and the job that deploys it hold the same. Set it as a secret (`pulumi config set --secret accessctl:planKey`): one in plain text is refused. Else the environment variable ACCESSCTL_PLAN_KEY; without either, a key derived from the API key. See docs/guides/rule-sets.md.
         :param pulumi.Input[Mapping[str, pulumi.Input[Union['AccountProfileArgs', 'AccountProfileArgsDict']]]] profiles: Named accounts, for resources with `profile`: `{"staging": {"apiUrl": "…", "apiKey": "…"}}` (`pulumi config set --secret --path accessctl:profiles.staging.apiKey …`). Else ACCESSCTL_<PROFILE>_API_URL / _API_KEY.
         """
         ...
@@ -175,7 +175,7 @@ class Provider(pulumi.ProviderResource):
                  api_url: pulumi.Input[Optional[_builtins.str]] = None,
                  max_requests_per_minute: pulumi.Input[Optional[_builtins.int]] = None,
                  max_retries: pulumi.Input[Optional[_builtins.int]] = None,
-                 plan_file: pulumi.Input[Optional[_builtins.str]] = None,
+                 plan_key: pulumi.Input[Optional[_builtins.str]] = None,
                  profiles: pulumi.Input[Optional[Mapping[str, pulumi.Input[Union['AccountProfileArgs', 'AccountProfileArgsDict']]]]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
@@ -190,7 +190,7 @@ class Provider(pulumi.ProviderResource):
             __props__.__dict__["api_url"] = api_url
             __props__.__dict__["max_requests_per_minute"] = pulumi.Output.from_input(max_requests_per_minute).apply(pulumi.runtime.to_json) if max_requests_per_minute is not None else None
             __props__.__dict__["max_retries"] = pulumi.Output.from_input(max_retries).apply(pulumi.runtime.to_json) if max_retries is not None else None
-            __props__.__dict__["plan_file"] = plan_file
+            __props__.__dict__["plan_key"] = None if plan_key is None else pulumi.Output.secret(plan_key)
             __props__.__dict__["profiles"] = pulumi.Output.secret(profiles).apply(pulumi.runtime.to_json) if profiles is not None else None
         super(Provider, __self__).__init__(
             'accessctl',

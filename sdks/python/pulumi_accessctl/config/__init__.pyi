@@ -35,9 +35,9 @@ maxRetries: Optional[int]
 Retries of one request after 429, 502, 503, 504 or a lost connection. Default 8. Else ACCESSCTL_MAX_RETRIES.
 """
 
-planFile: Optional[str]
+planKey: Optional[str]
 """
-A file for a set's plan that travels from a reviewed `pulumi preview` to a later `pulumi up`: the preview writes there what it showed each IpPolicyRuleSet would do; an `up` holds each set to it and refuses a file made for another stack, another program or an older state. Else the environment variable ACCESSCTL_PLAN_FILE. See docs/guides/rule-sets.md.
+The pipeline's secret that signs a set's plan file (ACCESSCTL_PLAN_SAVE / ACCESSCTL_PLAN_HOLD): the job that saves a plan for review and the job that deploys it hold the same. Set it as a secret (`pulumi config set --secret accessctl:planKey`): one in plain text is refused. Else the environment variable ACCESSCTL_PLAN_KEY; without either, a key derived from the API key. See docs/guides/rule-sets.md.
 """
 
 profiles: Optional[str]

@@ -50,11 +50,11 @@ class _ExportableConfig(types.ModuleType):
         return __config__.get_int('maxRetries')
 
     @_builtins.property
-    def plan_file(self) -> Optional[str]:
+    def plan_key(self) -> Optional[str]:
         """
-        A file for a set's plan that travels from a reviewed `pulumi preview` to a later `pulumi up`: the preview writes there what it showed each IpPolicyRuleSet would do; an `up` holds each set to it and refuses a file made for another stack, another program or an older state. Else the environment variable ACCESSCTL_PLAN_FILE. See docs/guides/rule-sets.md.
+        The pipeline's secret that signs a set's plan file (ACCESSCTL_PLAN_SAVE / ACCESSCTL_PLAN_HOLD): the job that saves a plan for review and the job that deploys it hold the same. Set it as a secret (`pulumi config set --secret accessctl:planKey`): one in plain text is refused. Else the environment variable ACCESSCTL_PLAN_KEY; without either, a key derived from the API key. See docs/guides/rule-sets.md.
         """
-        return __config__.get('planFile')
+        return __config__.get('planKey')
 
     @_builtins.property
     def profiles(self) -> Optional[str]:

@@ -1,0 +1,187 @@
+// The signed plan file's format (provider/ip-policy-rule-set/plan-file.ts), pure: a valid file verifies;
+// every single-field edit, deletion and insertion of it, made mechanically by walking its JSON tree,
+// is refused; equal texts give unequal digests; a step's digests come back only for the rules they were made for.
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import { compiled } from "../helpers/provider";
+
+const { bindSet, canonical, newPlan, planKeys, signed, verify, unbindSteps, bindRule, bindDeclared } = compiled("provider/ip-policy-rule-set/plan-file.js");
+const { seenStep, textsDigest } = compiled("provider/ip-policy-rule-set/promise.js");
+const { UNKNOWN_VALUE } = compiled("provider/ip-policy-rule-set/declared.js");
+
+const digest = textsDigest("the account's API key");
+const member = (id: string, cidr: string, action: string, description = "") => ({ id, cidr, action, description, metadata: "", uri: "u", createdAt: "t" });
+const declared = (cidr: string, action: string, description = "") => ({ cidr, action, description, metadata: "" });
+const seen = (r: ReturnType<typeof member>) => ({ id: r.id, cidr: r.cidr, action: r.action, texts: digest(r) });
+const see = (s: object) => seenStep(s, digest, (c: string) => c);
+
+// A set's plan with a step of every kind, two rules with the same (empty) texts, and a takeover listing.
+const a = member("ipr_a", "10.0.0.0/8", "allow");
+const b = member("ipr_b", "10.5.0.0/16", "deny");
+const c = member("ipr_c", "192.0.2.0/24", "allow", "office");
+const e = member("ipr_e", "198.51.100.0/24", "allow");
+const wanted = [declared("10.0.0.0/8", "allow", "now described"), declared("10.5.0.0/16", "allow"), declared("172.16.0.0/12", "deny"), declared("203.0.113.0/24", "allow")];
+const steps = [
+  { op: "create", to: wanted[2] },
+  { op: "retext", rule: a, to: wanted[0] },
+  { op: "move", rule: c, to: wanted[3] },
+  { op: "flip", rule: b, to: wanted[1] },
+  { op: "delete", rule: e },
+];
+const set = { policy: "ipp_1", from: [a, b, c, e].map(seen), declared: wanted.map((d) => ({ cidr: d.cidr, action: d.action, texts: digest(d) })), shown: { steps: steps.map(see) }, takeover: ["ipr_x"] };
+const URN = "urn:pulumi:prod::shop::accessctl:index:IpPolicyRuleSet::office";
+const keys = planKeys("the pipeline's secret");
+
+function validFile() {
+  const plan = newPlan(keys, "4242-1234567");
+  plan.sets[URN] = bindSet({ keys, nonce: plan.nonce, policy: "ipp_1" }, set, true);
+  plan.written = "2026-11-27T21:00:00.000Z";
+  return { plan, text: signed(keys, plan) };
+}
+
+/** Every single-field edit, deletion and insertion of `value`, each as the whole value changed once, with where. */
+function mutations(value: unknown, at = "file"): { at: string; value: unknown }[] {
+  const out: { at: string; value: unknown }[] = [];
+  const edits = (v: unknown): unknown[] => {
+    if (typeof v === "string") return [`${v}x`, v.slice(1), v.length ? v.replace(/./, (ch) => (ch === "0" ? "1" : "0")) : "0", v.toUpperCase() === v ? `${v}A` : v.toUpperCase(), 1, true, null, [v], { v }];
+    if (typeof v === "boolean") return [!v, String(v), v ? 1 : 0, null];
+    if (typeof v === "number") return [v + 1, String(v), null];
+    return [null, "x", Array.isArray(v) ? {} : []];
+  };
+  for (const x of edits(value)) out.push({ at: `${at} := ${JSON.stringify(x)}`, value: x });
+  if (Array.isArray(value)) {
+    value.forEach((item, i) => {
+      out.push({ at: `${at}[${i}] deleted`, value: value.filter((_, j) => j !== i) });
+      out.push({ at: `${at}[${i}] repeated`, value: [...value.slice(0, i + 1), item, ...value.slice(i + 1)] });
+      for (const m of mutations(item, `${at}[${i}]`)) out.push({ at: m.at, value: value.map((y, j) => (j === i ? m.value : y)) });
+    });
+    out.push({ at: `${at}[] inserted`, value: [...value, value[0] ?? "x"] });
+  } else if (value !== null && typeof value === "object") {
+    const o = value as Record<string, unknown>;
+    for (const k of Object.keys(o)) {
+      const { [k]: _gone, ...rest } = o;
+      out.push({ at: `${at}.${k} deleted`, value: rest });
+      out.push({ at: `${at}.${k} renamed`, value: { ...rest, [`${k}_`]: o[k] } });
+      for (const m of mutations(o[k], `${at}.${k}`)) out.push({ at: m.at, value: { ...o, [k]: m.value } });
+    }
+    out.push({ at: `${at}.extra inserted`, value: { ...o, extra: "x" } });
+    out.push({ at: `${at}.anyOf inserted`, value: { ...o, anyOf: [] } });
+  }
+  return out;
+}
+
+/** Every field deleted, renamed or given a value of another JSON type, and an extra field in every object: each as the whole value changed once. */
+function shapeMutations(value: unknown, at = "file"): { at: string; value: unknown }[] {
+  const other = (v: unknown) => (typeof v === "string" ? 1 : typeof v === "boolean" ? "true" : Array.isArray(v) ? {} : []);
+  const out: { at: string; value: unknown }[] = [];
+  if (Array.isArray(value)) {
+    value.forEach((item, i) => {
+      out.push({ at: `${at}[${i}] := ${JSON.stringify(other(item))}`, value: value.map((y, j) => (j === i ? other(item) : y)) });
+      for (const m of shapeMutations(item, `${at}[${i}]`)) out.push({ at: m.at, value: value.map((y, j) => (j === i ? m.value : y)) });
+    });
+  } else if (value !== null && typeof value === "object") {
+    const o = value as Record<string, unknown>;
+    for (const k of Object.keys(o)) {
+      const { [k]: _gone, ...rest } = o;
+      out.push({ at: `${at}.${k} deleted`, value: rest }, { at: `${at}.${k} renamed`, value: { ...rest, [`${k}_`]: o[k] } });
+      out.push({ at: `${at}.${k} := ${JSON.stringify(other(o[k]))}`, value: { ...o, [k]: other(o[k]) } });
+      for (const m of shapeMutations(o[k], `${at}.${k}`)) out.push({ at: m.at, value: { ...o, [k]: m.value } });
+    }
+    out.push({ at: `${at}.extra inserted`, value: { ...o, extra: "x" } });
+  }
+  // The MAC is made again below; a set's entry deleted or under another URN is a well-formed file (of another plan).
+  return out.filter((m) => !/^file\.mac |^file\.sets\.[^.]+ (deleted|renamed)$/.test(m.at));
+}
+
+describe("the signed plan file", () => {
+  it("verifies as written, canonical JSON on one line", () => {
+    const { plan, text } = validFile();
+    const found = verify(keys, text);
+    expect(found.refused).toBeUndefined();
+    expect(found.plan.sets[URN].steps.map((s: { op: string }) => s.op)).toEqual(["create", "retext", "move", "flip", "delete"]);
+    expect(text).toBe(`${canonical({ ...plan, mac: found.plan.mac })}\n`);
+    expect(text.split("\n")).toHaveLength(2);
+  });
+
+  it("refuses every single-field edit, deletion and insertion anywhere in it (and its MAC re-made without the key does not help)", () => {
+    const { text } = validFile();
+    const all = mutations(JSON.parse(text));
+    expect(all.length).toBeGreaterThan(800);
+    const accepted = all.filter((m) => verify(keys, `${canonical(m.value)}\n`).plan !== undefined).map((m) => m.at);
+    expect(accepted).toEqual([]);
+    // Each refusal is typed: the key, a change, or not a plan; never a plan.
+    for (const m of all.slice(0, 200)) expect(["another key", "changed", "older", "not a plan"]).toContain(verify(keys, `${canonical(m.value)}\n`).refused);
+  });
+
+  it("reads strictly even what its key signed: a missing, extra or mistyped field anywhere is refused, naming it", () => {
+    const { text } = validFile();
+    const shapes = shapeMutations(JSON.parse(text));
+    expect(shapes.length).toBeGreaterThan(200);
+    const resigned = (v: any) => {
+      const { mac: _mac, ...body } = v;
+      return signed(keys, body);
+    };
+    const accepted = shapes.filter((m) => verify(keys, resigned(m.value)).plan !== undefined).map((m) => m.at);
+    expect(accepted).toEqual([]);
+    const missing = JSON.parse(text);
+    delete missing.sets[URN].steps[2].to.cidr;
+    expect(verify(keys, resigned(missing))).toEqual({ refused: "not a plan", detail: `file.sets[${JSON.stringify(URN)}].steps[2].to.cidr: missing` });
+    const anyOf = JSON.parse(text);
+    anyOf.sets[URN].anyOf = [];
+    expect(verify(keys, resigned(anyOf)).detail).toBe(`file.sets[${JSON.stringify(URN)}].anyOf: not a field of a plan file`);
+  });
+
+  it("refuses the same content in another layout (white space, key order), another key's signature, and the old unsigned format", () => {
+    const { text } = validFile();
+    const value = JSON.parse(text);
+    expect(verify(keys, JSON.stringify(value, null, 1)).refused).toBe("changed");
+    expect(verify(keys, `${text.trimEnd()}`).refused).toBe("changed");
+    const reordered = `{${Object.keys(value).reverse().map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(",")}}\n`;
+    expect(verify(keys, reordered).refused).toBe("changed");
+    expect(verify(planKeys("another secret"), text).refused).toBe("another key");
+    expect(verify(keys, JSON.stringify({ version: 1, command: "1-2", written: "", sets: {} })).refused).toBe("older");
+    expect(verify(keys, "not json").refused).toBe("not a plan");
+  });
+
+  it("gives rules with equal texts unequal digests, and unequal ones in another file (its nonce)", () => {
+    const { plan } = validFile();
+    const from = plan.sets[URN].from.map((r: { texts: string }) => r.texts);
+    expect(seen(a).texts).toBe(seen(e).texts); // the promise's own digest: equal texts, equal digests (one process, never written)
+    expect(new Set(from).size).toBe(from.length);
+    const other = validFile().plan.sets[URN].from.map((r: { texts: string }) => r.texts);
+    expect(other.filter((t: string) => from.includes(t))).toEqual([]);
+  });
+
+  it("keeps a set whose preview did not know a value as not known, with no steps", () => {
+    const { plan } = validFile();
+    const b0 = { keys, nonce: plan.nonce, policy: "ipp_1" };
+    expect(bindSet(b0, { policy: "ipp_1", from: [], shown: { anyOf: [] } }, false)).toMatchObject({ known: false, steps: [], declared: [] });
+    const unknownText = { ...set, shown: { steps: [see({ op: "create", to: { ...wanted[2], description: UNKNOWN_VALUE } })] } };
+    expect(bindSet(b0, unknownText, false)).toMatchObject({ known: false, steps: [] });
+  });
+
+  it("turns a step's digests back into the promise's terms only for the rules and targets they were made for", () => {
+    const { plan } = validFile();
+    const b0 = { keys, nonce: plan.nonce, policy: "ipp_1" };
+    const now = { from: set.from, declared: set.declared };
+    expect(unbindSteps(b0, plan.sets[URN].steps, now)).toEqual(set.shown.steps);
+    // Another rule under the same id, or other declared texts: the digests stay as the file has them, and hold nothing.
+    const forged = { from: set.from.map((r) => (r.id === "ipr_e" ? { ...r, action: "deny" } : r)), declared: set.declared.map((d) => ({ ...d, texts: digest({ description: "x" }) })) };
+    const back = unbindSteps(b0, plan.sets[URN].steps, forged);
+    expect(back.find((s: { op: string }) => s.op === "delete").rule).toEqual(bindRule(b0, set.from[3]));
+    expect(back.find((s: { op: string }) => s.op === "create").to.texts).not.toBe(set.declared[2].texts);
+    expect(bindDeclared(b0, set.declared[0]).texts).not.toBe(set.declared[0].texts);
+  });
+});
+
+describe("the roles are declared, never guessed", () => {
+  it("no code of the provider or its hosts reads another process's command line (/proc/<pid>/cmdline, ps … command)", () => {
+    const files = (dir: string): string[] => fs.readdirSync(dir, { withFileTypes: true })
+      .flatMap((e) => (e.isDirectory() ? files(path.join(dir, e.name)) : e.name.endsWith(".ts") ? [path.join(dir, e.name)] : []));
+    const root = path.join(__dirname, "../..");
+    const readers = ["provider", "plugin", "sdk"].flatMap((d) => files(path.join(root, d)))
+      .filter((f) => /cmdline|"command="|engineCommand/.test(fs.readFileSync(f, "utf8"))).map((f) => path.relative(root, f));
+    expect(readers).toEqual([]);
+  });
+});
