@@ -237,11 +237,17 @@ function rangesOfCidrs(cidrs: Cidr[]): Ranges {
   return { v4: merged(v4), v6: merged(v6) };
 }
 
+/** The ranges of a list of rules' allows and of its denies. */
+function ruleRanges(rules: readonly AccessRule[]): { allows: Ranges; denies: Ranges } {
+  const allows: Cidr[] = [];
+  const denies: Cidr[] = [];
+  for (const r of rules) (r.action === "allow" ? allows : denies).push(validCidr(r.cidr));
+  return { allows: rangesOfCidrs(allows), denies: rangesOfCidrs(denies) };
+}
+
 /** The ranges a list of rules allows: in some allow, in no deny. */
 function allowedRanges(rules: readonly AccessRule[]): Ranges {
-  const parsed = rules.map((r) => ({ action: r.action, c: validCidr(r.cidr) }));
-  const allows = rangesOfCidrs(parsed.filter((r) => r.action === "allow").map((r) => r.c));
-  const denies = rangesOfCidrs(parsed.filter((r) => r.action !== "allow").map((r) => r.c));
+  const { allows, denies } = ruleRanges(rules);
   return perFamily(allows, denies, minus);
 }
 
@@ -301,10 +307,38 @@ export function opensAny(before: AccessRule[], after: AccessRule[]): boolean {
 }
 
 function mayOpenRanges(before: AccessRule[], after: AccessRule[]): Ranges {
-  const everything: AccessRule[] = [{ cidr: "0.0.0.0/0", action: "allow" }, { cidr: "::/0", action: "allow" }];
-  const alone = perFamily(allowedRanges(after), allowedRanges(before), minus);
-  const beside = perFamily(allowedRanges([...everything, ...after]), allowedRanges([...everything, ...before]), minus);
+  const was = ruleRanges(before);
+  const now = ruleRanges(after);
+  const alone = perFamily(perFamily(now.allows, now.denies, minus), perFamily(was.allows, was.denies, minus), minus);
+  // Beside an allow of everything, a list allows all but its denies: what it opens is the denies it no longer has.
+  const beside = perFamily(was.denies, now.denies, minus);
   return perFamily(alone, beside, (a, b) => merged([...a, ...b]));
+}
+
+/** What a change does to a policy's access: what it opens and closes, or why that is not known. */
+export type AccessEffect = { opens: Space; closes: Space } | { unknownActions: number } | { unreadable: string };
+
+/** accessChange, or why it cannot be known: an action not known yet (a count), a text that is no CIDR. */
+export function accessEffect(before: AccessRule[], after: { cidr: string; action: unknown }[]): AccessEffect {
+  const unknownActions = after.filter((r) => r.action !== "allow" && r.action !== "deny").length;
+  if (unknownActions) return { unknownActions };
+  try {
+    return accessChange(before, after as AccessRule[]);
+  } catch (e) {
+    return { unreadable: (e as Error).message };
+  }
+}
+
+/**
+ * What one rule's change (`before` → `after`: none or one rule each) does to a policy's access beside
+ * its other rules: exact when they are known; else the most it can do beside any rules (mayOpen both
+ * ways), which the words call "at most".
+ */
+export function ruleEffect(others: AccessRule[] | undefined, before: AccessRule[], after: { cidr: string; action: unknown }[]): AccessEffect {
+  if (others) return accessEffect([...others, ...before], [...others, ...after]);
+  const known = accessEffect(before, after);
+  if (!("opens" in known)) return known;
+  return { opens: mayOpen(before, after as AccessRule[]), closes: mayOpen(after as AccessRule[], before) };
 }
 
 export function isEmpty(s: Space): boolean {
@@ -333,39 +367,54 @@ export function inSpace(s: Space, address: string): boolean {
   });
 }
 
-/**
- * A family of a space in its shortest form: its CIDRs, or the smallest CIDR that holds them all
- * `except` the CIDRs of it that the space lacks, when that is shorter (`0.0.0.0/0 except 10.5.0.0/16`).
- */
+/** A part of a space as words name it: a CIDR, or a CIDR `except` some CIDRs inside it. */
+export interface Part {
+  cidr: string;
+  except?: string[];
+}
+
+/** A family of a space in its fewest words: its parts (each CIDR named counts one), and its count. */
 export interface Shape {
   v6: boolean;
   count: bigint;
-  cidrs: string[];
-  within?: string;
+  parts: Part[];
 }
 
+/** Above this many ranges a family is named by its CIDRs alone (the search for `except` forms is skipped). */
+const SHAPED_RANGES = 2_000;
+
+/** A space's families, each in its fewest words: `0.0.0.0/0 except 10.5.0.0/16` rather than 16 CIDRs. */
 export function shapesOf(s: Space): Shape[] {
   const ranges = rangesOfSpace(s);
   return FAMILIES.flatMap((family): Shape[] => {
     const v6 = family === "v6";
-    const cidrs = s[family];
-    if (!cidrs.length) return [];
-    const count = v6 ? s.v6Count : s.v4Count;
     const r = ranges[family];
-    const hull = hullOf(v6, r[0][0], r[r.length - 1][1]);
-    const except = cidrsOf(v6, minus([[hull.first, hull.last]], r));
-    const shorter = except.length > 0 && except.length + 1 < cidrs.length;
-    return [shorter ? { v6, count, cidrs: except, within: hull.cidr } : { v6, count, cidrs }];
+    if (!r.length) return [];
+    const count = v6 ? s.v6Count : s.v4Count;
+    if (r.length > SHAPED_RANGES) return [{ v6, count, parts: s[family].map((cidr) => ({ cidr })) }];
+    return [{ v6, count, parts: fewest(v6, 0n, 0, r).parts() }];
   });
 }
 
-/** The smallest CIDR that holds every address from `first` to `last`. */
-function hullOf(v6: boolean, first: bigint, last: bigint): Cidr {
+/**
+ * The fewest words for the ranges `rs` (those that meet it) inside the CIDR at `first`/`prefix`: the
+ * CIDR itself, nothing, the CIDR except its holes, or the best of its two halves; `holes` counts the
+ * CIDRs of what it lacks. Visits only the CIDRs that a range boundary cuts.
+ */
+function fewest(v6: boolean, first: bigint, prefix: number, rs: Range[]): { cost: number; holes: number; parts: () => Part[] } {
   const bits = v6 ? 128 : 32;
-  let host = 0;
-  while (first >> BigInt(host) !== last >> BigInt(host)) host++;
-  const start = (first >> BigInt(host)) << BigInt(host);
-  return validCidr(formatCidr(v6, start, bits - host));
+  const last = first + (1n << BigInt(bits - prefix)) - 1n;
+  const cidr = formatCidr.bind(null, v6, first, prefix);
+  if (!rs.length) return { cost: 0, holes: 1, parts: () => [] };
+  if (rs[0][0] <= first && rs[0][1] >= last) return { cost: 1, holes: 0, parts: () => [{ cidr: cidr() }] };
+  const mid = first + (1n << BigInt(bits - prefix - 1));
+  const left = fewest(v6, first, prefix + 1, rs.filter((r) => r[0] < mid));
+  const right = fewest(v6, mid, prefix + 1, rs.filter((r) => r[1] >= mid));
+  const holes = left.holes + right.holes;
+  if (1 + holes < left.cost + right.cost) {
+    return { cost: 1 + holes, holes, parts: () => [{ cidr: cidr(), except: cidrsOf(v6, minus([[first, last]], rs)) }] };
+  }
+  return { cost: left.cost + right.cost, holes, parts: () => [...left.parts(), ...right.parts()] };
 }
 
 export { describeSpace } from "./messages";

@@ -5,7 +5,9 @@
 // first. Rules other stacks' resources made are left, not recorded; any other rule is taken only with
 // takeOver (or, exactly as declared, ACCESSCTL_ADOPT_EXISTING=1: an interrupted run's, whose marker
 // names an earlier attempt, which is no proof that this stack made it: stack names are not unique).
+import { accessEffect } from "../access";
 import { report } from "../engine";
+import { policyAccessWords } from "../messages";
 import { plainError } from "../errors";
 import { canonicalCidr } from "../ip-policy-rule";
 import { adoptExistingAllowed, claim, makerName, Marker } from "../ownership";
@@ -92,7 +94,8 @@ async function listForPreview(inputs: CheckedRuleSetInputs): Promise<{ live?: Li
 function previewAdoption(inputs: CheckedRuleSetInputs, declared: DeclaredRule[], current: Member[]): void {
   const toCreate = declared.filter((d) => !current.some((r) => canonicalCidr(r.cidr) === d.cidr)).length;
   const creates = `create ${toCreate} rule${toCreate === 1 ? "" : "s"}: ${requests(toCreate)}`;
-  report(inputs.__urn, `plan for ${inputs.ipPolicyId}: ${current.length ? `take over ${current.length} rule${current.length === 1 ? "" : "s"} exactly as declared (ACCESSCTL_ADOPT_EXISTING=1), ` : ""}${creates}`);
+  const access = policyAccessWords(inputs.ipPolicyId, accessEffect(current, declared), "plan");
+  report(inputs.__urn, `plan for ${inputs.ipPolicyId}: ${current.length ? `take over ${current.length} rule${current.length === 1 ? "" : "s"} exactly as declared (ACCESSCTL_ADOPT_EXISTING=1), ` : ""}${creates}\n${access}`);
 }
 
 export async function create(inputs: CheckedRuleSetInputs) {
