@@ -358,6 +358,63 @@ export function spaceOf(cidrs: string[]): Space {
   return spaceOfRanges(rangesOfCidrs(cidrs.map(validCidr)));
 }
 
+/** How many addresses of `first`…`last` lie in sorted disjoint `ranges` (a binary search, then the overlaps). */
+function overlap(ranges: Range[], first: bigint, last: bigint): bigint {
+  let lo = 0;
+  let hi = ranges.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (ranges[mid][1] < first) lo = mid + 1;
+    else hi = mid;
+  }
+  let n = 0n;
+  for (let i = lo; i < ranges.length && ranges[i][0] <= last; i++) {
+    n += (ranges[i][1] < last ? ranges[i][1] : last) - (ranges[i][0] > first ? ranges[i][0] : first) + 1n;
+  }
+  return n;
+}
+
+/** A policy's access and which rules make it. */
+export interface AccessExplained {
+  space: Space;
+  /** Each CIDR of the space (IPv4, then IPv6) with its count and the allow rules that let it in (indexes into the rules). */
+  cidrs: { cidr: string; count: bigint; allows: number[] }[];
+  /**
+   * Per rule (same order): an allow's addresses that the policy lets in; a deny's that some allow
+   * would let in and it keeps out (0: a deny outside every allow, which changes nothing).
+   */
+  rules: bigint[];
+}
+
+/** accessOf, with what each rule contributes and the allow rules behind each CIDR. Throws on a text that is no CIDR. */
+export function explainAccess(rules: AccessRule[]): AccessExplained {
+  const parsed = rules.map((r) => validCidr(r.cidr));
+  const { allows } = ruleRanges(rules);
+  const allowed = allowedRanges(rules);
+  const space = spaceOfRanges(allowed);
+  const cidrs = [...space.v4, ...space.v6].map((cidr) => {
+    const c = validCidr(cidr);
+    return { cidr, c, count: c.last - c.first + 1n, allows: [] as number[] };
+  });
+  const starts = { v4: cidrs.filter((x) => !x.c.v6), v6: cidrs.filter((x) => x.c.v6) };
+  rules.forEach((r, i) => {
+    if (r.action !== "allow") return;
+    const family = starts[parsed[i].v6 ? "v6" : "v4"];
+    let at = 0; // the first CIDR not below the rule (they are sorted and disjoint)
+    for (let hi = family.length; at < hi; ) {
+      const mid = (at + hi) >> 1;
+      if (family[mid].c.last < parsed[i].first) at = mid + 1;
+      else hi = mid;
+    }
+    for (; at < family.length && family[at].c.first <= parsed[i].last; at++) family[at].allows.push(i);
+  });
+  const counts = rules.map((r, i) => {
+    const c = parsed[i];
+    return overlap((r.action === "allow" ? allowed : allows)[c.v6 ? "v6" : "v4"], c.first, c.last);
+  });
+  return { space, cidrs: cidrs.map(({ cidr, count, allows }) => ({ cidr, count, allows })), rules: counts };
+}
+
 /** Whether an address (or every address of a CIDR) lies in a space. */
 export function inSpace(s: Space, address: string): boolean {
   const c = validCidr(address);

@@ -88,6 +88,25 @@ describe("access model against a brute-force oracle (small spaces, every address
     );
   });
 
+  it("explainAccess: each allow's addresses let in, each deny's kept out, the allows behind each CIDR", () => {
+    fc.assert(
+      fc.property(rules, (rs) => {
+        const x = access.explainAccess(rs);
+        expect(x.space).toEqual(access.accessOf(rs));
+        const inAllow = (v6: boolean, a: bigint) => rs.some((r) => r.action === "allow" && holds(r.cidr, v6, a));
+        const counted = rs.map((r) => BigInt(EVERY.filter(({ v6, a }) => holds(r.cidr, v6, a) && (r.action === "allow" ? allowed(rs, v6, a) : inAllow(v6, a))).length));
+        expect(x.rules).toEqual(counted);
+        for (const c of x.cidrs) {
+          const { v6, first, last } = rangeOf(c.cidr);
+          expect(c.count).toBe(last - first + 1n);
+          const behind = rs.flatMap((r, i) => (r.action === "allow" && rangeOf(r.cidr).v6 === v6 && rangeOf(r.cidr).first <= last && rangeOf(r.cidr).last >= first ? [i] : []));
+          expect(c.allows).toEqual(behind);
+        }
+      }),
+      { seed: SEED, numRuns: RUNS / 3 },
+    );
+  });
+
   it("spaceOf, intersect, subtract and isEmpty", () => {
     const cidrs = fc.array(rule.map((r) => r.cidr), { maxLength: 8 });
     fc.assert(
