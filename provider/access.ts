@@ -271,11 +271,24 @@ function cidrsOf(v6: boolean, ranges: Range[]): string[] {
   return out;
 }
 
-function spaceOfRanges(r: Ranges): Space {
-  return { v4: cidrsOf(false, r.v4), v6: cidrsOf(true, r.v6), v4Count: countOf(r.v4), v6Count: countOf(r.v6) };
+/** The ranges each Space this module made came from, and its list lengths: its words and set operations need not read its CIDRs again. */
+function spaceRanges(): WeakMap<Space, { r: Ranges; v4: number; v6: number }> {
+  return processState<WeakMap<Space, { r: Ranges; v4: number; v6: number }>>("space-ranges", () => new WeakMap());
 }
 
-const rangesOfSpace = (s: Space): Ranges => rangesOfCidrs([...s.v4, ...s.v6].map(validCidr));
+function spaceOfRanges(r: Ranges): Space {
+  const s = { v4: cidrsOf(false, r.v4), v6: cidrsOf(true, r.v6), v4Count: countOf(r.v4), v6Count: countOf(r.v6) };
+  spaceRanges().set(s, { r, v4: s.v4.length, v6: s.v6.length });
+  return s;
+}
+
+/** A space's ranges: as it was made, unless it was changed since (or made elsewhere): then read from its CIDRs. */
+function rangesOfSpace(s: Space): Ranges {
+  const known = spaceRanges().get(s);
+  const same = known && known.v4 === s.v4.length && known.v6 === s.v6.length;
+  if (same && countOf(known.r.v4) === s.v4Count && countOf(known.r.v6) === s.v6Count) return known.r;
+  return rangesOfCidrs([...s.v4, ...s.v6].map(validCidr));
+}
 
 // ---- access -------------------------------------------------------------------------------------
 
