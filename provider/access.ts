@@ -91,12 +91,14 @@ function readCidr(text: string): ParsedCidr {
     // IPv4-mapped: the IPv4 range it names, one range whatever its spelling.
     const ipv4 = `${bytes.slice(12).join(".")}/${prefix - 96}`;
     const asIpv4 = parseCidr(ipv4);
-    return "cidr" in asIpv4 ? asIpv4 : { reason: asIpv4.reason.replace(quoted(ipv4), `${quoted(text)} (the IPv4 range ${ipv4})`) };
+    if ("cidr" in asIpv4) return asIpv4;
+    return { reason: asIpv4.reason.replace(quoted(ipv4), `${quoted(text)} (the IPv4 range ${ipv4})`) };
   }
   const first = bytes.reduce((n, b) => (n << 8n) | BigInt(b), 0n);
   const size = 1n << BigInt(maxPrefix - prefix);
   if (first % size !== 0n) {
-    return { reason: `${quoted(text)} has host bits set; did you mean ${formatCidr(v6, first - (first % size), prefix)}?` };
+    const network = formatCidr(v6, first - (first % size), prefix);
+    return { reason: `${quoted(text)} has host bits set; did you mean ${network}?` };
   }
   return { cidr: formatCidr(v6, first, prefix), v6, prefix, first, last: first + size - 1n };
 }
@@ -140,7 +142,7 @@ export function cidr(value: unknown): string | undefined {
   return "reason" in parsed ? parsed.reason : undefined;
 }
 
-/** A valid CIDR in the service's canonical form (no diff between 2001:DB8::/32 and 2001:db8::/32); any other text as it is. */
+/** A valid CIDR in the service's canonical form (2001:DB8::/32 is 2001:db8::/32); any other text as it is. */
 export function canonicalCidr(value: string): string {
   const parsed = parseCidr(value);
   return "cidr" in parsed ? parsed.cidr : value;
@@ -271,7 +273,7 @@ function cidrsOf(v6: boolean, ranges: Range[]): string[] {
   return out;
 }
 
-/** The ranges each Space this module made came from, and its list lengths: its words and set operations need not read its CIDRs again. */
+/** The ranges each Space this module made came from, and its list lengths: its words need not read its CIDRs again. */
 function spaceRanges(): WeakMap<Space, { r: Ranges; v4: number; v6: number }> {
   return processState<WeakMap<Space, { r: Ranges; v4: number; v6: number }>>("space-ranges", () => new WeakMap());
 }
@@ -347,7 +349,11 @@ export function accessEffect(before: AccessRule[], after: { cidr: string; action
  * its other rules: exact when they are known; else the most it can do beside any rules (mayOpen both
  * ways), which the words call "at most".
  */
-export function ruleEffect(others: AccessRule[] | undefined, before: AccessRule[], after: { cidr: string; action: unknown }[]): AccessEffect {
+export function ruleEffect(
+  others: AccessRule[] | undefined,
+  before: AccessRule[],
+  after: { cidr: string; action: unknown }[],
+): AccessEffect {
   if (others) return accessEffect([...others, ...before], [...others, ...after]);
   const known = accessEffect(before, after);
   if (!("opens" in known)) return known;
@@ -390,7 +396,7 @@ function overlap(ranges: Range[], first: bigint, last: bigint): bigint {
 /** A policy's access and which rules make it. */
 export interface AccessExplained {
   space: Space;
-  /** Each CIDR of the space (IPv4, then IPv6) with its count and the allow rules that let it in (indexes into the rules). */
+  /** Each CIDR of the space (IPv4, then IPv6), its count and the allow rules that let it in (indexes of rules). */
   cidrs: { cidr: string; count: bigint; allows: number[] }[];
   /**
    * Per rule (same order): an allow's addresses that the policy lets in; a deny's that some allow
@@ -471,7 +477,8 @@ export function shapesOf(s: Space): Shape[] {
  * CIDR itself, nothing, the CIDR except its holes, or the best of its two halves; `holes` counts the
  * CIDRs of what it lacks. Visits only the CIDRs that a range boundary cuts.
  */
-function fewest(v6: boolean, first: bigint, prefix: number, rs: Range[]): { cost: number; holes: number; parts: () => Part[] } {
+type Fewest = { cost: number; holes: number; parts: () => Part[] };
+function fewest(v6: boolean, first: bigint, prefix: number, rs: Range[]): Fewest {
   const bits = v6 ? 128 : 32;
   const last = first + (1n << BigInt(bits - prefix)) - 1n;
   const cidr = formatCidr.bind(null, v6, first, prefix);

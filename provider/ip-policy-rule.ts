@@ -113,7 +113,8 @@ export async function diff(id: string, olds: IpPolicyRuleOutputs, news: IpPolicy
   if (replaces.length > 0) noteReplacing(KIND, id); // the replacement is a new rule, whatever adoptId says
   const moves = [...replaces, ...updates].some((k) => k === "cidr" || k === "action" || k === "ipPolicyId");
   const urn = (news as { __urn?: string }).__urn;
-  if (moves && urn && checkedRules().urns.includes(urn)) reportAccess(urn, olds, news, id); // a preview's diff, not a refresh's
+  // A preview's diff (after a check), not a refresh's: what the change does to access.
+  if (moves && urn && checkedRules().urns.includes(urn)) reportAccess(urn, olds, news, id);
   return {
     changes: replaces.length + updates.length > 0,
     replaces,
@@ -275,7 +276,7 @@ export async function listIpPolicyRules(filter: IpPolicyRuleFilter = {}, source?
 
 // ---- what a rule does to its policy's access ----------------------------------------------------
 
-/** URNs of the rules this process checked: a diff after a check is a preview's (a refresh's diff, which no check precedes, says nothing). */
+/** URNs of the rules this process checked: a diff after a check is a preview's (no check precedes a refresh's). */
 function checkedRules(): { urns: string[] } {
   return processState<{ urns: string[] }>("rule-checks", () => ({ urns: [] }));
 }
@@ -285,7 +286,8 @@ function checkedRules(): { urns: string[] } {
  * given the policy's other rules as the last walk of this process listed them (no request: check and
  * diff make none), or, not knowing them, at most (access.ts ruleEffect).
  */
-function reportAccess(urn: string | undefined, olds: Partial<IpPolicyRuleOutputs>, news: IpPolicyRuleInputs, id?: string): void {
+type Olds = Partial<IpPolicyRuleOutputs>;
+function reportAccess(urn: string | undefined, olds: Olds, news: IpPolicyRuleInputs, id?: string): void {
   if (!urn || isUnknown(news.cidr) || isUnknown(news.ipPolicyId)) return;
   const source = profileSource(news.profile);
   for (const policy of [...new Set([olds.ipPolicyId, news.ipPolicyId])]) {

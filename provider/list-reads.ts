@@ -252,6 +252,8 @@ export function lastListed(source: ConfigSource | undefined, ipPolicyId: string)
   } catch {
     return undefined; // no connection configured: nothing was listed
   }
-  if (!walk?.complete || walk.generation !== cache().generation || Object.values(walk.passed).some((group) => group === ipPolicyId || group === "")) return undefined;
-  return Object.values(walk.kept).filter((item) => groupOf(IP_POLICY_RULES_PATH, item) === ipPolicyId) as IpPolicyRuleBody[];
+  if (!walk?.complete || walk.generation !== cache().generation) return undefined;
+  if (Object.values(walk.passed).some((group) => group === ipPolicyId || group === "")) return undefined;
+  const rules = Object.values(walk.kept).filter((item) => groupOf(IP_POLICY_RULES_PATH, item) === ipPolicyId);
+  return rules as IpPolicyRuleBody[];
 }

@@ -4,7 +4,8 @@ import type { AccessEffect, Part, Shape, Space } from "./access";
 import { shapesOf } from "./access";
 
 /** `1 rule`, `2 rules`: the one plural helper. */
-export const plural = (n: number | bigint, noun: string, nouns = `${noun}s`) => `${grouped(n)} ${n === 1 || n === 1n ? noun : nouns}`;
+export const plural = (n: number | bigint, noun: string, nouns = `${noun}s`) =>
+  `${grouped(n)} ${n === 1 || n === 1n ? noun : nouns}`;
 
 /** 4294901760 → `4,294,901,760` (bigint or number). */
 export function grouped(n: number | bigint): string {
@@ -14,8 +15,10 @@ export function grouped(n: number | bigint): string {
 /** Parts named per family of a space (and CIDRs per `except`) before `and N more`: a line or two per policy. */
 const SHOWN_CIDRS = 8;
 
-const upTo = (items: string[], noun: string) =>
-  items.length > SHOWN_CIDRS ? `${items.slice(0, SHOWN_CIDRS).join(", ")} and ${plural(items.length - SHOWN_CIDRS, `more ${noun}`)}` : items.join(", ");
+function upTo(items: string[], noun: string): string {
+  if (items.length <= SHOWN_CIDRS) return items.join(", ");
+  return `${items.slice(0, SHOWN_CIDRS).join(", ")} and ${plural(items.length - SHOWN_CIDRS, `more ${noun}`)}`;
+}
 
 function shapeWords(shape: Shape): string {
   const alone = shape.parts.length === 1;
@@ -37,7 +40,10 @@ export function describeSpace(s: Space): string {
 }
 
 /** `opens X; closes Y` (`opened`, `closed`: done; `opens at most`: a bound), either alone, or `unchanged`. */
-export function accessChangeWords(change: { opens: Space; closes: Space }, how: { done?: boolean; atMost?: boolean } = {}): string {
+export function accessChangeWords(
+  change: { opens: Space; closes: Space },
+  how: { done?: boolean; atMost?: boolean } = {},
+): string {
   const verb = (now: string, done: string) => `${how.done ? done : now}${how.atMost ? " at most" : ""}`;
   const parts = [
     ...(shapesOf(change.opens).length ? [`${verb("opens", "opened")} ${describeSpace(change.opens)}`] : []),
@@ -46,7 +52,7 @@ export function accessChangeWords(change: { opens: Space; closes: Space }, how: 
   return parts.length ? parts.join("; ") : "unchanged";
 }
 
-/** Where a policy's access change was found: a plan (preview), the rules changed since the state recorded them (refresh), an update done. */
+/** Where an access change was found: a plan (preview), rules changed since the state recorded them, an update. */
 export type AccessWhen = "plan" | "drift" | "done";
 
 /**
@@ -54,8 +60,10 @@ export type AccessWhen = "plan" | "drift" | "done";
  * 192.0.2.0/24 (256 addresses)`, `access of ipp_…: unchanged`, or why it is not known.
  */
 export function policyAccessWords(policy: string, effect: AccessEffect, when: AccessWhen): string {
-  const head = when === "drift" ? `access of ${policy}, changed since the state last recorded it` : `access of ${policy}`;
-  if ("unknownActions" in effect) return `${head}: known at update (the action of ${plural(effect.unknownActions, "rule")} is not known yet)`;
+  const head = `access of ${policy}${when === "drift" ? ", changed since the state last recorded it" : ""}`;
+  if ("unknownActions" in effect) {
+    return `${head}: known at update (the action of ${plural(effect.unknownActions, "rule")} is not known yet)`;
+  }
   if ("unreadable" in effect) return `${head}: not known (${effect.unreadable})`;
   return `${head}: ${accessChangeWords(effect, { done: when === "done" })}${when === "done" ? " by this update" : ""}`;
 }
@@ -70,6 +78,9 @@ export function ruleAccessWords(policy: string, effect: AccessEffect, others: nu
   if ("unreadable" in effect) return `${head}: not known (${effect.unreadable})`;
   const words = accessChangeWords(effect, { atMost: others === undefined });
   const change = words === "unchanged" ? "changes no access" : words;
-  if (others !== undefined) return `${head} ${change}, given the policy's ${plural(others, "other rule")} as last listed`;
-  return `${head} ${change} (the policy's other rules were not listed in this run: \`pulumi preview --refresh\` lists them)`;
+  if (others !== undefined) {
+    return `${head} ${change}, given the policy's ${plural(others, "other rule")} as last listed`;
+  }
+  const why = "the policy's other rules were not listed in this run: `pulumi preview --refresh` lists them";
+  return `${head} ${change} (${why})`;
 }

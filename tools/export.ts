@@ -57,7 +57,9 @@ export function parseArgs(argv: string[]): ExportOptions | { help: true } {
   }
   if (json && !options.access) throw new Error("--json goes with --access");
   if (options.access) {
-    if (options.keys || options.form === "rules") throw new Error("--access prints access, not a program: --keys and --rules do not go with it");
+    if (options.keys || options.form === "rules") {
+      throw new Error("--access prints access, not a program: --keys and --rules do not go with it");
+    }
     if (!options.policies.length) throw new Error("--access needs --policy ipp_…");
     if (json) options.access = "json";
   }
@@ -133,7 +135,11 @@ export function accessOfPolicy(policy: string, bodies: IpPolicyRuleBody[]) {
     ipPolicyId: policy,
     ipv4Addresses: String(x.space.v4Count),
     ipv6Addresses: String(x.space.v6Count),
-    cidrs: x.cidrs.map((c) => ({ cidr: c.cidr, addresses: String(c.count), allowedBy: c.allows.map((i) => rules[i].id) })),
+    cidrs: x.cidrs.map((c) => ({
+      cidr: c.cidr,
+      addresses: String(c.count),
+      allowedBy: c.allows.map((i) => rules[i].id),
+    })),
     // An allow: the addresses of its range the policy lets in; a deny: those some allow would let in that it keeps out.
     rules: rules.map((r, i) => ({ id: r.id, cidr: r.cidr, action: r.action, addresses: String(x.rules[i]) })),
     words: describeSpace(x.space),
@@ -145,14 +151,20 @@ export function accessText(policies: ReturnType<typeof accessOfPolicy>[]): strin
   const out: string[] = [];
   for (const p of policies) {
     const allows = p.rules.filter((r) => r.action === "allow").length;
-    out.push(`IP policy ${p.ipPolicyId}: ${plural(p.rules.length, "rule")} (${allows} allow, ${p.rules.length - allows} deny)`);
+    const counts = `${allows} allow, ${p.rules.length - allows} deny`;
+    out.push(`IP policy ${p.ipPolicyId}: ${plural(p.rules.length, "rule")} (${counts})`);
     out.push(`  lets in ${p.words}`);
-    for (const c of p.cidrs) out.push(`  ${c.cidr}: ${plural(BigInt(c.addresses), "address", "addresses")}, allowed by ${c.allowedBy.join(", ")}`);
+    for (const c of p.cidrs) {
+      const addresses = plural(BigInt(c.addresses), "address", "addresses");
+      out.push(`  ${c.cidr}: ${addresses}, allowed by ${c.allowedBy.join(", ")}`);
+    }
     out.push("  rules:");
     for (const r of p.rules) {
       const n = BigInt(r.addresses);
-      const effect = r.action === "allow" ? `lets in ${n ? plural(n, "address", "addresses") : "nothing: deny rules cover its whole range"}`
-        : `keeps out ${n ? plural(n, "address", "addresses") : "nothing: no allow rule holds its range"}`;
+      const addresses = plural(n, "address", "addresses");
+      const effect = r.action === "allow"
+        ? `lets in ${n ? addresses : "nothing: deny rules cover its whole range"}`
+        : `keeps out ${n ? addresses : "nothing: no allow rule holds its range"}`;
       out.push(`    ${r.cidr} ${r.action} (${r.id}): ${effect}`);
     }
     out.push("");

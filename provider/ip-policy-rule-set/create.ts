@@ -95,7 +95,9 @@ function previewAdoption(inputs: CheckedRuleSetInputs, declared: DeclaredRule[],
   const toCreate = declared.filter((d) => !current.some((r) => canonicalCidr(r.cidr) === d.cidr)).length;
   const creates = `create ${toCreate} rule${toCreate === 1 ? "" : "s"}: ${requests(toCreate)}`;
   const access = policyAccessWords(inputs.ipPolicyId, accessEffect(current, declared), "plan");
-  report(inputs.__urn, `plan for ${inputs.ipPolicyId}: ${current.length ? `take over ${current.length} rule${current.length === 1 ? "" : "s"} exactly as declared (ACCESSCTL_ADOPT_EXISTING=1), ` : ""}${creates}\n${access}`);
+  const n = current.length;
+  const takes = n ? `take over ${n} rule${n === 1 ? "" : "s"} exactly as declared (ACCESSCTL_ADOPT_EXISTING=1), ` : "";
+  report(inputs.__urn, `plan for ${inputs.ipPolicyId}: ${takes}${creates}\n${access}`);
 }
 
 export async function create(inputs: CheckedRuleSetInputs) {

@@ -111,7 +111,8 @@ export async function diff(_id: string, olds: IpPolicyRuleSetOutputs, news: Chec
   const words = describe(p, secret);
   if (urn) {
     // The plan's last line says what it does to the policy's access (its first line stays what Pulumi's rows show).
-    if (words) report(urn, `plan for ${olds.ipPolicyId}: ${words}\n${policyAccessWords(olds.ipPolicyId, accessEffect(recorded, declared), "plan")}`);
+    const access = words ? policyAccessWords(olds.ipPolicyId, accessEffect(recorded, declared), "plan") : "";
+    if (words) report(urn, `plan for ${olds.ipPolicyId}: ${words}\n${access}`);
     await showPlan(urn, { from: recorded.map(terms.seeRule), declared: declared.map(terms.seeDeclared), shown: { steps: p.steps.map(terms.see) } }, what);
   }
   return { changes: words !== "", replaces: [], detailedDiff: planDiff(p) };
@@ -136,6 +137,10 @@ function driftOf(was: IpPolicyRuleSetMember, now: IpPolicyRuleSetMember, secret:
   const flips = was.action !== now.action ? [`action ${was.action} → ${now.action}`] : [];
   return [...moves, ...flips, textChanges(was, now, secret)].filter(Boolean).join(", ");
 }
+
+/** What the rules changed since the state recorded them did to the policy's access, in a line. */
+const accessDrift = (props: Partial<IpPolicyRuleSetOutputs>, rules: IpPolicyRuleSetMember[]) =>
+  policyAccessWords(String(props.ipPolicyId), accessEffect(members(props.rules), rules), "drift");
 
 /**
  * A refresh names what it found changed (the diff of `rules` is hidden: it would print every rule),
@@ -163,7 +168,8 @@ function sayDrift(props: Partial<IpPolicyRuleSetOutputs>, rules: IpPolicyRuleSet
     ...lines("added", added.map((r) => `${named(r)}${texts(r, secret)}`)), ...lines("changed", changed), ...lines("deleted", deleted),
     ...lines("left", others.map((o) => `${named(o.rule)}, made by ${makerName(o.maker)} (not recorded)`)),
     // What the changes found did to the policy's access: a drift gate's log names the exposure.
-    ...(counts.length ? [policyAccessWords(String(props.ipPolicyId), accessEffect(members(props.rules), rules), "drift")] : [])].join("\n"));
+    ...(counts.length ? [accessDrift(props, rules)] : []),
+  ].join("\n"));
 }
 
 export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: CheckedRuleSetInputs) {

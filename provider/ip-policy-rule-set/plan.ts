@@ -140,7 +140,7 @@ export function opens(s: Step): boolean {
   return known;
 }
 
-/** opens() of each step object, once (apply.ts sorts 5,000 steps by phase: 130,000 calls); steps are not changed once made. */
+/** opens() of each step object, once (apply.ts sorts 5,000 steps by phase: 130,000 calls); steps do not change. */
 function stepOpens(): WeakMap<Step, boolean> {
   return processState<WeakMap<Step, boolean>>("step-opens", () => new WeakMap());
 }

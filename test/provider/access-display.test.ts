@@ -24,7 +24,10 @@ afterAll(async () => {
 async function said(f: () => Promise<unknown>): Promise<string> {
   const out: string[] = [];
   const write = process.stderr.write.bind(process.stderr);
-  (process.stderr as unknown as { write: (s: unknown) => boolean }).write = (chunk: unknown) => (out.push(String(chunk)), true);
+  (process.stderr as unknown as { write: (s: unknown) => boolean }).write = (chunk: unknown) => (
+    out.push(String(chunk)),
+    true
+  );
   try {
     await f();
   } finally {
@@ -48,9 +51,13 @@ describe("a set: every plan and drift says what it opens and closes", () => {
       { cidr: "2001:db8:1::/48", action: "deny" },
     ];
     let first: any;
-    const created = await said(async () => (first = (await set.check({}, { ipPolicyId: P, rules: v1, __urn: u })).inputs));
-    expect(created).toContain(`plan for ${P}: create 5 rules: 5 requests\naccess of ${P}: opens 10.0.0.0/8 except (10.5.0.0/16), 192.0.2.0/24 (16,711,936 addresses) ` +
-      "and 2001:db8::/32 except 2001:db8:1::/48 (79,226,953,588,444,722,964,369,244,160 addresses)");
+    const created = await said(
+      async () => (first = (await set.check({}, { ipPolicyId: P, rules: v1, __urn: u })).inputs),
+    );
+    expect(created).toContain(
+      `plan for ${P}: create 5 rules: 5 requests\naccess of ${P}: opens 10.0.0.0/8 except (10.5.0.0/16), 192.0.2.0/24 (16,711,936 addresses) ` +
+        "and 2001:db8::/32 except 2001:db8:1::/48 (79,226,953,588,444,722,964,369,244,160 addresses)",
+    );
     const made = await set.create(first);
     newRun(); // the next run
     // v2: the IPv6 deny and the 192.0.2.0/24 allow go, 10.7.0.0/16 is denied; a text changes.
@@ -58,21 +65,37 @@ describe("a set: every plan and drift says what it opens and closes", () => {
     const next = (await set.check(made.outs, { ipPolicyId: P, rules: v2, __urn: u })).inputs;
     const preview = await said(() => set.diff(P, made.outs, next));
     expect(preview).toMatch(/plan for ipp_\w+: create 1, update 1, delete 2: 4 requests\n/);
-    expect(preview).toContain(`\naccess of ${P}: opens 2001:db8:1::/48 (1,208,925,819,614,629,174,706,176 addresses); closes 10.7.0.0/16, 192.0.2.0/24 (65,792 addresses)`);
+    expect(preview).toContain(
+      `\naccess of ${P}: opens 2001:db8:1::/48 (1,208,925,819,614,629,174,706,176 addresses); closes 10.7.0.0/16, 192.0.2.0/24 (65,792 addresses)`,
+    );
 
     const up = await said(async () => (made.outs = (await set.update(P, made.outs, next)).outs));
-    expect(up).toContain(`access of ${P}: opened 2001:db8:1::/48 (1,208,925,819,614,629,174,706,176 addresses); closed`);
+    expect(up).toContain(
+      `access of ${P}: opened 2001:db8:1::/48 (1,208,925,819,614,629,174,706,176 addresses); closed`,
+    );
 
     newRun();
     // A text alone: access unchanged.
-    const texts = (await set.check(made.outs, { ipPolicyId: P, rules: v2.map((r) => ({ ...r, description: "x" })), __urn: u })).inputs;
+    const texts = (
+      await set.check(made.outs, { ipPolicyId: P, rules: v2.map((r) => ({ ...r, description: "x" })), __urn: u })
+    ).inputs;
     expect(await said(() => set.diff(P, made.outs, texts))).toContain(`\naccess of ${P}: unchanged`);
 
     // By hand: 0.0.0.0/0 allow. The refresh names what it opened.
-    expect((await client(emu.url, emu.adminToken).post("/ip_policy_rules", { ip_policy_id: P, cidr: "0.0.0.0/0", action: "allow" })).status).toBe(201);
+    expect(
+      (
+        await client(emu.url, emu.adminToken).post("/ip_policy_rules", {
+          ip_policy_id: P,
+          cidr: "0.0.0.0/0",
+          action: "allow",
+        })
+      ).status,
+    ).toBe(201);
     newRun();
     const refresh = await said(() => set.read(P, { ...made.outs, __urn: u }));
-    expect(refresh).toContain(`access of ${P}, changed since the state last recorded it: opens 0.0.0.0/0 except 10.0.0.0/8 (4,278,190,080 addresses)`);
+    expect(refresh).toContain(
+      `access of ${P}, changed since the state last recorded it: opens 0.0.0.0/0 except 10.0.0.0/8 (4,278,190,080 addresses)`,
+    );
     newRun();
     const rest = await set.read(P, { ...made.outs, __urn: u });
     await set.delete(P, rest.props);
@@ -83,21 +106,44 @@ describe("an IpPolicyRule: its preview says what it opens or closes beside the p
   it("as last listed in this run, or at most when they were not listed", async () => {
     newRun();
     const P = emu.fixtures.ipPolicies[1];
-    const wide = await rule.create((await rule.check({}, { ipPolicyId: P, cidr: "10.0.0.0/8", action: "allow" })).inputs);
+    const wide = await rule.create(
+      (await rule.check({}, { ipPolicyId: P, cidr: "10.0.0.0/8", action: "allow" })).inputs,
+    );
     // Nothing listed in this run: at most.
     newRun();
-    const blind = await said(() => rule.check({}, { ipPolicyId: P, cidr: "10.7.0.0/16", action: "allow", __urn: urn("a", "IpPolicyRule") }));
-    expect(blind).toContain(`access of ${P}: this rule opens at most 10.7.0.0/16 (65,536 addresses) (the policy's other rules were not listed in this run`);
+    const blind = await said(() =>
+      rule.check({}, { ipPolicyId: P, cidr: "10.7.0.0/16", action: "allow", __urn: urn("a", "IpPolicyRule") }),
+    );
+    expect(blind).toContain(
+      `access of ${P}: this rule opens at most 10.7.0.0/16 (65,536 addresses) (the policy's other rules were not listed in this run`,
+    );
     // A refresh of the rule lists the account: its allow of 10.0.0.0/8 already holds 10.7.0.0/16.
     await rule.read(wide.id, wide.outs);
-    const known = await said(() => rule.check({}, { ipPolicyId: P, cidr: "10.7.0.0/16", action: "allow", __urn: urn("a", "IpPolicyRule") }));
-    expect(known).toContain(`access of ${P}: this rule changes no access, given the policy's 1 other rule as last listed`);
-    const deny = await said(() => rule.check({}, { ipPolicyId: P, cidr: "10.7.0.0/16", action: "deny", __urn: urn("b", "IpPolicyRule") }));
-    expect(deny).toContain(`access of ${P}: this rule closes 10.7.0.0/16 (65,536 addresses), given the policy's 1 other rule as last listed`);
+    const known = await said(() =>
+      rule.check({}, { ipPolicyId: P, cidr: "10.7.0.0/16", action: "allow", __urn: urn("a", "IpPolicyRule") }),
+    );
+    expect(known).toContain(
+      `access of ${P}: this rule changes no access, given the policy's 1 other rule as last listed`,
+    );
+    const deny = await said(() =>
+      rule.check({}, { ipPolicyId: P, cidr: "10.7.0.0/16", action: "deny", __urn: urn("b", "IpPolicyRule") }),
+    );
+    expect(deny).toContain(
+      `access of ${P}: this rule closes 10.7.0.0/16 (65,536 addresses), given the policy's 1 other rule as last listed`,
+    );
     // A change of the listed rule's CIDR (its diff after a check): judged without itself.
-    const moved = (await rule.check(wide.outs, { ipPolicyId: P, cidr: "10.0.0.0/9", action: "allow", __urn: urn("w", "IpPolicyRule") })).inputs;
+    const moved = (
+      await rule.check(wide.outs, {
+        ipPolicyId: P,
+        cidr: "10.0.0.0/9",
+        action: "allow",
+        __urn: urn("w", "IpPolicyRule"),
+      })
+    ).inputs;
     const diff = await said(() => rule.diff(wide.id, wide.outs, moved));
-    expect(diff).toContain(`access of ${P}: this rule closes 10.128.0.0/9 (8,388,608 addresses), given the policy's 0 other rules as last listed`);
+    expect(diff).toContain(
+      `access of ${P}: this rule closes 10.128.0.0/9 (8,388,608 addresses), given the policy's 0 other rules as last listed`,
+    );
     await rule.delete(wide.id, wide.outs);
   });
 });
