@@ -2,6 +2,8 @@
 // serialized providers against the emulator: a set's preview (the plan's last line), its update, a
 // refresh that finds rules changed by hand, and an IpPolicyRule's preview given the policy's other
 // rules as last listed (or at most, when they were not). Messages go to stderr with no engine.
+import * as structproto from "google-protobuf/google/protobuf/struct_pb";
+import * as provproto from "@pulumi/pulumi/proto/provider_pb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { client, RunningEmulator, startEmulator } from "../helpers/emulator";
 import { compiled, configureRequest, newRun, serializedProvider } from "../helpers/provider";
@@ -146,4 +148,21 @@ describe("an IpPolicyRule: its preview says what it opens or closes beside the p
     );
     await rule.delete(wide.id, wide.outs);
   });
+});
+
+it("the plugin's Check of a new IpPolicyRule says it too (the same module behind both hosts)", async () => {
+  newRun();
+  const P = emu.fixtures.ipPolicies[1];
+  const service = compiled("plugin/server.js").providerService({ version: "0.1.0", schema: "{}" });
+  const news = { ipPolicyId: P, cidr: "192.0.2.0/24", action: "allow" };
+  const req = new provproto.CheckRequest()
+    .setUrn(urn("plugin", "IpPolicyRule"))
+    .setOlds(structproto.Struct.fromJavaScript({}))
+    .setNews(structproto.Struct.fromJavaScript(news));
+  const checked = (call: unknown) =>
+    new Promise((resolve, reject) => service.check(call, (e: unknown, r: unknown) => (e ? reject(e) : resolve(r))));
+  const out = await said(() => checked({ request: req }));
+  expect(out).toContain(
+    `access of ${P}: this rule opens at most 192.0.2.0/24 (256 addresses) (the policy's other rules`,
+  );
 });
