@@ -91,12 +91,14 @@ function readCidr(text: string): ParsedCidr {
     // IPv4-mapped: the IPv4 range it names, one range whatever its spelling.
     const ipv4 = `${bytes.slice(12).join(".")}/${prefix - 96}`;
     const asIpv4 = parseCidr(ipv4);
-    return "cidr" in asIpv4 ? asIpv4 : { reason: asIpv4.reason.replace(quoted(ipv4), `${quoted(text)} (the IPv4 range ${ipv4})`) };
+    if ("cidr" in asIpv4) return asIpv4;
+    return { reason: asIpv4.reason.replace(quoted(ipv4), `${quoted(text)} (the IPv4 range ${ipv4})`) };
   }
   const first = bytes.reduce((n, b) => (n << 8n) | BigInt(b), 0n);
   const size = 1n << BigInt(maxPrefix - prefix);
   if (first % size !== 0n) {
-    return { reason: `${quoted(text)} has host bits set; did you mean ${formatCidr(v6, first - (first % size), prefix)}?` };
+    const network = formatCidr(v6, first - (first % size), prefix);
+    return { reason: `${quoted(text)} has host bits set; did you mean ${network}?` };
   }
   return { cidr: formatCidr(v6, first, prefix), v6, prefix, first, last: first + size - 1n };
 }
@@ -140,7 +142,7 @@ export function cidr(value: unknown): string | undefined {
   return "reason" in parsed ? parsed.reason : undefined;
 }
 
-/** A valid CIDR in the service's canonical form (no diff between 2001:DB8::/32 and 2001:db8::/32); any other text as it is. */
+/** A valid CIDR in the service's canonical form (2001:DB8::/32 is 2001:db8::/32); any other text as it is. */
 export function canonicalCidr(value: string): string {
   const parsed = parseCidr(value);
   return "cidr" in parsed ? parsed.cidr : value;
@@ -237,11 +239,17 @@ function rangesOfCidrs(cidrs: Cidr[]): Ranges {
   return { v4: merged(v4), v6: merged(v6) };
 }
 
+/** The ranges of a list of rules' allows and of its denies. */
+function ruleRanges(rules: readonly AccessRule[]): { allows: Ranges; denies: Ranges } {
+  const allows: Cidr[] = [];
+  const denies: Cidr[] = [];
+  for (const r of rules) (r.action === "allow" ? allows : denies).push(validCidr(r.cidr));
+  return { allows: rangesOfCidrs(allows), denies: rangesOfCidrs(denies) };
+}
+
 /** The ranges a list of rules allows: in some allow, in no deny. */
 function allowedRanges(rules: readonly AccessRule[]): Ranges {
-  const parsed = rules.map((r) => ({ action: r.action, c: validCidr(r.cidr) }));
-  const allows = rangesOfCidrs(parsed.filter((r) => r.action === "allow").map((r) => r.c));
-  const denies = rangesOfCidrs(parsed.filter((r) => r.action !== "allow").map((r) => r.c));
+  const { allows, denies } = ruleRanges(rules);
   return perFamily(allows, denies, minus);
 }
 
@@ -265,11 +273,24 @@ function cidrsOf(v6: boolean, ranges: Range[]): string[] {
   return out;
 }
 
-function spaceOfRanges(r: Ranges): Space {
-  return { v4: cidrsOf(false, r.v4), v6: cidrsOf(true, r.v6), v4Count: countOf(r.v4), v6Count: countOf(r.v6) };
+/** The ranges each Space this module made came from, and its list lengths: its words need not read its CIDRs again. */
+function spaceRanges(): WeakMap<Space, { r: Ranges; v4: number; v6: number }> {
+  return processState<WeakMap<Space, { r: Ranges; v4: number; v6: number }>>("space-ranges", () => new WeakMap());
 }
 
-const rangesOfSpace = (s: Space): Ranges => rangesOfCidrs([...s.v4, ...s.v6].map(validCidr));
+function spaceOfRanges(r: Ranges): Space {
+  const s = { v4: cidrsOf(false, r.v4), v6: cidrsOf(true, r.v6), v4Count: countOf(r.v4), v6Count: countOf(r.v6) };
+  spaceRanges().set(s, { r, v4: s.v4.length, v6: s.v6.length });
+  return s;
+}
+
+/** A space's ranges: as it was made, unless it was changed since (or made elsewhere): then read from its CIDRs. */
+function rangesOfSpace(s: Space): Ranges {
+  const known = spaceRanges().get(s);
+  const same = known && known.v4 === s.v4.length && known.v6 === s.v6.length;
+  if (same && countOf(known.r.v4) === s.v4Count && countOf(known.r.v6) === s.v6Count) return known.r;
+  return rangesOfCidrs([...s.v4, ...s.v6].map(validCidr));
+}
 
 // ---- access -------------------------------------------------------------------------------------
 
@@ -301,10 +322,42 @@ export function opensAny(before: AccessRule[], after: AccessRule[]): boolean {
 }
 
 function mayOpenRanges(before: AccessRule[], after: AccessRule[]): Ranges {
-  const everything: AccessRule[] = [{ cidr: "0.0.0.0/0", action: "allow" }, { cidr: "::/0", action: "allow" }];
-  const alone = perFamily(allowedRanges(after), allowedRanges(before), minus);
-  const beside = perFamily(allowedRanges([...everything, ...after]), allowedRanges([...everything, ...before]), minus);
+  const was = ruleRanges(before);
+  const now = ruleRanges(after);
+  const alone = perFamily(perFamily(now.allows, now.denies, minus), perFamily(was.allows, was.denies, minus), minus);
+  // Beside an allow of everything, a list allows all but its denies: what it opens is the denies it no longer has.
+  const beside = perFamily(was.denies, now.denies, minus);
   return perFamily(alone, beside, (a, b) => merged([...a, ...b]));
+}
+
+/** What a change does to a policy's access: what it opens and closes, or why that is not known. */
+export type AccessEffect = { opens: Space; closes: Space } | { unknownActions: number } | { unreadable: string };
+
+/** accessChange, or why it cannot be known: an action not known yet (a count), a text that is no CIDR. */
+export function accessEffect(before: AccessRule[], after: { cidr: string; action: unknown }[]): AccessEffect {
+  const unknownActions = after.filter((r) => r.action !== "allow" && r.action !== "deny").length;
+  if (unknownActions) return { unknownActions };
+  try {
+    return accessChange(before, after as AccessRule[]);
+  } catch (e) {
+    return { unreadable: (e as Error).message };
+  }
+}
+
+/**
+ * What one rule's change (`before` → `after`: none or one rule each) does to a policy's access beside
+ * its other rules: exact when they are known; else the most it can do beside any rules (mayOpen both
+ * ways), which the words call "at most".
+ */
+export function ruleEffect(
+  others: AccessRule[] | undefined,
+  before: AccessRule[],
+  after: { cidr: string; action: unknown }[],
+): AccessEffect {
+  if (others) return accessEffect([...others, ...before], [...others, ...after]);
+  const known = accessEffect(before, after);
+  if (!("opens" in known)) return known;
+  return { opens: mayOpen(before, after as AccessRule[]), closes: mayOpen(after as AccessRule[], before) };
 }
 
 export function isEmpty(s: Space): boolean {
@@ -324,6 +377,63 @@ export function spaceOf(cidrs: string[]): Space {
   return spaceOfRanges(rangesOfCidrs(cidrs.map(validCidr)));
 }
 
+/** How many addresses of `first`…`last` lie in sorted disjoint `ranges` (a binary search, then the overlaps). */
+function overlap(ranges: Range[], first: bigint, last: bigint): bigint {
+  let lo = 0;
+  let hi = ranges.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (ranges[mid][1] < first) lo = mid + 1;
+    else hi = mid;
+  }
+  let n = 0n;
+  for (let i = lo; i < ranges.length && ranges[i][0] <= last; i++) {
+    n += (ranges[i][1] < last ? ranges[i][1] : last) - (ranges[i][0] > first ? ranges[i][0] : first) + 1n;
+  }
+  return n;
+}
+
+/** A policy's access and which rules make it. */
+export interface AccessExplained {
+  space: Space;
+  /** Each CIDR of the space (IPv4, then IPv6), its count and the allow rules that let it in (indexes of rules). */
+  cidrs: { cidr: string; count: bigint; allows: number[] }[];
+  /**
+   * Per rule (same order): an allow's addresses that the policy lets in; a deny's that some allow
+   * would let in and it keeps out (0: a deny outside every allow, which changes nothing).
+   */
+  rules: bigint[];
+}
+
+/** accessOf, with what each rule contributes and the allow rules behind each CIDR. Throws on a text that is no CIDR. */
+export function explainAccess(rules: AccessRule[]): AccessExplained {
+  const parsed = rules.map((r) => validCidr(r.cidr));
+  const { allows } = ruleRanges(rules);
+  const allowed = allowedRanges(rules);
+  const space = spaceOfRanges(allowed);
+  const cidrs = [...space.v4, ...space.v6].map((cidr) => {
+    const c = validCidr(cidr);
+    return { cidr, c, count: c.last - c.first + 1n, allows: [] as number[] };
+  });
+  const starts = { v4: cidrs.filter((x) => !x.c.v6), v6: cidrs.filter((x) => x.c.v6) };
+  rules.forEach((r, i) => {
+    if (r.action !== "allow") return;
+    const family = starts[parsed[i].v6 ? "v6" : "v4"];
+    let at = 0; // the first CIDR not below the rule (they are sorted and disjoint)
+    for (let hi = family.length; at < hi; ) {
+      const mid = (at + hi) >> 1;
+      if (family[mid].c.last < parsed[i].first) at = mid + 1;
+      else hi = mid;
+    }
+    for (; at < family.length && family[at].c.first <= parsed[i].last; at++) family[at].allows.push(i);
+  });
+  const counts = rules.map((r, i) => {
+    const c = parsed[i];
+    return overlap((r.action === "allow" ? allowed : allows)[c.v6 ? "v6" : "v4"], c.first, c.last);
+  });
+  return { space, cidrs: cidrs.map(({ cidr, count, allows }) => ({ cidr, count, allows })), rules: counts };
+}
+
 /** Whether an address (or every address of a CIDR) lies in a space. */
 export function inSpace(s: Space, address: string): boolean {
   const c = validCidr(address);
@@ -333,39 +443,55 @@ export function inSpace(s: Space, address: string): boolean {
   });
 }
 
-/**
- * A family of a space in its shortest form: its CIDRs, or the smallest CIDR that holds them all
- * `except` the CIDRs of it that the space lacks, when that is shorter (`0.0.0.0/0 except 10.5.0.0/16`).
- */
+/** A part of a space as words name it: a CIDR, or a CIDR `except` some CIDRs inside it. */
+export interface Part {
+  cidr: string;
+  except?: string[];
+}
+
+/** A family of a space in its fewest words: its parts (each CIDR named counts one), and its count. */
 export interface Shape {
   v6: boolean;
   count: bigint;
-  cidrs: string[];
-  within?: string;
+  parts: Part[];
 }
 
+/** Above this many ranges a family is named by its CIDRs alone (the search for `except` forms is skipped). */
+const SHAPED_RANGES = 2_000;
+
+/** A space's families, each in its fewest words: `0.0.0.0/0 except 10.5.0.0/16` rather than 16 CIDRs. */
 export function shapesOf(s: Space): Shape[] {
   const ranges = rangesOfSpace(s);
   return FAMILIES.flatMap((family): Shape[] => {
     const v6 = family === "v6";
-    const cidrs = s[family];
-    if (!cidrs.length) return [];
-    const count = v6 ? s.v6Count : s.v4Count;
     const r = ranges[family];
-    const hull = hullOf(v6, r[0][0], r[r.length - 1][1]);
-    const except = cidrsOf(v6, minus([[hull.first, hull.last]], r));
-    const shorter = except.length > 0 && except.length + 1 < cidrs.length;
-    return [shorter ? { v6, count, cidrs: except, within: hull.cidr } : { v6, count, cidrs }];
+    if (!r.length) return [];
+    const count = v6 ? s.v6Count : s.v4Count;
+    if (r.length > SHAPED_RANGES) return [{ v6, count, parts: s[family].map((cidr) => ({ cidr })) }];
+    return [{ v6, count, parts: fewest(v6, 0n, 0, r).parts() }];
   });
 }
 
-/** The smallest CIDR that holds every address from `first` to `last`. */
-function hullOf(v6: boolean, first: bigint, last: bigint): Cidr {
+/**
+ * The fewest words for the ranges `rs` (those that meet it) inside the CIDR at `first`/`prefix`: the
+ * CIDR itself, nothing, the CIDR except its holes, or the best of its two halves; `holes` counts the
+ * CIDRs of what it lacks. Visits only the CIDRs that a range boundary cuts.
+ */
+type Fewest = { cost: number; holes: number; parts: () => Part[] };
+function fewest(v6: boolean, first: bigint, prefix: number, rs: Range[]): Fewest {
   const bits = v6 ? 128 : 32;
-  let host = 0;
-  while (first >> BigInt(host) !== last >> BigInt(host)) host++;
-  const start = (first >> BigInt(host)) << BigInt(host);
-  return validCidr(formatCidr(v6, start, bits - host));
+  const last = first + (1n << BigInt(bits - prefix)) - 1n;
+  const cidr = formatCidr.bind(null, v6, first, prefix);
+  if (!rs.length) return { cost: 0, holes: 1, parts: () => [] };
+  if (rs[0][0] <= first && rs[0][1] >= last) return { cost: 1, holes: 0, parts: () => [{ cidr: cidr() }] };
+  const mid = first + (1n << BigInt(bits - prefix - 1));
+  const left = fewest(v6, first, prefix + 1, rs.filter((r) => r[0] < mid));
+  const right = fewest(v6, mid, prefix + 1, rs.filter((r) => r[1] >= mid));
+  const holes = left.holes + right.holes;
+  if (1 + holes < left.cost + right.cost) {
+    return { cost: 1 + holes, holes, parts: () => [{ cidr: cidr(), except: cidrsOf(v6, minus([[first, last]], rs)) }] };
+  }
+  return { cost: left.cost + right.cost, holes, parts: () => [...left.parts(), ...right.parts()] };
 }
 
 export { describeSpace } from "./messages";

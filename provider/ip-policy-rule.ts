@@ -1,7 +1,7 @@
 // IpPolicyRule: check / diff / create / read / update / delete against /ip_policy_rules.
 // This module is the dynamic provider itself (see provider/api-key.ts). A rule's fields, each in
 // and back, are its table FIELDS; the CIDR's own reading is at the end of this file.
-import { canonicalCidr, cidr, sameCidr } from "./access";
+import { canonicalCidr, cidr, ruleEffect, sameCidr } from "./access";
 import { ID_PREFIX } from "../contract/common";
 import { IP_POLICY_RULE_ANSWER, IP_POLICY_RULES_PATH, IpPolicyRuleBody, IpPolicyRuleCreateBody, IpPolicyRuleUpdateBody, RULE_ACTIONS, RuleAction } from "../contract/ip-policy-rule";
 import { report } from "./engine";
@@ -10,10 +10,12 @@ import { api, apiPath } from "./http/api";
 import { ApiFailure } from "./http/failures";
 import { listAll } from "./http/pages";
 import { asDeclared, changedFields, checkFields, createBody, Fields, liveInputs, outputsOf, propertyDiff, Reference, updateBody } from "./fields";
-import { listsChanged, policyRulesOf, readObject } from "./list-reads";
+import { lastListed, listsChanged, policyRulesOf, readObject } from "./list-reads";
+import { ruleAccessWords } from "./messages";
 import { adoptExistingAllowed, adoptGone, claim, claimed, claimPolicy, heldBySet, makerName, Marker, marked, noteReplacing, objectExists, othersMarker, ownerOf, readMarker, replacing, resourceLabel, visibleMetadata } from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
 import { ConfigSource, profileSource } from "./config";
+import { processState } from "./state";
 import { CheckFailure, id, isUnknown, limitedText, oneOf, sameText, text } from "./validate";
 
 export { configure } from "./config";
@@ -100,6 +102,8 @@ export async function check(_olds: IpPolicyRuleInputs, news: IpPolicyRuleInputs 
     const clash = claimPolicy("rule", resourceLabel(news.__urn, "IpPolicyRule", `IpPolicyRule for ${inputs.cidr}`), inputs.ipPolicyId);
     if (clash) failures.push({ property: "ipPolicyId", reason: clash });
   }
+  if (news.__urn && !checkedRules().urns.includes(news.__urn)) checkedRules().urns.push(news.__urn);
+  if (!failures.length && _olds?.ipPolicyId === undefined) reportAccess(news.__urn, {}, inputs); // a new rule
   return { inputs, failures };
 }
 
@@ -107,6 +111,10 @@ export async function diff(id: string, olds: IpPolicyRuleOutputs, news: IpPolicy
   const { replaces, updates } = changedFields(FIELDS, olds, news);
   const cidrChanged = updates.includes("cidr");
   if (replaces.length > 0) noteReplacing(KIND, id); // the replacement is a new rule, whatever adoptId says
+  const moves = [...replaces, ...updates].some((k) => k === "cidr" || k === "action" || k === "ipPolicyId");
+  const urn = (news as { __urn?: string }).__urn;
+  // A preview's diff (after a check), not a refresh's: what the change does to access.
+  if (moves && urn && checkedRules().urns.includes(urn)) reportAccess(urn, olds, news, id);
   return {
     changes: replaces.length + updates.length > 0,
     replaces,
@@ -264,6 +272,32 @@ export async function listIpPolicyRules(filter: IpPolicyRuleFilter = {}, source?
     if (!filter.ipPolicyId || rule.ip_policy.id === filter.ipPolicyId) rules.push({ id: rule.id, ...toOutputs(rule) });
   }
   return rules;
+}
+
+// ---- what a rule does to its policy's access ----------------------------------------------------
+
+/** URNs of the rules this process checked: a diff after a check is a preview's (no check precedes a refresh's). */
+function checkedRules(): { urns: string[] } {
+  return processState<{ urns: string[] }>("rule-checks", () => ({ urns: [] }));
+}
+
+/**
+ * Says under the rule what its create or change opens or closes in each policy it leaves or joins,
+ * given the policy's other rules as the last walk of this process listed them (no request: check and
+ * diff make none), or, not knowing them, at most (access.ts ruleEffect).
+ */
+type Olds = Partial<IpPolicyRuleOutputs>;
+function reportAccess(urn: string | undefined, olds: Olds, news: IpPolicyRuleInputs, id?: string): void {
+  if (!urn || isUnknown(news.cidr) || isUnknown(news.ipPolicyId)) return;
+  const source = profileSource(news.profile);
+  for (const policy of [...new Set([olds.ipPolicyId, news.ipPolicyId])]) {
+    if (typeof policy !== "string") continue;
+    const before = olds.ipPolicyId === policy && olds.cidr ? [{ cidr: olds.cidr, action: olds.action! }] : [];
+    const after = news.ipPolicyId === policy ? [{ cidr: news.cidr, action: news.action as unknown }] : [];
+    const listed = isUnknown(news.profile) ? undefined : lastListed(source, policy);
+    const others = listed?.filter((r) => r.id !== id).map((r) => ({ cidr: r.cidr, action: r.action }));
+    report(urn, ruleAccessWords(policy, ruleEffect(others, before, after), others?.length));
+  }
 }
 
 // ---- CIDRs ------------------------------------------------------------------------------------

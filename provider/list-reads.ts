@@ -302,3 +302,21 @@ function untilEnded(walk: Walk, what: string): Promise<void> {
     });
   });
 }
+
+/**
+ * The rules of one IP policy as the last walk of this process listed them, with no request (what a
+ * rule's preview says it opens is judged against them): undefined when no walk of the account reached
+ * its last page since this process last wrote, or when it passed over a rule of the policy without keeping it.
+ */
+export function lastListed(source: ConfigSource | undefined, ipPolicyId: string): IpPolicyRuleBody[] | undefined {
+  let walk: Walk | undefined;
+  try {
+    walk = cache().walks[`${accountOf(connection(source))} ${IP_POLICY_RULES_PATH}`];
+  } catch {
+    return undefined; // no connection configured: nothing was listed
+  }
+  if (!walk?.complete || walk.generation !== cache().generation) return undefined;
+  if (Object.values(walk.passed).some((group) => group === ipPolicyId || group === "")) return undefined;
+  const rules = Object.values(walk.kept).filter((item) => groupOf(IP_POLICY_RULES_PATH, item) === ipPolicyId);
+  return rules as IpPolicyRuleBody[];
+}

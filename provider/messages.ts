@@ -1,24 +1,33 @@
 // Words for users, rendered apart from the decisions that they report (pure; nothing here decides).
 // Access (provider/access.ts): a space as CIDRs with exact counts, and what a change opens and closes.
-import type { Shape, Space } from "./access";
+import type { AccessEffect, Part, Shape, Space } from "./access";
 import { shapesOf } from "./access";
 
 /** `1 rule`, `2 rules`: the one plural helper. */
-export const plural = (n: number | bigint, noun: string, nouns = `${noun}s`) => `${grouped(n)} ${n === 1 || n === 1n ? noun : nouns}`;
+export const plural = (n: number | bigint, noun: string, nouns = `${noun}s`) =>
+  `${grouped(n)} ${n === 1 || n === 1n ? noun : nouns}`;
 
 /** 4294901760 → `4,294,901,760` (bigint or number). */
 export function grouped(n: number | bigint): string {
   return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 }
 
-/** CIDRs named per family of a space before `and N more`: a line or two per policy. */
+/** Parts named per family of a space (and CIDRs per `except`) before `and N more`: a line or two per policy. */
 const SHOWN_CIDRS = 8;
 
+function upTo(items: string[], noun: string): string {
+  if (items.length <= SHOWN_CIDRS) return items.join(", ");
+  return `${items.slice(0, SHOWN_CIDRS).join(", ")} and ${plural(items.length - SHOWN_CIDRS, `more ${noun}`)}`;
+}
+
 function shapeWords(shape: Shape): string {
-  const shown = shape.cidrs.slice(0, SHOWN_CIDRS).join(", ");
-  const more = shape.cidrs.length > SHOWN_CIDRS ? ` and ${plural(shape.cidrs.length - SHOWN_CIDRS, "more CIDR", "more CIDRs")}` : "";
-  const list = shape.within ? `${shape.within} except ${shown}${more}` : `${shown}${more}`;
-  return `${list} (${plural(shape.count, "address", "addresses")})`;
+  const alone = shape.parts.length === 1;
+  const part = (p: Part) => {
+    if (!p.except) return p.cidr;
+    const holes = upTo(p.except, "CIDR");
+    return `${p.cidr} except ${alone ? holes : `(${holes})`}`;
+  };
+  return `${upTo(shape.parts.map(part), "part")} (${plural(shape.count, "address", "addresses")})`;
 }
 
 /**
@@ -30,11 +39,48 @@ export function describeSpace(s: Space): string {
   return shapes.length ? shapes.map(shapeWords).join(" and ") : "nothing";
 }
 
-/** `opens X; closes Y`, either alone, or `unchanged`. */
-export function accessChangeWords(change: { opens: Space; closes: Space }): string {
+/** `opens X; closes Y` (`opened`, `closed`: done; `opens at most`: a bound), either alone, or `unchanged`. */
+export function accessChangeWords(
+  change: { opens: Space; closes: Space },
+  how: { done?: boolean; atMost?: boolean } = {},
+): string {
+  const verb = (now: string, done: string) => `${how.done ? done : now}${how.atMost ? " at most" : ""}`;
   const parts = [
-    ...(shapesOf(change.opens).length ? [`opens ${describeSpace(change.opens)}`] : []),
-    ...(shapesOf(change.closes).length ? [`closes ${describeSpace(change.closes)}`] : []),
+    ...(shapesOf(change.opens).length ? [`${verb("opens", "opened")} ${describeSpace(change.opens)}`] : []),
+    ...(shapesOf(change.closes).length ? [`${verb("closes", "closed")} ${describeSpace(change.closes)}`] : []),
   ];
   return parts.length ? parts.join("; ") : "unchanged";
+}
+
+/** Where an access change was found: a plan (preview), rules changed since the state recorded them, an update. */
+export type AccessWhen = "plan" | "drift" | "done";
+
+/**
+ * A policy's access change in a line: `access of ipp_…: opens 10.7.0.0/16 (65,536 addresses); closes
+ * 192.0.2.0/24 (256 addresses)`, `access of ipp_…: unchanged`, or why it is not known.
+ */
+export function policyAccessWords(policy: string, effect: AccessEffect, when: AccessWhen): string {
+  const head = `access of ${policy}${when === "drift" ? ", changed since the state last recorded it" : ""}`;
+  if ("unknownActions" in effect) {
+    return `${head}: known at update (the action of ${plural(effect.unknownActions, "rule")} is not known yet)`;
+  }
+  if ("unreadable" in effect) return `${head}: not known (${effect.unreadable})`;
+  return `${head}: ${accessChangeWords(effect, { done: when === "done" })}${when === "done" ? " by this update" : ""}`;
+}
+
+/**
+ * What an IpPolicyRule's create or change does to its policy's access, at preview: given the policy's
+ * `others` other rules as last listed in this run (a count), or, not knowing them, at most.
+ */
+export function ruleAccessWords(policy: string, effect: AccessEffect, others: number | undefined): string {
+  const head = `access of ${policy}: this rule`;
+  if ("unknownActions" in effect) return `${head}: known at update (its action is not known yet)`;
+  if ("unreadable" in effect) return `${head}: not known (${effect.unreadable})`;
+  const words = accessChangeWords(effect, { atMost: others === undefined });
+  const change = words === "unchanged" ? "changes no access" : words;
+  if (others !== undefined) {
+    return `${head} ${change}, given the policy's ${plural(others, "other rule")} as last listed`;
+  }
+  const why = "the policy's other rules were not listed in this run: `pulumi preview --refresh` lists them";
+  return `${head} ${change} (${why})`;
 }

@@ -9,8 +9,10 @@
 // the first rule is what this command listed already (viewBeforeFirst); the one walk after the first
 // rule checks it again, and decides which of two sets came first (aloneOnPolicy).
 import { IP_POLICY_RULE_ANSWER, IpPolicyRuleBody } from "../../contract/ip-policy-rule";
+import { accessEffect } from "../access";
 import { profileSource } from "../config";
 import { report } from "../engine";
+import { policyAccessWords } from "../messages";
 import { plainError } from "../errors";
 import { api } from "../http/api";
 import { canonicalCidr, rulePath } from "../ip-policy-rule";
@@ -124,7 +126,10 @@ async function viewBeforeFirst(inputs: CheckedRuleSetInputs, what: string): Prom
 function previewAdoption(inputs: CheckedRuleSetInputs, declared: DeclaredRule[], current: Member[]): void {
   const toCreate = declared.filter((d) => !current.some((r) => canonicalCidr(r.cidr) === d.cidr)).length;
   const creates = `create ${toCreate} rule${toCreate === 1 ? "" : "s"}: ${requests(toCreate)}`;
-  report(inputs.__urn, `plan for ${inputs.ipPolicyId}: ${current.length ? `take over ${current.length} rule${current.length === 1 ? "" : "s"} exactly as declared (ACCESSCTL_ADOPT_EXISTING=1), ` : ""}${creates}`);
+  const access = policyAccessWords(inputs.ipPolicyId, accessEffect(current, declared), "plan");
+  const n = current.length;
+  const takes = n ? `take over ${n} rule${n === 1 ? "" : "s"} exactly as declared (ACCESSCTL_ADOPT_EXISTING=1), ` : "";
+  report(inputs.__urn, `plan for ${inputs.ipPolicyId}: ${takes}${creates}\n${access}`);
 }
 
 export async function create(inputs: CheckedRuleSetInputs) {

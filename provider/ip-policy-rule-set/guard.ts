@@ -198,8 +198,10 @@ export function reconcile(p: Plan, s: Situation): Decision {
 function holdBack(steps: Step[], s: Situation, c: { kept: Member[]; live: Record<string, Member>; changedRules: Member[]; strangers: Member[]; planned: Record<string, true> }) {
   const changedNow = c.changedRules.filter((r) => c.live[r.id]).map((r) => c.live[r.id]);
   const unseenStrangers = c.strangers.filter((r) => !s.previewSaw(r));
-  // A rule there that the plan did not count on, which may open beside the others (an allow); a deny whose change may open.
-  const unexpectedAllow = [...c.kept.flatMap((r) => [r, c.live[r.id]]), ...changedNow, ...unseenStrangers].some((r) => r && changeOpens([], [r]));
+  // A rule there that the plan did not count on, which may open beside the others (an allow);
+  // a deny whose change may open.
+  const unplanned = [...c.kept.flatMap((r) => [r, c.live[r.id]]), ...changedNow, ...unseenStrangers];
+  const unexpectedAllow = unplanned.some((r) => r && changeOpens([], [r]));
   const lost = (r: Member) => r.action === "deny" && changeOpens([r], c.live[r.id] ? [c.live[r.id]] : []);
   const denyLost = s.recorded.some((r) => !c.planned[r.id] && lost(r));
   const held: string[] = [];

@@ -9,9 +9,10 @@
 // close before they open (apply.ts). The verbs below only read, call those, and report.
 import { ID_PREFIX } from "../../contract/common";
 import { report } from "../engine";
+import { policyAccessWords } from "../messages";
 import { plainError } from "../errors";
 import { changedFields, checkFields, DiffKind, Fields } from "../fields";
-import { canonicalCidr } from "../ip-policy-rule";
+import { accessEffect, canonicalCidr } from "../access";
 import { adoptExistingAllowed, claim, claimed, claimPolicy, makerName, Marker, noteSetMembers, othersMarker, resourceLabel } from "../ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD } from "../profiles";
 import { processState } from "../state";
@@ -109,7 +110,9 @@ export async function diff(_id: string, olds: IpPolicyRuleSetOutputs, news: Chec
   const p = plan(recorded, declared);
   const words = describe(p, secret);
   if (urn) {
-    if (words) report(urn, `plan for ${olds.ipPolicyId}: ${words}`);
+    // The plan's last line says what it does to the policy's access (its first line stays what Pulumi's rows show).
+    const access = words ? policyAccessWords(olds.ipPolicyId, accessEffect(recorded, declared), "plan") : "";
+    if (words) report(urn, `plan for ${olds.ipPolicyId}: ${words}\n${access}`);
     await showPlan(urn, { policy: olds.ipPolicyId, from: recorded.map(terms.seeRule), declared: declared.map(terms.seeDeclared), shown: { steps: p.steps.map(terms.see) } }, what);
   }
   return { changes: words !== "", replaces: [], detailedDiff: planDiff(p) };
@@ -135,6 +138,10 @@ function driftOf(was: IpPolicyRuleSetMember, now: IpPolicyRuleSetMember, secret:
   return [...moves, ...flips, textChanges(was, now, secret)].filter(Boolean).join(", ");
 }
 
+/** What the rules changed since the state recorded them did to the policy's access, in a line. */
+const accessDrift = (props: Partial<IpPolicyRuleSetOutputs>, rules: IpPolicyRuleSetMember[]) =>
+  policyAccessWords(String(props.ipPolicyId), accessEffect(members(props.rules), rules), "drift");
+
 /**
  * A refresh names what it found changed (the diff of `rules` is hidden: it would print every rule),
  * and records the rules it found added or changed: this command's destroy leaves them (its preview
@@ -159,7 +166,10 @@ function sayDrift(props: Partial<IpPolicyRuleSetOutputs>, rules: IpPolicyRuleSet
   const head = counts.length ? `rules changed since the state last recorded the policy: ${counts.join(", ")}` : `the policy holds ${others.length} rule${others.length === 1 ? "" : "s"} other stacks made, left to them`;
   report(props.__urn, [`refresh of the IpPolicyRuleSet of ${props.ipPolicyId}: ${head}`,
     ...lines("added", added.map((r) => `${named(r)}${texts(r, secret)}`)), ...lines("changed", changed), ...lines("deleted", deleted),
-    ...lines("left", others.map((o) => `${named(o.rule)}, made by ${makerName(o.maker)} (not recorded)`))].join("\n"));
+    ...lines("left", others.map((o) => `${named(o.rule)}, made by ${makerName(o.maker)} (not recorded)`)),
+    // What the changes found did to the policy's access: a drift gate's log names the exposure.
+    ...(counts.length ? [accessDrift(props, rules)] : []),
+  ].join("\n"));
 }
 
 export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: CheckedRuleSetInputs) {
@@ -187,7 +197,9 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
       "Run `pulumi refresh` (or `pulumi up --refresh`): the preview then shows what `up` will do to them.");
   }
   // A failure halfway is a partial update: the engine keeps the old inputs, and so the outputs keep their __plan.
-  const rules = await apply({ ...news, __plan: olds.__plan }, current.filter((r) => !decided.strangers.includes(r)), decided.steps, id, what);
+  const before = current.filter((r) => !decided.strangers.includes(r));
+  const rules = await apply({ ...news, __plan: olds.__plan }, before, decided.steps, id, what);
+  if (decided.steps.length) report(news.__urn, policyAccessWords(news.ipPolicyId, accessEffect(before, rules), "done"));
   reportDecision(news.__urn, what, decided);
   return { outs: outputs(news, rules, news) };
 }

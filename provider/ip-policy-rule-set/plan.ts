@@ -5,6 +5,7 @@
 // phases and guard.ts's hold-backs.
 import { RULE_ACTIONS, RuleAction } from "../../contract/ip-policy-rule";
 import { DiffKind } from "../fields";
+import { processState } from "../state";
 import { AccessRule, Action, canonicalCidr, opensAny } from "../access";
 import { DeclaredRule, isUnknownValue, MEMBER_FIELDS, Unknown } from "./declared";
 import { IpPolicyRuleSetMember } from "./live";
@@ -130,8 +131,18 @@ export function changeOpens(before: AccessRule[], after: AccessRule[]): boolean 
  * action not known yet may be allow: it opens.
  */
 export function opens(s: Step): boolean {
-  const { before, after } = stepRules(s);
-  return changeOpens(before, after);
+  const memo = stepOpens();
+  let known = memo.get(s);
+  if (known === undefined) {
+    const { before, after } = stepRules(s);
+    memo.set(s, (known = changeOpens(before, after)));
+  }
+  return known;
+}
+
+/** opens() of each step object, once (apply.ts sorts 5,000 steps by phase: 130,000 calls); steps do not change. */
+function stepOpens(): WeakMap<Step, boolean> {
+  return processState<WeakMap<Step, boolean>>("step-opens", () => new WeakMap());
 }
 
 /**

@@ -39,6 +39,17 @@ export async function exportRoundTrip(emu: RunningEmulator, form: "set" | "rules
     execFile(path.join(dir, "node_modules/.bin/accessctl-export"), args, { env: { ...process.env, ...env }, timeout: 120_000 }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout))),
   );
   expect(program).toContain(form === "set" ? "new accessctl.IpPolicyRuleSet(" : "adoptId:");
+  if (form === "set") {
+    // --access --json: the policy's effective access (its denies lie outside every allow: they keep out nothing).
+    const bin = path.join(dir, "node_modules/.bin/accessctl-export");
+    const access = await new Promise<string>((resolve, reject) =>
+      execFile(bin, ["--access", "--json", "--policy", policy], { env: { ...process.env, ...env }, timeout: 120_000 }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout))),
+    );
+    const [shown] = JSON.parse(access).policies;
+    expect(shown).toMatchObject({ ipPolicyId: policy, ipv4Addresses: "196608", ipv6Addresses: String(2n ** 80n) });
+    expect(shown.cidrs.map((c: any) => c.cidr)).toEqual(["10.0.0.0/16", "10.2.0.0/16", "10.4.0.0/16", "2001:db8:1234::/48"]);
+    expect(shown.rules.filter((r: any) => r.action === "deny").map((r: any) => r.addresses)).toEqual(["0", "0"]);
+  }
   expect(program).not.toContain(emu.adminToken);
   fs.writeFileSync(path.join(dir, "index.ts"), program);
 

@@ -80,17 +80,22 @@ describe("a set's drift and plans read as the rules that changed", () => {
     expect(gate.output).toContain('~ 10.20.5.0/24: description "by hand" → "rule 5"');
     expect(gate.output).toMatch(/- 0\.0\.0\.0\/0 allow \(ipr_\w+\), description "in a hurry"/);
     expect(gate.output.match(/plan for /g)).toHaveLength(1); // not again for the refresh's own diff
+    // What the hand change opened, and what the plan closes again: all of IPv4 but the set's allows and its deny, exactly.
+    const exposure = `0\\.0\\.0\\.0/0 except 10\\.20\\.0\\.0/17, .* and 5 more CIDRs \\(4,294,891,007 addresses\\)`;
+    expect(gate.output).toMatch(new RegExp(`access of ipp_\\w+, changed since the state last recorded it: opens ${exposure}`));
+    expect(gate.output).toMatch(new RegExp(`plan for ipp_\\w+: update 1, delete 1: 2 requests\n(.*\n){2}\\s*access of ipp_\\w+: closes ${exposure}`));
 
     // Without --diff: the plan in Diagnostics under the set's own resource, once.
     const summary = await stack.run("preview", setSpec(p, rules), { refresh: true, diff: false });
     const underSet = diagnosticsOf(summary.output, /^ {2}pulumi-nodejs:dynamic\/accessctl:IpPolicyRuleSet \(s\):$/);
     // First what the refresh found (a short first line, which the rows repeat, then a line per rule); then the plan.
-    expect(underSet.slice(0, 3), summary.output).toEqual([
+    expect(underSet.slice(0, 4), summary.output).toEqual([
       expect.stringMatching(/^refresh of the IpPolicyRuleSet of ipp_\w+: rules changed since the state last recorded the policy: 1 added, 1 changed$/),
       expect.stringMatching(/^added 0\.0\.0\.0\/0 allow \(ipr_\w+\), description "in a hurry"$/),
       expect.stringMatching(/^changed 10\.20\.5\.0\/24 allow \(ipr_\w+\): description "rule 5" → "by hand"$/),
+      expect.stringMatching(/^access of ipp_\w+, changed since the state last recorded it: opens 0\.0\.0\.0\/0 except .*\(4,294,891,007 addresses\)$/),
     ]);
-    expect(underSet[3], summary.output).toMatch(/^plan for ipp_\w+: update 1, delete 1: 2 requests$/);
+    expect(underSet[4], summary.output).toMatch(/^plan for ipp_\w+: update 1, delete 1: 2 requests$/);
     expect(underSet.filter((l) => l.startsWith("plan for"))).toHaveLength(1);
     expect(summary.output).toMatch(/IpPolicyRuleSet s update \[diff: ~rules\]; plan for ipp_\w+: update 1, delete 1: 2 requests/); // its row says it too
     expect(underSet).toContain('~ 10.20.5.0/24: description "by hand" → "rule 5"');
@@ -108,6 +113,7 @@ describe("a set's drift and plans read as the rules that changed", () => {
     expect(pluginGate.output).toMatch(/plan for ipp_\w+: update 1, delete 1: 2 requests\n\s+~ 10\.20\.5\.0\/24: description "by hand" → "rule 5"\n\s+- 0\.0\.0\.0\/0 allow \(ipr_\w+\), description "in a hurry"/);
     expect(pluginGate.output.match(/^\s+~ rules \(hidden\)$/gm)).toHaveLength(2); // the refresh, and the update
     expect(pluginGate.output).not.toMatch(/^\s+(cidr|action)\s*:/m);
+    expect(pluginGate.output).toMatch(new RegExp(`access of ipp_\\w+, changed since the state last recorded it: opens ${exposure}`));
     // Without --diff: the plan once, on the update's row (not on the refresh's); the rows repeat only the refresh's first line.
     const pluginSummary = await stack.run("preview", onPlugin, { refresh: true, diff: false });
     const rows = pluginSummary.output.slice(0, pluginSummary.output.indexOf("Diagnostics:")).split("\n");
@@ -116,6 +122,10 @@ describe("a set's drift and plans read as the rules that changed", () => {
 
     await stack.ok("up", onPlugin, { refresh: true });
     expect((await policyRules(emu, p)).length).toBe(300);
+    // A change's preview: an IPv6 allow around the set's IPv6 deny opens, an allow turned deny closes, exactly.
+    const changed = [{ ...rules[0], action: "deny" }, ...rules.slice(1), { cidr: "2001:db8::/32", action: "allow" }];
+    const change = await stack.ok("preview", { ...setSpec(p, changed), plugin: true });
+    expect(change.output).toMatch(/access of ipp_\w+: opens 2001:db8::\/32 except 2001:db8:ab::\/48 \(79,226,953,588,444,722,964,369,244,160 addresses\); closes 10\.20\.0\.0\/24 \(256 addresses\)/);
     await stack.ok("destroy", onPlugin);
   });
 

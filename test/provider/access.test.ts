@@ -21,11 +21,18 @@ const v4Text = (n: bigint) => [24n, 16n, 8n, 0n].map((s) => String((n >> s) & 25
 const v6Text = (n: bigint) => `2001:db8::${(n & 255n).toString(16)}`;
 
 /** A rule inside the small spaces: an offset and a prefix of 24..32 (IPv4) or 120..128 (IPv6). */
-const rule = fc.record({ v6: fc.boolean(), offset: fc.integer({ min: 0, max: 255 }), host: fc.integer({ min: 0, max: 8 }), allow: fc.boolean() }).map(({ v6, offset, host, allow }): Rule => {
-  const first = BigInt(offset) & ~((1n << BigInt(host)) - 1n);
-  const address = v6 ? v6Text(V6 + first) : v4Text(V4 + first);
-  return { cidr: `${address}/${(v6 ? 128 : 32) - host}`, action: allow ? "allow" : "deny" };
-});
+const rule = fc
+  .record({
+    v6: fc.boolean(),
+    offset: fc.integer({ min: 0, max: 255 }),
+    host: fc.integer({ min: 0, max: 8 }),
+    allow: fc.boolean(),
+  })
+  .map(({ v6, offset, host, allow }): Rule => {
+    const first = BigInt(offset) & ~((1n << BigInt(host)) - 1n);
+    const address = v6 ? v6Text(V6 + first) : v4Text(V4 + first);
+    return { cidr: `${address}/${(v6 ? 128 : 32) - host}`, action: allow ? "allow" : "deny" };
+  });
 const rules = fc.array(rule, { maxLength: 12 });
 
 const rangeOf = (c: string) => {
@@ -37,15 +44,22 @@ const holds = (c: string, v6: boolean, a: bigint) => {
   return r.v6 === v6 && r.first <= a && a <= r.last;
 };
 /** The oracle: the service's rule, address by address. */
-const allowed = (rs: Rule[], v6: boolean, a: bigint) => rs.some((r) => r.action === "allow" && holds(r.cidr, v6, a)) && !rs.some((r) => r.action === "deny" && holds(r.cidr, v6, a));
-const EVERY = [false, true].flatMap((v6) => Array.from({ length: 256 }, (_, i) => ({ v6, a: (v6 ? V6 : V4) + BigInt(i) })));
+const allowed = (rs: Rule[], v6: boolean, a: bigint) =>
+  rs.some((r) => r.action === "allow" && holds(r.cidr, v6, a)) &&
+  !rs.some((r) => r.action === "deny" && holds(r.cidr, v6, a));
+const EVERY = [false, true].flatMap((v6) =>
+  Array.from({ length: 256 }, (_, i) => ({ v6, a: (v6 ? V6 : V4) + BigInt(i) })),
+);
 const inSpace = (s: any, v6: boolean, a: bigint) => (v6 ? s.v6 : s.v4).some((c: string) => holds(c, v6, a));
-const oracleCount = (test: (v6: boolean, a: bigint) => boolean, v6: boolean) => BigInt(EVERY.filter((x) => x.v6 === v6 && test(x.v6, x.a)).length);
+const oracleCount = (test: (v6: boolean, a: bigint) => boolean, v6: boolean) =>
+  BigInt(EVERY.filter((x) => x.v6 === v6 && test(x.v6, x.a)).length);
 
 /** Every address agrees with `test`; counts exact; the CIDRs sorted, disjoint, no two mergeable (so minimal). */
 function expectSpace(s: any, test: (v6: boolean, a: bigint) => boolean) {
   const wrong = EVERY.find(({ v6, a }) => inSpace(s, v6, a) !== test(v6, a));
-  expect(wrong && `${wrong.v6 ? v6Text(wrong.a) : v4Text(wrong.a)}: ${test(wrong.v6, wrong.a) ? "missing" : "extra"}`).toBeUndefined();
+  expect(
+    wrong && `${wrong.v6 ? v6Text(wrong.a) : v4Text(wrong.a)}: ${test(wrong.v6, wrong.a) ? "missing" : "extra"}`,
+  ).toBeUndefined();
   expect(s.v4Count).toBe(oracleCount(test, false));
   expect(s.v6Count).toBe(oracleCount(test, true));
   for (const list of [s.v4, s.v6]) {
@@ -53,7 +67,10 @@ function expectSpace(s: any, test: (v6: boolean, a: bigint) => boolean) {
     for (let i = 1; i < rs.length; i++) {
       expect(rs[i].first > rs[i - 1].last, `${list[i - 1]} and ${list[i]} overlap or are out of order`).toBe(true);
       const size = rs[i - 1].last - rs[i - 1].first + 1n;
-      const siblings = rs[i].first === rs[i - 1].last + 1n && rs[i].last - rs[i].first + 1n === size && rs[i - 1].first % (2n * size) === 0n;
+      const siblings =
+        rs[i].first === rs[i - 1].last + 1n &&
+        rs[i].last - rs[i].first + 1n === size &&
+        rs[i - 1].first % (2n * size) === 0n;
       expect(siblings, `${list[i - 1]} and ${list[i]} make one CIDR`).toBe(false);
     }
   }
@@ -61,7 +78,10 @@ function expectSpace(s: any, test: (v6: boolean, a: bigint) => boolean) {
 
 describe("access model against a brute-force oracle (small spaces, every address)", () => {
   it("accessOf: allowed = in some allow and in no deny; minimal CIDRs; exact counts", () => {
-    fc.assert(fc.property(rules, (rs) => expectSpace(access.accessOf(rs), (v6, a) => allowed(rs, v6, a))), { seed: SEED, numRuns: RUNS });
+    fc.assert(
+      fc.property(rules, (rs) => expectSpace(access.accessOf(rs), (v6, a) => allowed(rs, v6, a))),
+      { seed: SEED, numRuns: RUNS },
+    );
   });
 
   it("accessChange: opens = allowed after, not before; closes = allowed before, not after", () => {
@@ -79,8 +99,12 @@ describe("access model against a brute-force oracle (small spaces, every address
     fc.assert(
       fc.property(rules, rules, rules, (before, after, others) => {
         const may = access.mayOpen(before, after);
-        const opened = (ctx: Rule[], v6: boolean, a: bigint) => allowed([...ctx, ...after], v6, a) && !allowed([...ctx, ...before], v6, a);
-        const all: Rule[] = [{ cidr: "0.0.0.0/0", action: "allow" }, { cidr: "::/0", action: "allow" }];
+        const opened = (ctx: Rule[], v6: boolean, a: bigint) =>
+          allowed([...ctx, ...after], v6, a) && !allowed([...ctx, ...before], v6, a);
+        const all: Rule[] = [
+          { cidr: "0.0.0.0/0", action: "allow" },
+          { cidr: "::/0", action: "allow" },
+        ];
         expectSpace(may, (v6, a) => opened([], v6, a) || opened(all, v6, a));
         expect(EVERY.filter(({ v6, a }) => opened(others, v6, a) && !inSpace(may, v6, a))).toEqual([]);
       }),
@@ -88,8 +112,43 @@ describe("access model against a brute-force oracle (small spaces, every address
     );
   });
 
+  it("explainAccess: each allow's addresses let in, each deny's kept out, the allows behind each CIDR", () => {
+    fc.assert(
+      fc.property(rules, (rs) => {
+        const x = access.explainAccess(rs);
+        expect(x.space).toEqual(access.accessOf(rs));
+        const inAllow = (v6: boolean, a: bigint) => rs.some((r) => r.action === "allow" && holds(r.cidr, v6, a));
+        const counted = rs.map((r) =>
+          BigInt(
+            EVERY.filter(
+              ({ v6, a }) => holds(r.cidr, v6, a) && (r.action === "allow" ? allowed(rs, v6, a) : inAllow(v6, a)),
+            ).length,
+          ),
+        );
+        expect(x.rules).toEqual(counted);
+        for (const c of x.cidrs) {
+          const { v6, first, last } = rangeOf(c.cidr);
+          expect(c.count).toBe(last - first + 1n);
+          const behind = rs.flatMap((r, i) =>
+            r.action === "allow" &&
+            rangeOf(r.cidr).v6 === v6 &&
+            rangeOf(r.cidr).first <= last &&
+            rangeOf(r.cidr).last >= first
+              ? [i]
+              : [],
+          );
+          expect(c.allows).toEqual(behind);
+        }
+      }),
+      { seed: SEED, numRuns: RUNS / 3 },
+    );
+  });
+
   it("spaceOf, intersect, subtract and isEmpty", () => {
-    const cidrs = fc.array(rule.map((r) => r.cidr), { maxLength: 8 });
+    const cidrs = fc.array(
+      rule.map((r) => r.cidr),
+      { maxLength: 8 },
+    );
     fc.assert(
       fc.property(cidrs, cidrs, (a, b) => {
         const inAny = (list: string[]) => (v6: boolean, x: bigint) => list.some((c) => holds(c, v6, x));
@@ -103,14 +162,23 @@ describe("access model against a brute-force oracle (small spaces, every address
     );
   });
 
-  it("shapesOf: a family's `within … except …` form names the same addresses as its CIDRs", () => {
+  it("shapesOf: the parts (CIDRs, or CIDRs except some) name the same addresses as the CIDRs, in no more words", () => {
     fc.assert(
       fc.property(rules, (rs) => {
         const s = access.accessOf(rs);
         for (const shape of access.shapesOf(s)) {
-          if (!shape.within) continue;
-          const back = access.subtract(access.spaceOf([shape.within]), access.spaceOf(shape.cidrs));
-          expect(back).toEqual(s.v4.length && !shape.v6 ? { ...s, v6: [], v6Count: 0n } : { ...s, v4: [], v4Count: 0n });
+          const family = shape.v6 ? s.v6 : s.v4;
+          let back = access.spaceOf([]);
+          for (const p of shape.parts)
+            back = access.spaceOf([
+              ...back.v4,
+              ...back.v6,
+              ...access.subtract(access.spaceOf([p.cidr]), access.spaceOf(p.except ?? [])).v4,
+              ...access.subtract(access.spaceOf([p.cidr]), access.spaceOf(p.except ?? [])).v6,
+            ]);
+          expect([...back.v4, ...back.v6]).toEqual(family);
+          const words = shape.parts.reduce((n: number, p: any) => n + 1 + (p.except?.length ?? 0), 0);
+          expect(words).toBeLessThanOrEqual(family.length);
         }
       }),
       { seed: SEED, numRuns: RUNS / 3 },
@@ -132,9 +200,23 @@ describe("access model: whole families and words", () => {
   it("describeSpace: CIDRs with counts, a family in its shorter `except` form, `nothing`", () => {
     expect(access.describeSpace(access.spaceOf(["10.7.0.0/16"]))).toBe("10.7.0.0/16 (65,536 addresses)");
     expect(access.describeSpace(access.spaceOf(["192.0.2.1"]))).toBe("192.0.2.1/32 (1 address)");
-    expect(access.describeSpace(access.accessOf([r("0.0.0.0/0"), r("10.5.0.0/16", "deny")]))).toBe("0.0.0.0/0 except 10.5.0.0/16 (4,294,901,760 addresses)");
-    expect(access.describeSpace(access.spaceOf(["2001:db8::/48", "10.0.0.0/8"]))).toBe("10.0.0.0/8 (16,777,216 addresses) and 2001:db8::/48 (1,208,925,819,614,629,174,706,176 addresses)");
+    expect(access.describeSpace(access.accessOf([r("0.0.0.0/0"), r("10.5.0.0/16", "deny")]))).toBe(
+      "0.0.0.0/0 except 10.5.0.0/16 (4,294,901,760 addresses)",
+    );
+    expect(access.describeSpace(access.spaceOf(["2001:db8::/48", "10.0.0.0/8"]))).toBe(
+      "10.0.0.0/8 (16,777,216 addresses) and 2001:db8::/48 (1,208,925,819,614,629,174,706,176 addresses)",
+    );
     expect(access.describeSpace(access.spaceOf([]))).toBe("nothing");
+    const mixed = access.accessOf([
+      r("10.0.0.0/8"),
+      r("10.5.0.0/16", "deny"),
+      r("10.7.0.0/16", "deny"),
+      r("192.0.2.0/24"),
+      r("198.51.100.0/24"),
+    ]);
+    expect(access.describeSpace(mixed)).toBe(
+      "10.0.0.0/8 except (10.5.0.0/16, 10.7.0.0/16), 192.0.2.0/24, 198.51.100.0/24 (16,646,656 addresses)",
+    );
   });
 
   it("a text that is no CIDR is an error that names it", () => {
@@ -152,7 +234,9 @@ describe("access model: whole families and words", () => {
 it("requiring the compiled access module loads nothing of http/, engine, run-record or config", () => {
   const script = `require(${JSON.stringify(path.join(REPO, "dist/provider/access.js"))}); console.log(JSON.stringify(Object.keys(require.cache)))`;
   const loaded: string[] = JSON.parse(execFileSync(process.execPath, ["-e", script], { encoding: "utf8" }));
-  const ours = loaded.filter((f) => f.startsWith(path.join(REPO, "dist"))).map((f) => path.relative(path.join(REPO, "dist"), f));
+  const ours = loaded
+    .filter((f) => f.startsWith(path.join(REPO, "dist")))
+    .map((f) => path.relative(path.join(REPO, "dist"), f));
   expect(ours).toContain("provider/access.js");
   expect(ours.filter((f) => /provider\/(http\/|engine|run-record|config)/.test(f))).toEqual([]);
   expect(ours.sort()).toEqual(["provider/access.js", "provider/messages.js", "provider/state.js"]);

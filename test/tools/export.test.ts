@@ -5,7 +5,7 @@ import { execFile } from "node:child_process";
 import * as path from "node:path";
 import * as ts from "typescript";
 import { describe, expect, it } from "vitest";
-import { parseArgs, programText } from "../../tools/export";
+import { accessOfPolicy, accessText, parseArgs, programText } from "../../tools/export";
 
 const REPO = path.resolve(__dirname, "../..");
 const nasty = ['say "hi"', "back\\slash\\", "line\nbreak\r\n", "${process.exit(1)}", "`tick`", "</script> \u2028 \u2029 é ✓", "\\u0041", "*/ /*"];
@@ -71,6 +71,36 @@ describe("accessctl-export program text", () => {
     expect(() => parseArgs(["--bogus"])).toThrow(/unknown argument "--bogus"/);
     expect(() => parseArgs([])).toThrow(/nothing to export/);
     expect(parseArgs(["--policy=ipp_a", "--policy", "ipp_a", "--keys", "--rules"])).toEqual({ policies: ["ipp_a"], keys: true, form: "rules" });
+  });
+
+  it("--access [--json]: needs a policy; no program options beside it", () => {
+    expect(parseArgs(["--access", "--policy", "ipp_a"])).toEqual({ policies: ["ipp_a"], keys: false, form: "set", access: "text" });
+    expect(parseArgs(["--json", "--access", "--policy", "ipp_a"])).toEqual({ policies: ["ipp_a"], keys: false, form: "set", access: "json" });
+    expect(() => parseArgs(["--json", "--policy", "ipp_a"])).toThrow(/--json goes with --access/);
+    expect(() => parseArgs(["--access"])).toThrow(/--access needs --policy/);
+    expect(() => parseArgs(["--access", "--keys", "--policy", "ipp_a"])).toThrow(/--keys and --rules do not go with it/);
+  });
+
+  it("--access: a policy's effective access as CIDRs with counts, the allows behind each, what each rule lets in or keeps out", () => {
+    const policy = accessOfPolicy("ipp_a", [
+      rule("ipr_1", "ipp_a", "10.0.0.0/8", "allow"),
+      rule("ipr_2", "ipp_a", "10.5.0.0/16", "deny"),
+      rule("ipr_3", "ipp_a", "192.0.2.0/24", "deny"),
+      rule("ipr_4", "ipp_a", "2001:db8::/32", "allow"),
+      rule("ipr_5", "ipp_a", "10.5.1.0/24", "allow"),
+      rule("ipr_6", "ipp_a", "10.0.0.0/9", "allow"),
+    ]);
+    expect(policy.ipv4Addresses).toBe("16711680");
+    expect(policy.ipv6Addresses).toBe(String(2n ** 96n));
+    expect(policy.cidrs[0]).toEqual({ cidr: "10.0.0.0/14", addresses: "262144", allowedBy: ["ipr_1", "ipr_6"] });
+    expect(policy.cidrs.at(-1)).toEqual({ cidr: "2001:db8::/32", addresses: String(2n ** 96n), allowedBy: ["ipr_4"] });
+    expect(policy.rules.map((r) => `${r.cidr} ${r.addresses}`)).toEqual(["10.0.0.0/8 16711680", "10.0.0.0/9 8323072", "10.5.0.0/16 65536", "10.5.1.0/24 0", "192.0.2.0/24 0", "2001:db8::/32 79228162514264337593543950336"]);
+    const text = accessText([policy]);
+    expect(text).toContain("IP policy ipp_a: 6 rules (4 allow, 2 deny)\n  lets in 10.0.0.0/8 except 10.5.0.0/16 (16,711,680 addresses) and 2001:db8::/32 (79,228,162,514,264,337,593,543,950,336 addresses)\n");
+    expect(text).toContain("  10.128.0.0/9: 8,388,608 addresses, allowed by ipr_1\n");
+    expect(text).toContain("    10.5.0.0/16 deny (ipr_2): keeps out 65,536 addresses\n");
+    expect(text).toContain("    10.5.1.0/24 allow (ipr_5): lets in nothing: deny rules cover its whole range\n");
+    expect(text).toContain("    192.0.2.0/24 deny (ipr_3): keeps out nothing: no allow rule holds its range\n");
   });
 
   it("the command refuses plain http to another host and a missing key, before any request", async () => {
