@@ -20,6 +20,7 @@ export interface Spec {
   idsOnly?: boolean;
   plugin?: boolean;
   secretTexts?: boolean;
+  ruleIdOf?: string;
 }
 
 export interface RunResult {
