@@ -60,5 +60,5 @@ type Rules = Record<string, IpPolicyRuleSetMember>;
 export function previewedRules(rules: pulumi.Output<Rules>): pulumi.Output<Rules> {
   const unknown = pulumi.output(pulumi.unknown) as unknown as pulumi.Output<Rules>;
   const previewed = (r: Rules) => Object.values(r ?? {}).some((m) => typeof m?.id !== "string");
-  return rules.apply((r): pulumi.Output<Rules> => (previewed(r) ? unknown : (pulumi.output(r) as pulumi.Output<Rules>)));
+  return rules.apply((r): pulumi.Output<Rules> => (previewed(r) ? unknown : (pulumi.output(r) as typeof rules)));
 }
