@@ -6,7 +6,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { client, listAll, RunningEmulator, startEmulator } from "../helpers/emulator";
-import { Spec, testStack } from "../helpers/stack";
+import { packedPlugin, Spec, testStack } from "../helpers/stack";
 
 let emu: RunningEmulator;
 let stack: ReturnType<typeof testStack>;
@@ -184,17 +184,22 @@ describe("a stack of all three resources", () => {
 });
 
 describe("Pulumi's update plans on the README's first program (a stack output of a rule's id from the set's rules)", () => {
-  it("preview --save-plan, then up --plan: the create and a later update are applied, up exits 0, the output holds the rule's id", async () => {
+  const cleanups: (() => unknown)[] = [];
+  afterAll(() => cleanups.splice(0).reverse().forEach((c) => c()));
+
+  it.each(["dynamic", "plugin"] as const)("%s: preview --save-plan, then up --plan: the create and a later update are applied, up exits 0, the output holds the rule's id; the clean gate; the run record", async (host) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-plans-"));
     // A Pulumi home of its own: the run records of this stack's commands alone (docs/guides/rule-sets.md).
-    const home = path.join(dir, "home");
+    const plugin = host === "plugin" ? packedPlugin(cleanups).home.env : undefined;
+    const home = plugin?.PULUMI_HOME ?? path.join(dir, "home");
     const runs = () => (fs.existsSync(path.join(home, "accessctl-runs")) ? fs.readdirSync(path.join(home, "accessctl-runs")) : []);
-    const plans = testStack({ project: inject("e2e"), emulator: emu, name: "plans", env: { PULUMI_HOME: home } });
+    const plans = testStack({ project: inject("e2e"), emulator: emu, name: `plans-${host}`, env: plugin ?? { PULUMI_HOME: home } });
     try {
       const p = emu.fixtures.ipPolicies[1];
       const hq = { cidr: "203.0.113.0/24", action: "allow", description: "HQ" };
-      const spec = (extra: Record<string, unknown>[] = []): Spec => ({ sets: { allowlist: { ipPolicyId: p, rules: [hq, { cidr: "198.51.100.7", action: "deny" }, ...extra] } }, idsOnly: true, ruleIdOf: "203.0.113.0/24" });
-      const experimental = { env: { PULUMI_EXPERIMENTAL: "true" } };
+      const rulesOf = (extra: Record<string, unknown>[]) => [hq, { cidr: "198.51.100.7", action: "deny" }, ...extra];
+      const spec = (extra: Record<string, unknown>[] = []): Spec => ({ sets: { allowlist: { ipPolicyId: p, rules: rulesOf(extra) } }, idsOnly: true, ruleIdOf: hq.cidr, plugin: !!plugin });
+      const experimental = { env: { ...plugin, PULUMI_EXPERIMENTAL: "true" } };
       const hqId = async () => (await rules()).find((r) => r.ip_policy.id === p && r.cidr === hq.cidr)?.id;
       for (const [i, step] of [spec(), spec([{ cidr: "192.0.2.0/24", action: "allow" }])].entries()) {
         const plan = path.join(dir, `plan-${i}.json`);
@@ -212,7 +217,8 @@ describe("Pulumi's update plans on the README's first program (a stack output of
       expect(gate.exitCode).toBe(0);
       expect(gate.output).not.toMatch(/refresh of the IpPolicyRuleSet|plan for ipp_/);
       const marked = gate.output.split("\n").filter((l) => /^\s*[~+-] /.test(l) && !/pulumi:pulumi:Stack: \(refresh\)/.test(l));
-      expect(marked.map((l) => l.trim())).toEqual(["~ pulumi-nodejs:dynamic/accessctl:IpPolicyRuleSet: (refresh)", "~ rules (hidden)"]);
+      const type = plugin ? "accessctl:index:IpPolicyRuleSet" : "pulumi-nodejs:dynamic/accessctl:IpPolicyRuleSet";
+      expect(marked.map((l) => l.trim())).toEqual([`~ ${type}: (refresh)`, "~ rules (hidden)"]);
       expect(runs()).toHaveLength(1);
       expect(runs()).not.toEqual(afterUp);
       await plans.ok("destroy", spec());
