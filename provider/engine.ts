@@ -8,8 +8,11 @@
 //   groups of their own), and nothing should reach the service on behalf of a run nobody records.
 //   The `pulumi` process is this process's parent (or the parent of the shell script that started
 //   it): once it is gone, no request starts, and the process exits.
-// - Whether the run was cancelled (the plugin's Cancel): no request is started after that.
+// - Whether the run was cancelled (Ctrl-C, a CI's SIGINT to pulumi: the engine's Cancel call to every
+//   provider; the plugin's own handler, or heard in the dynamic-provider host, which ignores it): no
+//   request is started after that.
 import * as fs from "node:fs";
+import * as net from "node:net";
 import { scrub } from "./http/redact";
 import { processState } from "./state";
 
@@ -211,6 +214,26 @@ function engineAlive(state: EngineState): boolean {
   return now !== undefined && now.state !== "Z" && now.started === engine.started;
 }
 
+const CANCEL_PATH = "/pulumirpc.ResourceProvider/Cancel";
+
+/**
+ * Hears the engine's Cancel call in this process's gRPC server (the one server listening in a provider
+ * process). Pulumi sends it to every provider when the command is cancelled (Ctrl-C in a terminal, or
+ * SIGINT to pulumi alone, as a CI's cancel does: plugins run in process groups of their own, so no
+ * signal reaches them) and before it closes them. @pulumi/pulumi's dynamic-provider host answers it
+ * and does nothing, so an update there ran on to its time bound; heard here, requests stop at once.
+ * Without the server to be had (Node.js without process._getActiveHandles), the time bound is all.
+ */
+function hearCancel(): void {
+  const handles = (process as unknown as { _getActiveHandles?: () => unknown[] })._getActiveHandles?.() ?? [];
+  for (const server of handles) {
+    if (!(server instanceof net.Server) || server.listenerCount("stream") === 0) continue; // not an HTTP/2 server
+    server.prependListener("stream", (_stream: unknown, headers: Record<string, unknown>) => {
+      if (headers[":path"] === CANCEL_PATH) stopRequests("the operation was cancelled");
+    });
+  }
+}
+
 /** The engine is gone: say so once, stop, and exit (nobody will ask this process for anything again). */
 function gone(state: EngineState): void {
   if (state.gone) return;
@@ -238,6 +261,7 @@ export function watchEngine(): void {
   }
   state.process = { pid, started: info?.started };
   if (pid === 1) return gone(state); // already adopted by init: whatever started us has ended
+  hearCancel();
   setInterval(() => {
     if (!engineAlive(state)) gone(state);
   }, 500).unref();

@@ -177,6 +177,9 @@ function spawnJob(job, { detached = false } = {}) {
 module.exports = { run, spawnJob, pulumi };
 
 if (require.main === module) {
+  // Ctrl-C in a terminal signals the whole foreground process group, this runner and pulumi: pulumi
+  // cancels its run and ends; the runner waits for it and reports, as a shell running `pulumi up` does.
+  process.on("SIGINT", () => {});
   const arg = process.argv[2] ?? "";
   let job;
   try {

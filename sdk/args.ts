@@ -1,4 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
+import type { IpPolicyRuleSetMember } from "../provider/ip-policy-rule-set";
 import type { ResourceEntry } from "../provider/resources";
 
 /** A value or an Output of it, for each element of a list too (`pulumi.Input<pulumi.Input<string>[]>`). */
@@ -46,3 +47,18 @@ export function entryOptions(entry: ResourceEntry, opts: pulumi.CustomResourceOp
 
 /** A class that declares an Output for each output of its registry entry (the compiler names one it lacks). */
 export type DeclaresOutputs<Entry extends { outputs: readonly string[] }> = { readonly [K in Entry["outputs"][number]]: pulumi.Output<unknown> };
+
+type Rules = Record<string, IpPolicyRuleSetMember>;
+
+/**
+ * A set's rules as a preview shows them. Neither host previews a create or an update (the engine, or the
+ * plugin, hands the checked inputs back as the outputs): rules without ids. A value made from them (a stack output of
+ * a rule's id) would then differ from what up makes, and Pulumi's update plans (`pulumi preview
+ * --save-plan`, `pulumi up --plan`) would fail that up after every write. Unknown instead, as a
+ * provider says of what only the update can know; a set left as it is keeps its recorded rules.
+ */
+export function previewedRules(rules: pulumi.Output<Rules>): pulumi.Output<Rules> {
+  const unknown = pulumi.output(pulumi.unknown) as unknown as pulumi.Output<Rules>;
+  const previewed = (r: Rules) => Object.values(r ?? {}).some((m) => typeof m?.id !== "string");
+  return rules.apply((r): pulumi.Output<Rules> => (previewed(r) ? unknown : (pulumi.output(r) as typeof rules)));
+}

@@ -2,7 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import * as provider from "../provider/ip-policy-rule-set";
 import * as operations from "../provider/bounded/ip-policy-rule-set";
 import { PACKAGE, RESOURCES } from "../provider/resources";
-import { DeclaresOutputs, entryOptions, ProviderOf, ResourceArgs, withOutputs } from "./args";
+import { DeclaresOutputs, entryOptions, previewedRules, ProviderOf, ResourceArgs, withOutputs } from "./args";
 import { checkResource, checkRulesIgnored } from "./connection";
 
 /** The arguments of an IpPolicyRuleSet (see IpPolicyRuleSetInputs in provider/ip-policy-rule-set.ts). */
@@ -48,5 +48,7 @@ export class IpPolicyRuleSet extends pulumi.dynamic.Resource implements Declares
     // The entry's options: hideDiffs ["rules"] (Pulumi's diff of a map prints every entry, changed or
     // not: 300 lines for one rule added by hand; the provider's plan, shown under the resource, names each changed rule).
     super(operations satisfies ProviderOf<provider.IpPolicyRuleSetInputs, provider.IpPolicyRuleSetOutputs, provider.CheckedRuleSetInputs>, name, { ...withOutputs(entry, args), __urn, __secrets }, entryOptions(entry, opts), PACKAGE, entry.name);
+    if (pulumi.runtime.isDryRun()) (this as { rules: unknown }).rules = previewedRules(this.rules);
   }
 }
+

@@ -10,7 +10,7 @@ import type * as rule from "../provider/ip-policy-rule";
 import type * as ruleSet from "../provider/ip-policy-rule-set";
 import type * as mtls from "../provider/tls-edge-mutual-tls";
 import { FUNCTIONS, RESOURCES, ResourceEntry } from "../provider/resources";
-import { entryOptions, ResourceArgs, withOutputs } from "./args";
+import { entryOptions, previewedRules, ResourceArgs, withOutputs } from "./args";
 import { checkRulesIgnored } from "./connection";
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -61,6 +61,7 @@ export class IpPolicyRuleSet extends pulumi.CustomResource {
     checkRulesIgnored(name, opts);
     // hideDiffs (the registry's): Pulumi's diff of a map prints every entry, changed or not; the provider's plan, shown under the resource, names each changed rule.
     super(RESOURCES.IpPolicyRuleSet.token, name, withOutputs(RESOURCES.IpPolicyRuleSet, args), options(RESOURCES.IpPolicyRuleSet, opts));
+    if (pulumi.runtime.isDryRun()) (this as { rules: unknown }).rules = previewedRules(this.rules);
   }
 }
 export interface IpPolicyRuleSet extends Outputs<Omit<ruleSet.IpPolicyRuleSetOutputs, "__urn">> {}

@@ -2,6 +2,7 @@
 // given the packed package, deployed to the emulator with the real CLI, checked for no drift and
 // destroyed. The pipeline example's workflow file is not just shown: its `pulumi …` lines run here
 // in order, with credentials in the environment as the CI's secret store would give them.
+import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -96,7 +97,20 @@ describe("examples", () => {
     expect(workflow.split("\njobs:")[0]).not.toMatch(/secrets\./);
     expect(commands("drift").at(-1)).toEqual(["preview", "--stack", "prod", "--refresh", "--expect-no-changes", "--diff", "--non-interactive"]);
 
-    const { dir, binDir, nodeDir } = project("pipeline");
+    // As a user runs it: the example's package.json as written, which installs the package from the
+    // tarball the workflow's pack step puts beside it (nothing from a registry under our name).
+    const e2e = inject("e2e");
+    const dir = path.join(root, "pipeline");
+    fs.cpSync(path.join(REPO, "examples/pipeline"), dir, { recursive: true, filter: (src) => !/node_modules|\.tgz$/.test(src) });
+    const pkg = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8"));
+    expect(pkg.dependencies["@accessctl/pulumi"]).toBe(`file:${path.basename(e2e.tarball)}`);
+    const pack = workflow.split(/^ {2}(?=\w+:$)/m).find((s) => s.startsWith("deploy:"))!;
+    expect(pack).toMatch(/name: Pack @accessctl\/pulumi\n\s+working-directory: \.\n\s+run: npm ci && npm pack --pack-destination examples\/pipeline\n\s+- run: npm install\n/);
+    fs.copyFileSync(e2e.tarball, path.join(dir, path.basename(e2e.tarball))); // what `npm pack --pack-destination` leaves there
+    execFileSync("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel", "error"], { cwd: dir, stdio: ["ignore", "inherit", "inherit"] });
+    const installed = JSON.parse(fs.readFileSync(path.join(dir, "package-lock.json"), "utf8")).packages["node_modules/@accessctl/pulumi"];
+    expect(installed.resolved).toBe(`file:${path.basename(e2e.tarball)}`);
+    const { binDir, nodeDir } = e2e;
     const policy = emu.fixtures.ipPolicies[1];
     // The example's Pulumi.prod.yaml holds a placeholder policy id: point it at the emulator's.
     const stackFile = path.join(dir, "Pulumi.prod.yaml");

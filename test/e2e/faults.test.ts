@@ -8,7 +8,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { client, listAll, RunningEmulator, startEmulator } from "../helpers/emulator";
-import { alive, killJob, Spec, testStack } from "../helpers/stack";
+import { alive, interrupt, killJob, Spec, testStack } from "../helpers/stack";
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {
@@ -185,4 +185,46 @@ describe("wrong account, wrong rights", () => {
     expect((await client(emu.url, emu.otherAccountToken).get(`/ip_policy_rules/${out.rule_r.value.id}`)).status).toBe(404);
     await stack.ok("destroy", spec);
   });
+});
+
+describe("Ctrl-C of a run on the dynamic host", () => {
+  const writes = async (emu: RunningEmulator) => {
+    const m = (await emu.stats()).byMethod;
+    return (m["POST 2xx"] ?? 0) + (m["PATCH 2xx"] ?? 0) + (m["DELETE 2xx"] ?? 0);
+  };
+
+  // Pulumi sends its Cancel call to every provider; the dynamic-provider host ignores it, and the
+  // set's creates went on to the operation's time bound. Heard now (provider/engine.ts hearCancel).
+  it.each(["terminal", "ci"] as const)("SIGINT (%s) while a 60-rule set waits in the rate limiter: pulumi ends within 5 s, nothing is written after, the state records what exists, the next up finishes", async (how) => {
+    const emu = await startEmulator(["--rate-limit", "off"]);
+    cleanups.push(() => emu.stop());
+    const stack = testStack({ project: inject("e2e"), emulator: emu, name: `cancel-${how}`, extraConfig: { "accessctl:maxRequestsPerMinute": { value: "40" } } });
+    cleanups.push(() => stack.cleanup());
+    const p = emu.fixtures.ipPolicies[0];
+    const rules = Array.from({ length: 60 }, (_, i) => ({ cidr: `10.81.${i}.0/24`, action: "allow" }));
+    const spec: Spec = { sets: { s: { ipPolicyId: p, rules } }, idsOnly: true };
+    const running = stack.start("up", spec);
+    // About 40 requests go in the first minute (a page of the list, creates); then every create waits.
+    let before = -1;
+    for (let now = await writes(emu); now < 30 || now !== before; now = await writes(emu)) {
+      before = now;
+      await new Promise((r) => setTimeout(r, 1500));
+    }
+    const sentAt = interrupt(running.child, how);
+    const cancelled = await running.done;
+    const tookMs = Date.now() - sentAt;
+    expect(cancelled.ok).toBe(false);
+    expect(tookMs, cancelled.output.slice(-2000)).toBeLessThan(5_000); // was 110 s: the operation's time bound
+    expect(cancelled.output).toMatch(/not sent: the operation was cancelled/);
+    await new Promise((r) => setTimeout(r, 1500));
+    const made = await writes(emu);
+    expect(made).toBe(before); // nothing after the Ctrl-C
+    expect(made).toBeLessThan(60);
+    const recorded = stack.state().resources.find((r: any) => r.type.endsWith(":IpPolicyRuleSet"));
+    const live = (await liveRules(emu)).filter((r) => r.ip_policy.id === p);
+    expect(Object.values(recorded.outputs.rules).map((r: any) => r.id).sort()).toEqual(live.map((r) => r.id).sort());
+    await stack.ok("up", spec, { moreConfig: { "accessctl:maxRequestsPerMinute": { value: "100000" } } });
+    expect((await liveRules(emu)).filter((r) => r.ip_policy.id === p).length).toBe(60);
+    await stack.ok("destroy", spec);
+  }, 240_000);
 });

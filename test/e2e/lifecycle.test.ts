@@ -1,9 +1,12 @@
 // The real Pulumi engine, our package installed from `npm pack`, and the emulator over HTTP:
 // up, preview, in-place updates and replacements (a key's by its owner and by its triggers), secrets
 // in state, one address as the rule of one host, drift of every kind by hand, destroy.
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { client, listAll, RunningEmulator, startEmulator } from "../helpers/emulator";
-import { Spec, testStack } from "../helpers/stack";
+import { packedPlugin, Spec, testStack } from "../helpers/stack";
 
 let emu: RunningEmulator;
 let stack: ReturnType<typeof testStack>;
@@ -177,5 +180,51 @@ describe("a stack of all three resources", () => {
     expect(await keyIds()).toEqual(before.keys);
     expect((await rules()).map((r) => r.id)).toEqual(before.rules);
     expect((await client(emu.url, emu.adminToken).get(`/edges/tls/${emu.fixtures.tlsEdges[0]}/mutual_tls`)).status).toBe(404);
+  });
+});
+
+describe("Pulumi's update plans on the README's first program (a stack output of a rule's id from the set's rules)", () => {
+  const cleanups: (() => unknown)[] = [];
+  afterAll(() => cleanups.splice(0).reverse().forEach((c) => c()));
+
+  it.each(["dynamic", "plugin"] as const)("%s: preview --save-plan, then up --plan: the create and a later update are applied, up exits 0, the output holds the rule's id; the clean gate; the run record", async (host) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-plans-"));
+    // A Pulumi home of its own: the run records of this stack's commands alone (docs/guides/rule-sets.md).
+    const plugin = host === "plugin" ? packedPlugin(cleanups).home.env : undefined;
+    const home = plugin?.PULUMI_HOME ?? path.join(dir, "home");
+    const runs = () => (fs.existsSync(path.join(home, "accessctl-runs")) ? fs.readdirSync(path.join(home, "accessctl-runs")) : []);
+    const plans = testStack({ project: inject("e2e"), emulator: emu, name: `plans-${host}`, env: plugin ?? { PULUMI_HOME: home } });
+    try {
+      const p = emu.fixtures.ipPolicies[1];
+      const hq = { cidr: "203.0.113.0/24", action: "allow", description: "HQ" };
+      const rulesOf = (extra: Record<string, unknown>[]) => [hq, { cidr: "198.51.100.7", action: "deny" }, ...extra];
+      const spec = (extra: Record<string, unknown>[] = []): Spec => ({ sets: { allowlist: { ipPolicyId: p, rules: rulesOf(extra) } }, idsOnly: true, ruleIdOf: hq.cidr, plugin: !!plugin });
+      const experimental = { env: { ...plugin, PULUMI_EXPERIMENTAL: "true" } };
+      const hqId = async () => (await rules()).find((r) => r.ip_policy.id === p && r.cidr === hq.cidr)?.id;
+      for (const [i, step] of [spec(), spec([{ cidr: "192.0.2.0/24", action: "allow" }])].entries()) {
+        const plan = path.join(dir, `plan-${i}.json`);
+        await plans.ok("preview", step, { args: ["--save-plan", plan] });
+        const up = await plans.run("up", step, { args: ["--plan", plan], ...experimental });
+        expect(up.exitCode, up.output.slice(-3000)).toBe(0);
+        expect(up.outputs!.ruleId_allowlist.value).toBe(await hqId());
+      }
+      // The record of the last up stays after it; the next command removes it and leaves its own.
+      const afterUp = runs();
+      expect(afterUp).toHaveLength(1);
+      // The clean drift gate (preview --refresh --diff --expect-no-changes): nothing from the provider,
+      // and the set's refresh row marks nothing but Pulumi's own `~ rules (hidden)` (docs/guides/drift-detection.md).
+      const gate = await plans.ok("preview", spec([{ cidr: "192.0.2.0/24", action: "allow" }]), { refresh: true, expectNoChanges: true });
+      expect(gate.exitCode).toBe(0);
+      expect(gate.output).not.toMatch(/refresh of the IpPolicyRuleSet|plan for ipp_/);
+      const marked = gate.output.split("\n").filter((l) => /^\s*[~+-] /.test(l) && !/pulumi:pulumi:Stack: \(refresh\)/.test(l));
+      const type = plugin ? "accessctl:index:IpPolicyRuleSet" : "pulumi-nodejs:dynamic/accessctl:IpPolicyRuleSet";
+      expect(marked.map((l) => l.trim())).toEqual([`~ ${type}: (refresh)`, "~ rules (hidden)"]);
+      expect(runs()).toHaveLength(1);
+      expect(runs()).not.toEqual(afterUp);
+      await plans.ok("destroy", spec());
+    } finally {
+      plans.cleanup();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

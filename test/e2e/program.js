@@ -4,7 +4,7 @@
 //     sets: {name: IpPolicyRuleSetArgs},
 //     listPolicy?: "ipp_…" (export what the list helpers see, before this run's changes), idsOnly?: sets export their id only,
 //     plugin?: the classes of @accessctl/pulumi/plugin, pluginFor?: [names] only these resources from it,
-//     secretTexts?: the sets' rule descriptions secret,
+//     secretTexts?: the sets' rule descriptions secret, ruleIdOf?: "<cidr>" (each set exports that rule's id, as the README's program),
 //     opts?: {name: resource options}, gets?: {name: {type: "ApiKey"|"IpPolicyRule"|"TlsEdgeMutualTls", id}} }
 "use strict";
 const pulumi = require("@pulumi/pulumi");
@@ -30,6 +30,7 @@ for (const [name, args] of Object.entries(spec.sets || {})) {
   const set = new (classesOf(name).IpPolicyRuleSet)(name, { ...args, rules }, (spec.opts || {})[name]);
   // idsOnly: a stack output of every rule would make each preview print every rule (new values are the inputs then).
   out[`set_${name}`] = spec.idsOnly ? { id: set.id } : { id: set.id, ipPolicyId: set.ipPolicyId, rules: set.rules };
+  if (spec.ruleIdOf) out[`ruleId_${name}`] = set.rules.apply((r) => r[spec.ruleIdOf].id);
 }
 for (const [name, args] of Object.entries(spec.modules || {})) {
   const module = new (classesOf(name).TlsEdgeMutualTls)(name, args);

@@ -20,6 +20,7 @@ export interface Spec {
   idsOnly?: boolean;
   plugin?: boolean;
   secretTexts?: boolean;
+  ruleIdOf?: string;
 }
 
 export interface RunResult {
@@ -91,6 +92,17 @@ export function descendants(pid: number): number[] {
     }
   }
   return found;
+}
+
+/**
+ * Ctrl-C of a job started with start(): "terminal" signals its whole process group (the runner and
+ * pulumi, as a terminal signals its foreground job; Pulumi's plugins have groups of their own), "ci"
+ * signals pulumi alone (what a CI's cancel does). Returns when it was sent (Date.now()).
+ */
+export function interrupt(child: ChildProcess, how: "terminal" | "ci"): number {
+  if (how === "terminal") process.kill(-child.pid!, "SIGINT");
+  else process.kill(descendants(child.pid!)[0], "SIGINT");
+  return Date.now();
 }
 
 /** Whether `pid` runs (a zombie, dead but not yet reaped, does not). */
