@@ -209,7 +209,7 @@ describe("error text quotes no secret, no control character, and little", () => 
   });
 
   it("a key echoed in another case or cut short, and token fields of any name, quoting or escaping, are redacted", async () => {
-    const apiKey = "Key-Of-The-Stack-0123456789";
+    const apiKey = "Kx7-Qz9-Wv2-Stack-0123456789"; // no English in it: a key held is taken out of any text, prose too
     const echo = `${apiKey.toLowerCase()} / ${apiKey.slice(0, 20)} / "access_token":"abc123cut / 'token': 'sq-value' / "\\u0074oken": "esc-value"`;
     const server = await serve((_req, res) => json(res, 500, { error_code: "ERR_INTERNAL", status_code: 500, msg: echo }));
     await useApi(server.url, apiKey, "0");
