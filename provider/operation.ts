@@ -15,7 +15,12 @@ import { processState } from "./state";
 export const DEFAULT_OPERATION_BOUND_MS = 10 * 60_000;
 export const OPERATION_BOUND_SETTING = "ACCESSCTL_OPERATION_TIMEOUT";
 
+/** Which call of the host an operation is (none: a walk's own, a function's). */
+export type OperationKind = "check" | "diff" | "create" | "read" | "update" | "delete";
+
 export interface Operation {
+  /** What the host called: a 404 read in a `read` may be taken at the user's word (http/trust.ts), never in a write. */
+  kind?: OperationKind;
   started: number;
   /** No request of the operation starts after this (Date.now() time). */
   deadline: number;
@@ -37,8 +42,8 @@ export function operationBoundMs(): number {
   return seconds * 1000;
 }
 
-/** Runs `fn` as one operation: its requests and waits end by `boundMs` from now. */
-export function inOperation<T>(fn: () => Promise<T>, boundMs?: number): Promise<T> {
+/** Runs `fn` as one operation (of `kind`): its requests and waits end by `boundMs` from now. */
+export function inOperation<T>(fn: () => Promise<T>, boundMs?: number, kind?: OperationKind): Promise<T> {
   let bound: number;
   try {
     bound = boundMs ?? operationBoundMs();
@@ -47,7 +52,7 @@ export function inOperation<T>(fn: () => Promise<T>, boundMs?: number): Promise<
   }
   const started = Date.now();
   // What a large operation leaves is collected before the host answers, and after (memory.ts).
-  return storage().run({ started, deadline: started + bound, boundMs: bound }, fn).finally(afterOperation);
+  return storage().run({ ...(kind ? { kind } : {}), started, deadline: started + bound, boundMs: bound }, fn).finally(afterOperation);
 }
 
 /** The operation the caller is part of, if any (none: a test calling a module directly, a walk's own). */
@@ -70,8 +75,8 @@ export function boundHint(rateLimited: boolean): string {
 type Fn = (...args: any[]) => Promise<unknown>;
 
 /** One operation: `fn` on `args`, within the bound. */
-function operate(fn: Fn, args: unknown[]): Promise<unknown> {
-  return inOperation(() => fn(...args));
+function operate(fn: Fn, args: unknown[], kind: OperationKind): Promise<unknown> {
+  return inOperation(() => fn(...args), undefined, kind);
 }
 
 /**
@@ -84,11 +89,11 @@ function operate(fn: Fn, args: unknown[]): Promise<unknown> {
 export function bounded<M extends object>(module: M): M {
   const m = module as unknown as Partial<Record<"check" | "diff" | "create" | "read" | "update" | "delete", Fn>>;
   const out: Record<string, unknown> = { ...(module as Record<string, unknown>) };
-  if (m.check) out.check = (a: unknown, b: unknown) => operate(m.check!, [a, b]);
-  if (m.diff) out.diff = (a: unknown, b: unknown, c: unknown) => operate(m.diff!, [a, b, c]);
-  if (m.create) out.create = (a: unknown) => operate(m.create!, [a]);
-  if (m.read) out.read = (a: unknown, b: unknown) => operate(m.read!, [a, b]);
-  if (m.update) out.update = (a: unknown, b: unknown, c: unknown) => operate(m.update!, [a, b, c]);
-  if (m.delete) out.delete = (a: unknown, b: unknown) => operate(m.delete!, [a, b]);
+  if (m.check) out.check = (a: unknown, b: unknown) => operate(m.check!, [a, b], "check");
+  if (m.diff) out.diff = (a: unknown, b: unknown, c: unknown) => operate(m.diff!, [a, b, c], "diff");
+  if (m.create) out.create = (a: unknown) => operate(m.create!, [a], "create");
+  if (m.read) out.read = (a: unknown, b: unknown) => operate(m.read!, [a, b], "read");
+  if (m.update) out.update = (a: unknown, b: unknown, c: unknown) => operate(m.update!, [a, b, c], "update");
+  if (m.delete) out.delete = (a: unknown, b: unknown) => operate(m.delete!, [a, b], "delete");
   return out as M;
 }

@@ -6,26 +6,26 @@ import { inOperation } from "../operation";
 export { configure } from "../config";
 
 export async function check(...args: Parameters<typeof m.check>) {
-  return inOperation(() => m.check(...args));
+  return inOperation(() => m.check(...args), undefined, "check");
 }
 
 export async function diff(...args: Parameters<typeof m.diff>) {
-  return inOperation(() => m.diff(...args));
+  return inOperation(() => m.diff(...args), undefined, "diff");
 }
 
 export async function create(...args: Parameters<typeof m.create>) {
-  return inOperation(() => m.create(...args));
+  return inOperation(() => m.create(...args), undefined, "create");
 }
 
 export async function read(...args: Parameters<typeof m.read>) {
-  return inOperation(() => m.read(...args));
+  return inOperation(() => m.read(...args), undefined, "read");
 }
 
 export async function update(...args: Parameters<typeof m.update>) {
-  return inOperation(() => m.update(...args));
+  return inOperation(() => m.update(...args), undefined, "update");
 }
 
 export async function delete_(...args: Parameters<typeof m.delete>) {
-  return inOperation(() => m.delete(...args));
+  return inOperation(() => m.delete(...args), undefined, "delete");
 }
 export { delete_ as delete };

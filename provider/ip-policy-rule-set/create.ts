@@ -21,10 +21,15 @@ import { SavedSet } from "./saved-plan";
 const KIND = "IP policy rule set";
 type Member = IpPolicyRuleSetMember;
 
-/** A policy's rules by whose they are, for the set `urn`: other stacks' (a set's, or another resource's; their markers say so), and the rest. */
+/**
+ * A policy's rules by whose they are, for the set `urn`: other stacks' (a set's, or another
+ * resource's; their markers verify), and the rest. `claimedSets`: rules whose markers name another
+ * stack's set, verified or not: enough to back off (two sets started at once), never to leave a rule.
+ */
 function sortOut(live: LivePolicy, urn: unknown) {
-  const { rest, others } = byStack(live, urn);
-  return { others, otherSets: others.filter((o) => o.maker.resource?.startsWith("IpPolicyRuleSet::")), rest };
+  const { rest, others, claims } = byStack(live, urn);
+  const ofSet = (o: { maker: Marker }) => !!o.maker.resource?.startsWith("IpPolicyRuleSet::");
+  return { others, otherSets: others.filter(ofSet), claimedSets: [...others, ...claims].filter(ofSet), rest };
 }
 
 /** The sets of other stacks named by their markers, once each. */
@@ -151,9 +156,9 @@ function aloneOnPolicy(inputs: CheckedRuleSetInputs, what: string): AfterFirst {
   return async (afterFirst, current) => {
     const made = afterFirst.filter((r) => !current.includes(r));
     const found = sortOut(await policyRules(inputs.ipPolicyId, inputs.profile, what, [], true), inputs.__urn);
-    if (cameFirst(made, found.otherSets.map((o) => o.rule))) return undefined;
+    if (cameFirst(made, found.claimedSets.map((o) => o.rule))) return undefined;
     const undo = made.map((rule): Step => ({ op: "delete", rule }));
-    return { undo, error: oneSetOnly(what, inputs.ipPolicyId, found.otherSets, `it started on the policy at the same time as this one and came first, so this set deleted the ${made.length} rule${made.length === 1 ? "" : "s"} it had made`) };
+    return { undo, error: oneSetOnly(what, inputs.ipPolicyId, found.claimedSets, `it started on the policy at the same time as this one and came first, so this set deleted the ${made.length} rule${made.length === 1 ? "" : "s"} it had made`) };
   };
 }
 
