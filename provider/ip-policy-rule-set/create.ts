@@ -29,8 +29,15 @@ type Member = IpPolicyRuleSetMember;
 function sortOut(live: LivePolicy, urn: unknown) {
   const { rest, others, claims } = byStack(live, urn);
   const ofSet = (o: { maker: Marker }) => !!o.maker.resource?.startsWith("IpPolicyRuleSet::");
-  return { others, otherSets: others.filter(ofSet), claimedSets: [...others, ...claims].filter(ofSet), rest };
+  return { others, claims, otherSets: others.filter(ofSet), claimedSets: [...others, ...claims].filter(ofSet), rest };
 }
+
+/**
+ * ACCESSCTL_ADOPT_EXISTING=1 takes a rule exactly as declared (what an interrupted run of this stack
+ * can have made); never one whose marker names another stack, verified or not.
+ */
+const adoptable = (found: ReturnType<typeof sortOut>, declared: DeclaredRule[], r: Member) =>
+  adoptExistingAllowed() && exactlyAsDeclared(declared, r) && !found.claims.some((c) => c.rule === r);
 
 /** The sets of other stacks named by their markers, once each. */
 const setsOf = (found: { maker: Marker }[]) => [...new Set(found.map((f) => makerName(f.maker)))];
@@ -70,7 +77,7 @@ export async function previewCreate(inputs: CheckedRuleSetInputs): Promise<Check
   }
   const what = `create IP policy rule set of ${inputs.ipPolicyId}`;
   if (found.otherSets.length) return [{ property: "ipPolicyId", reason: oneSetOnly(what, inputs.ipPolicyId, found.otherSets, "up would change nothing").message }];
-  const refused = found.rest.filter((r) => !(adoptExistingAllowed() && exactlyAsDeclared(declared, r)));
+  const refused = found.rest.filter((r) => !adoptable(found, declared, r));
   if (!takeover && refused.length) return [{ property: "takeOver", reason: alreadyHolds(what, refused).message.replace("nothing was changed", "up would change nothing") }];
   reportOthers(urn, `${head}`, found.others);
   if (!takeover) return (previewAdoption(inputs, declared, found.rest), []);
@@ -111,7 +118,7 @@ export async function create(inputs: CheckedRuleSetInputs) {
   if (inputs.takeOver === true && found.rest.length) return takeOver(inputs, found.rest, saved, what);
   // ACCESSCTL_ADOPT_EXISTING=1 (after a killed first `up`) takes only what that run can have made:
   // rules exactly as declared. Anything else needs the program to say takeOver: true.
-  const refused = found.rest.filter((r) => !(adoptExistingAllowed() && exactlyAsDeclared(declared, r)));
+  const refused = found.rest.filter((r) => !adoptable(found, declared, r));
   if (refused.length) throw alreadyHolds(what, refused);
   const current = found.rest;
   const held = holdToShown(plan(Object.values(keyed(current)), declared), promises, terms.see);

@@ -12,7 +12,7 @@ import { report } from "../engine";
 import { plainError } from "../errors";
 import { changedFields, checkFields, DiffKind, Fields } from "../fields";
 import { canonicalCidr } from "../ip-policy-rule";
-import { adoptExistingAllowed, claim, claimed, claimPolicy, claimText, makerName, noteSetMembers, resourceLabel } from "../ownership";
+import { adoptExistingAllowed, claim, claimed, claimPolicy, claimText, makerName, noteSetMembers, othersMarker, resourceLabel } from "../ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD } from "../profiles";
 import { processState } from "../state";
 import { boolean, CheckFailure, id, isUnknown, UNKNOWN } from "../validate";
@@ -186,6 +186,7 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
     recorded, declared, live: current, promises, secret: secretRules(olds, news), see: terms.see,
     claimedElsewhere: (ruleId) => claimed("IP policy rule", ruleId),
     othersOf: provenOthers(live, news.__urn),
+    claimedByOther: (ruleId) => !!othersMarker(live.markers[ruleId], news.__urn),
     adoptExisting: adoptExistingAllowed(),
     previewSaw: (r) => saw(terms.seeRule(r)),
   });
