@@ -1,12 +1,12 @@
 // The rules of a policy as they stand: what the account's rule list says of one policy, each rule
 // as the set's output `rules` holds it (keyed by canonical CIDR), and the outputs.
 import { IP_POLICY_RULE_ANSWER, IpPolicyRuleBody, RuleAction } from "../../contract/ip-policy-rule";
-import { profileSource } from "../config";
+import { profileSource, teamKeySetting } from "../config";
 import { liveInputs, outputsOf } from "../fields";
 import { api } from "../http/api";
 import { canonicalCidr, rulePath } from "../ip-policy-rule";
 import { policyRulesOf } from "../list-reads";
-import { Marker, othersMarker, provenMarker, readMarker, ruleIdentity } from "../ownership";
+import { Marker, markerVerifies, othersMarker, readMarker, ruleIdentity } from "../ownership";
 import { keptInputs } from "../profiles";
 import { compareCidrs, IpPolicyRuleSetRule, MEMBER_FIELDS } from "./declared";
 
@@ -106,10 +106,11 @@ export async function policyRules(ipPolicyId: string, profile: unknown, what: st
 export function livePolicy(bodies: IpPolicyRuleBody[]): LivePolicy {
   const markers: Record<string, Marker> = {};
   const proven: Record<string, true> = {};
+  const teamKey = teamKeySetting()?.key; // read once: a listing may hold many thousands of rules
   for (const b of bodies) {
     const m = readMarker(b.metadata);
     if (m) markers[b.id] = m;
-    if (m && provenMarker(m, ruleIdentity(b.ip_policy.id, canonicalCidr(b.cidr), b.action))) proven[b.id] = true;
+    if (m && markerVerifies(teamKey, m, ruleIdentity(b.ip_policy.id, canonicalCidr(b.cidr), b.action))) proven[b.id] = true;
   }
   return { rules: bodies.map(member), markers, proven };
 }
