@@ -98,7 +98,7 @@ describe("credentials", () => {
     await s.ok("destroy", spec, rotated);
   });
 
-  it("preview fails without an API key, and refuses one kept in plain text", async () => {
+  it("preview fails without an API key, and refuses one kept in plain text (the team key too)", async () => {
     const emu = await emulator();
     const spec: Spec = { keys: { k: { description: "never made" } } };
     const viaEnv = stack(emu, "no-key", { credentials: "env" });
@@ -120,6 +120,13 @@ describe("credentials", () => {
     expect(refusedToo.ok).toBe(false);
     expect(refusedToo.output).toContain("accessctl:profiles holds an API key stored in plain text in Pulumi.<stack>.yaml and in the state");
     expect(refusedToo.output).toContain("pulumi config set --secret --path accessctl:profiles.<profile>.apiKey");
+
+    // The team key that signs ownership markers (issue 39) is refused in plain text too.
+    const plainTeam = stack(emu, "plain-team-key");
+    const team = await plainTeam.run("preview", spec, { moreConfig: { "accessctl:teamKey": { value: "team-key-0123456789abcdef" } } });
+    expect(team.ok).toBe(false);
+    expect(team.output).toContain("accessctl:teamKey is stored in plain text in Pulumi.<stack>.yaml and in the state");
+    expect(team.output).toContain("pulumi config set --secret accessctl:teamKey <new key>");
     expect((await emu.stats()).requests).toBe(before);
   });
 });
