@@ -141,11 +141,15 @@ export const TEAM_KEY_MIN_LENGTH = 16;
  */
 export function teamKeySetting(): { key: string; setting: string } | undefined {
   const fromConfig = stackConfigSlot().teamKey;
-  const found = fromConfig ? { key: fromConfig, setting: "accessctl:teamKey" } : process.env.ACCESSCTL_TEAM_KEY ? { key: process.env.ACCESSCTL_TEAM_KEY, setting: "ACCESSCTL_TEAM_KEY" } : undefined;
+  const fromEnv = process.env.ACCESSCTL_TEAM_KEY;
+  const found = fromConfig
+    ? { key: fromConfig, setting: "accessctl:teamKey" }
+    : fromEnv ? { key: fromEnv, setting: "ACCESSCTL_TEAM_KEY" } : undefined;
   if (!found) return undefined;
   holdSecret(found.key);
   if (found.key.length < TEAM_KEY_MIN_LENGTH) {
-    throw plainError(`${found.setting} must be at least ${TEAM_KEY_MIN_LENGTH} characters long (it has ${found.key.length}): use a random secret, e.g. \`openssl rand -base64 32\``);
+    const size = `at least ${TEAM_KEY_MIN_LENGTH} characters long (it has ${found.key.length})`;
+    throw plainError(`${found.setting} must be ${size}: use a random secret, e.g. \`openssl rand -base64 32\``);
   }
   return found;
 }
@@ -300,8 +304,10 @@ export function unprovenFallback(doing: "read" | "create"): { why: string; hint:
 
 /** Why a stack refuses to run when its team key is kept in plain text (as plainTextKey for the API key). */
 export function plainTextTeamKey(): string {
-  return "accessctl:teamKey is stored in plain text in Pulumi.<stack>.yaml and in the state. Choose a new team key for every stack that shares it, " +
-    "then store it encrypted: `pulumi config set --secret accessctl:teamKey <new key>` (or pass it as ACCESSCTL_TEAM_KEY and `pulumi config rm accessctl:teamKey`)";
+  return "accessctl:teamKey is stored in plain text in Pulumi.<stack>.yaml and in the state. " +
+    "Choose a new team key for every stack that shares it, then store it encrypted: " +
+    "`pulumi config set --secret accessctl:teamKey <new key>` " +
+    "(or pass it as ACCESSCTL_TEAM_KEY and `pulumi config rm accessctl:teamKey`)";
 }
 
 /** Why a stack refuses to run when its API key is kept in plain text (the program's check for the dynamic classes, Configure for the plugin). */

@@ -199,7 +199,8 @@ async function converge(found: IpPolicyRuleBody, inputs: IpPolicyRuleInputs) {
 }
 
 /** What this resource's marker is signed onto (ownership.ts): its policy, CIDR and action. */
-const signedOnto = (inputs: IpPolicyRuleInputs) => ruleIdentity(inputs.ipPolicyId, canonicalCidr(inputs.cidr), inputs.action);
+const signedOnto = (inputs: IpPolicyRuleInputs) =>
+  ruleIdentity(inputs.ipPolicyId, canonicalCidr(inputs.cidr), inputs.action);
 
 /**
  * PATCHes the rule to the inputs: the fields that differ from `current` (the state's), or, with none,
@@ -245,10 +246,14 @@ async function remove(id: string, props: IpPolicyRuleOutputs & { __urn?: string 
   await api("DELETE", rulePath(id), { what, allow404: true, source }).finally(listsChanged);
 }
 
-/** Why a rule is no longer the one this stack recorded (another range, action or policy; another stack's marker that verifies), or undefined. */
+/**
+ * Why a rule is no longer the one this stack recorded (another range, action or policy; another
+ * stack's marker that verifies), or undefined.
+ */
 function changedSince(recorded: IpPolicyRuleOutputs & { __urn?: string }, now: IpPolicyRuleBody): string | undefined {
   const m = readMarker(now.metadata);
-  const other = m && provenMarker(m, ruleIdentity(now.ip_policy.id, canonicalCidr(now.cidr), now.action)) ? othersMarker(m, recorded.__urn) : undefined;
+  const proven = m && provenMarker(m, ruleIdentity(now.ip_policy.id, canonicalCidr(now.cidr), now.action));
+  const other = proven ? othersMarker(m, recorded.__urn) : undefined;
   if (other) return `it is ${makerName(other)}'s now (its metadata says so)`;
   const moved = !sameCidr(now.cidr, recorded.cidr) || now.action !== recorded.action || now.ip_policy.id !== recorded.ipPolicyId;
   return moved ? `it changed since this stack recorded it (${recorded.cidr} ${recorded.action}, now ${now.cidr} ${now.action}${now.ip_policy.id !== recorded.ipPolicyId ? ` in ${now.ip_policy.id}` : ""})` : undefined;

@@ -223,7 +223,7 @@ export interface Marker {
 export type MarkedObject = readonly string[];
 
 const MANAGED_BY = "pulumi-accessctl";
-/** Longest stack or resource name a marker keeps (URN parts can be long): a marker stays far within metadata's 4096 bytes. */
+/** Longest stack or resource name a marker keeps (URN parts can be long): far within metadata's 4096 bytes. */
 export const MARKER_NAME_MAX = 1024;
 const SIG_BYTES = 16; // 128 bits of HMAC-SHA256
 
@@ -270,7 +270,8 @@ export function provenMarker(m: Marker, on: MarkedObject): boolean {
 export function newMarker(urn: unknown, on?: MarkedObject): Marker {
   const { stack, resource } = ownerOf(urn);
   const clip = (v: string | undefined) => v?.slice(0, MARKER_NAME_MAX);
-  const m: Marker = { ...(stack ? { stack: clip(stack) } : {}), ...(resource ? { resource: clip(resource) } : {}), attempt: randomBytes(8).toString("hex") };
+  const named = { ...(stack ? { stack: clip(stack) } : {}), ...(resource ? { resource: clip(resource) } : {}) };
+  const m: Marker = { ...named, attempt: randomBytes(8).toString("hex") };
   const key = on ? teamKeySetting()?.key : undefined;
   return key && on ? { ...m, sig: markerMac(key, m, on) } : m;
 }
@@ -288,7 +289,8 @@ export function readMarker(metadata: unknown): Marker | undefined {
     const m = JSON.parse(metadata) as Record<string, unknown>;
     const str = (v: unknown) => (typeof v === "string" ? v : undefined);
     if (typeof m.attempt !== "string") return undefined;
-    return { stack: str(m.stack), resource: str(m.resource), attempt: m.attempt, ...(str(m.sig) ? { sig: str(m.sig) } : {}) };
+    const sig = str(m.sig) ? { sig: str(m.sig) } : {};
+    return { stack: str(m.stack), resource: str(m.resource), attempt: m.attempt, ...sig };
   } catch {
     return undefined;
   }
@@ -303,7 +305,12 @@ export function visibleMetadata(metadata: unknown): string {
  * A create's or update's body, with the resource's marker where it would leave metadata unset (signed
  * onto `on`: see newMarker); the marker it wrote, if any.
  */
-export function marked<B extends { metadata?: string }>(body: B, urn: unknown, update = false, on?: MarkedObject): { body: B; marker?: Marker } {
+export function marked<B extends { metadata?: string }>(
+  body: B,
+  urn: unknown,
+  update = false,
+  on?: MarkedObject,
+): { body: B; marker?: Marker } {
   if (update ? body.metadata !== "" : body.metadata) return { body };
   const marker = newMarker(urn, on);
   return { body: { ...body, metadata: markerText(marker) }, marker };

@@ -91,7 +91,8 @@ export async function believe404(method: string, conn: Connection, response: Api
   // has seen one of them (or a sibling: another rule of its policy) in this process. ACCESSCTL_ACCEPT_GONE
   // is the user's say-so for a refresh's reads only (acceptGoneApplies): never in a create, update or
   // destroy, so a destroy never empties a state on the word of a key that sees none of its objects.
-  if (response.keyUsed && !(await keyProven(response.keyUsed)) && !acceptGoneApplies(method, currentOperation()?.kind, process.env.ACCESSCTL_ACCEPT_GONE)) {
+  const saidGone = acceptGoneApplies(method, currentOperation()?.kind, process.env.ACCESSCTL_ACCEPT_GONE);
+  if (response.keyUsed && !(await keyProven(response.keyUsed)) && !saidGone) {
     const setting = settingName("apiKey", conn.apiKeyFrom === "env", conn.profile);
     throw notBelieved(`${setting} sees none of this stack's objects here (${await accountOf(conn, options.source, get)}): it may be the key of another account`,
       `set ${setting} to a key of the account that holds this stack's objects; if they were deleted outside Pulumi, \`ACCESSCTL_ACCEPT_GONE=1 pulumi refresh\` records them as gone`);
@@ -103,7 +104,7 @@ export async function believe404(method: string, conn: Connection, response: Api
  * a `read` operation (a refresh). A delete, or any request of a create, update or destroy (whose
  * reads decide what is left to delete), or outside a known operation: never.
  */
-export function acceptGoneApplies(method: string, kind: OperationKind | undefined, setting: string | undefined): boolean {
+export function acceptGoneApplies(method: string, kind: OperationKind | undefined, setting?: string): boolean {
   return setting === "1" && method === "GET" && kind === "read";
 }
 

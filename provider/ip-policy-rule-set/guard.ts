@@ -88,7 +88,7 @@ export interface Situation {
   claimedElsewhere: (id: string) => boolean;
   /** The marker of a rule another stack's resource made, when it verifies (ownership.ts): the set never touches it. */
   othersOf: (id: string) => Marker | undefined;
-  /** Whether a rule's marker names another stack, verified or not: ACCESSCTL_ADOPT_EXISTING never takes it (none: no such rule). */
+  /** Whether a rule's marker names another stack, verified or not: ACCESSCTL_ADOPT_EXISTING never takes it. */
   claimedByOther?: (id: string) => boolean;
   /** ACCESSCTL_ADOPT_EXISTING=1: a rule exactly as declared on a CIDR to add is taken over. */
   adoptExisting: boolean;
@@ -160,7 +160,8 @@ export function reconcile(p: Plan, s: Situation): Decision {
   // ACCESSCTL_ADOPT_EXISTING=1 takes what an interrupted run of this stack can have made: never a rule
   // another stack's marker names (a claim that does not verify contradicts the say-so all the same).
   const theirs = (id: string) => !!s.othersOf(id) || !!s.claimedByOther?.(id);
-  const adoptable = (r: Member | undefined): r is Member => r !== undefined && !known[r.id] && s.adoptExisting && !theirs(r.id) && exactlyAsDeclared(s.declared, r);
+  const adoptable = (r: Member | undefined): r is Member =>
+    r !== undefined && !known[r.id] && s.adoptExisting && !theirs(r.id) && exactlyAsDeclared(s.declared, r);
 
   const touched = held.steps.flatMap((x) => (x.op === "create" || (x.op === "delete" && !live[x.rule.id]) ? [] : [x.rule]));
   const stale = touched.filter((r) => !unchanged(r, live[r.id])).map((r) => `${named(r)} (${live[r.id] ? `now ${named(live[r.id])}${texts(live[r.id], s.secret)}` : "deleted"})`);

@@ -129,7 +129,7 @@ export async function read(id: string, props: Partial<IpPolicyRuleSetOutputs> = 
   return { id, props: outputs({ ipPolicyId }, rules, props), inputs };
 }
 
-/** What a rule's unverified marker claims, for its line in a message: `, claims IpPolicyRule p of stack s/b: not verified (…)`. */
+/** What a rule's unverified marker claims, `, claims IpPolicyRule p of stack s/b: not verified (…)`. */
 const claimOf = (claims: Claimed[], r: IpPolicyRuleSetMember) => {
   const c = claims.find((x) => x.rule.id === r.id);
   return c ? `, ${claimText(c.maker)}` : "";

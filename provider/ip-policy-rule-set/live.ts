@@ -110,7 +110,8 @@ export function livePolicy(bodies: IpPolicyRuleBody[]): LivePolicy {
   for (const b of bodies) {
     const m = readMarker(b.metadata);
     if (m) markers[b.id] = m;
-    if (m && markerVerifies(teamKey, m, ruleIdentity(b.ip_policy.id, canonicalCidr(b.cidr), b.action))) proven[b.id] = true;
+    const on = ruleIdentity(b.ip_policy.id, canonicalCidr(b.cidr), b.action);
+    if (m && markerVerifies(teamKey, m, on)) proven[b.id] = true;
   }
   return { rules: bodies.map(member), markers, proven };
 }
@@ -120,9 +121,11 @@ export function provenOthers(live: LivePolicy, urn: unknown): (ruleId: string) =
   return (ruleId) => (live.proven[ruleId] ? othersMarker(live.markers[ruleId], urn) : undefined);
 }
 
+type Member = IpPolicyRuleSetMember;
+
 /** A rule and whose its marker says it is. */
 export interface Claimed {
-  rule: IpPolicyRuleSetMember;
+  rule: Member;
   maker: Marker;
 }
 
@@ -131,14 +134,15 @@ export interface Claimed {
  * rest; `claims`: those of the rest whose marker names another stack but does not verify (drift,
  * named with what they claim).
  */
-export function byStack(live: LivePolicy, urn: unknown): { rest: IpPolicyRuleSetMember[]; others: Claimed[]; claims: Claimed[] } {
+export function byStack(live: LivePolicy, urn: unknown): { rest: Member[]; others: Claimed[]; claims: Claimed[] } {
   const proven = provenOthers(live, urn);
-  const whose = (rule: IpPolicyRuleSetMember, verified: boolean) => {
+  const whose = (rule: Member, verified: boolean) => {
     const maker = othersMarker(live.markers[rule.id], urn);
     return maker && !!proven(rule.id) === verified ? [{ rule, maker }] : [];
   };
   const others = live.rules.flatMap((r) => whose(r, true));
-  return { rest: live.rules.filter((r) => !others.some((o) => o.rule === r)), others, claims: live.rules.flatMap((r) => whose(r, false)) };
+  const rest = live.rules.filter((r) => !others.some((o) => o.rule === r));
+  return { rest, others, claims: live.rules.flatMap((r) => whose(r, false)) };
 }
 
 /** How a rule is named in messages: `10.0.0.0/8 allow (ipr_…)`. */
