@@ -29,7 +29,7 @@ import * as provproto from "@pulumi/pulumi/proto/provider_pb";
 import * as statusproto from "@pulumi/pulumi/proto/status_pb";
 import { isSecretValue, SECRET_SIG, SECRET_VALUE, unwrapSecrets } from "../provider/secret-values";
 import { bytesOf, serialize, setValues, valuesOf, withStructs } from "./wire";
-import { configProblems, configure as configureProvider, plainTextKey, plainTextPlanKey, profilesHoldKey } from "../provider/config";
+import { configProblems, configure as configureProvider, plainTextKey, plainTextPlanKey, plainTextTeamKey, profilesHoldKey } from "../provider/config";
 import { holdReports, releaseReports, stopRequests, watchEngine } from "../provider/engine";
 import { plainError } from "../provider/errors";
 import { scrub } from "../provider/http/redact";
@@ -122,6 +122,7 @@ async function configure(req: provproto.ConfigureRequest) {
   // Only here does the engine say which config values are secrets.
   if (typeof raw.apiKey === "string") throw new Error(plainTextKey());
   if (typeof raw.planKey === "string") throw new Error(plainTextPlanKey());
+  if (typeof raw.teamKey === "string") throw new Error(plainTextTeamKey());
   if (raw.profiles !== undefined && !isSecretValue(raw.profiles) && profilesHoldKey(raw.profiles)) throw new Error(plainTextKey("accessctl:profiles"));
   const values = unwrapSecrets(raw);
   await configureProvider({ config: { get: (key: string) => values[key.replace(/^accessctl:/, "")] } });

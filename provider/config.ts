@@ -67,6 +67,15 @@ export interface ProviderConfig {
    */
   planKey?: string;
   /**
+   * The team's secret that signs the provider's ownership markers: the stacks that share an account and
+   * leave each other's rules alone configure the same one (at least 16 characters). A marker that does
+   * not verify with it proves nothing: an IpPolicyRuleSet treats its rule as drift. Set it as a secret
+   * (`pulumi config set --secret accessctl:teamKey`): one in plain text is refused. Else the environment
+   * variable ACCESSCTL_TEAM_KEY. See docs/design/ownership.md.
+   * @secret
+   */
+  teamKey?: string;
+  /**
    * Named accounts, for resources with `profile`: `{"staging": {"apiUrl": "…", "apiKey": "…"}}`
    * (`pulumi config set --secret --path accessctl:profiles.staging.apiKey …`). Else ACCESSCTL_<PROFILE>_API_URL / _API_KEY.
    * @secret
@@ -113,8 +122,39 @@ type Setting = "API_URL" | "API_KEY" | "MAX_REQUESTS_PER_MINUTE" | "MAX_RETRIES"
 const SETTINGS: Record<Key, Setting> = { apiUrl: "API_URL", apiKey: "API_KEY", maxRequestsPerMinute: "MAX_REQUESTS_PER_MINUTE", maxRetries: "MAX_RETRIES" };
 
 // Filled by the dynamic provider's configure(). Empty in the program process, which never calls configure().
-function stackConfigSlot(): { value?: ConfigSource; rejected?: string[]; planKey?: string } {
-  return processState<{ value?: ConfigSource; rejected?: string[]; planKey?: string }>("stack-config", () => ({}));
+interface StackConfig {
+  value?: ConfigSource;
+  rejected?: string[];
+  /** accessctl:planKey (a secret of the stack config): signs the plan file (saved-plan.ts). */
+  planKey?: string;
+  /** accessctl:teamKey (a secret of the stack config), read when the provider is configured. */
+  teamKey?: string;
+}
+
+function stackConfigSlot(): StackConfig {
+  return processState<StackConfig>("stack-config", () => ({}));
+}
+
+/** The shortest team key taken: a shorter one is refused, naming the setting. */
+export const TEAM_KEY_MIN_LENGTH = 16;
+
+/**
+ * The team key that signs and verifies ownership markers (ownership.ts): accessctl:teamKey, else
+ * ACCESSCTL_TEAM_KEY; undefined: none (every marker is then a claim only). Read at call time.
+ */
+export function teamKeySetting(): { key: string; setting: string } | undefined {
+  const fromConfig = stackConfigSlot().teamKey;
+  const fromEnv = process.env.ACCESSCTL_TEAM_KEY;
+  const found = fromConfig
+    ? { key: fromConfig, setting: "accessctl:teamKey" }
+    : fromEnv ? { key: fromEnv, setting: "ACCESSCTL_TEAM_KEY" } : undefined;
+  if (!found) return undefined;
+  holdSecret(found.key);
+  if (found.key.length < TEAM_KEY_MIN_LENGTH) {
+    const size = `at least ${TEAM_KEY_MIN_LENGTH} characters long (it has ${found.key.length})`;
+    throw plainError(`${found.setting} must be ${size}: use a random secret, e.g. \`openssl rand -base64 32\``);
+  }
+  return found;
 }
 
 // ---- a reviewed pipeline's plan file: each job says its role ------------------------------------
@@ -228,6 +268,9 @@ export async function configure(req: { config: { get(key: string): unknown } }):
   if (req.config.get("accessctl:planFile")) throw plainError(`accessctl: ${RETIRED_PLAN_FILE("accessctl:planFile")}; remove it: \`pulumi config rm accessctl:planFile\``);
   const planKey = unwrapSecrets(req.config.get("accessctl:planKey"));
   stackConfigSlot().planKey = typeof planKey === "string" && planKey ? planKey : undefined;
+  const teamKey = unwrapSecrets(req.config.get("accessctl:teamKey"));
+  stackConfigSlot().teamKey = typeof teamKey === "string" && teamKey ? teamKey : undefined;
+  holdSecret(stackConfigSlot().teamKey);
   let raw = unwrapSecrets(req.config.get("accessctl:profiles")); // (secrets inside structured config may come wrapped)
   if (typeof raw === "string") {
     try {
@@ -332,6 +375,14 @@ export function unprovenFallback(doing: "read" | "create"): { why: string; hint:
       ? "set ACCESSCTL_API_KEY to a key of the account that holds this stack's objects, or set accessctl:apiKey to one and run `pulumi up` (or add --run-program)"
       : "set accessctl:apiKey to a live key of the stack's account (`pulumi config set --secret accessctl:apiKey …`), or ACCESSCTL_API_KEY to one, and run `pulumi up` again",
   };
+}
+
+/** Why a stack refuses to run when its team key is kept in plain text (as plainTextKey for the API key). */
+export function plainTextTeamKey(): string {
+  return "accessctl:teamKey is stored in plain text in Pulumi.<stack>.yaml and in the state. " +
+    "Choose a new team key for every stack that shares it, then store it encrypted: " +
+    "`pulumi config set --secret accessctl:teamKey <new key>` " +
+    "(or pass it as ACCESSCTL_TEAM_KEY and `pulumi config rm accessctl:teamKey`)";
 }
 
 /** Why a stack refuses to run when its API key is kept in plain text (the program's check for the dynamic classes, Configure for the plugin). */

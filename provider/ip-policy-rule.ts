@@ -12,7 +12,7 @@ import { listAll } from "./http/pages";
 import { asDeclared, changedFields, checkFields, createBody, Fields, liveInputs, outputsOf, propertyDiff, Reference, updateBody } from "./fields";
 import { lastListed, listsChanged, policyRulesOf, readObject } from "./list-reads";
 import { ruleAccessWords } from "./messages";
-import { adoptExistingAllowed, adoptGone, claim, claimed, claimPolicy, heldBySet, makerName, Marker, marked, noteReplacing, objectExists, othersMarker, ownerOf, readMarker, replacing, resourceLabel, visibleMetadata } from "./ownership";
+import { adoptExistingAllowed, adoptGone, claim, claimed, claimPolicy, heldBySet, makerName, Marker, marked, noteReplacing, objectExists, othersMarker, ownerOf, provenMarker, readMarker, replacing, resourceLabel, ruleIdentity, visibleMetadata } from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
 import { ConfigSource, profileSource } from "./config";
 import { processState } from "./state";
@@ -127,7 +127,7 @@ export async function diff(id: string, olds: IpPolicyRuleOutputs, news: IpPolicy
 export async function create(inputs: IpPolicyRuleInputs & { __urn?: string }) {
   if (inputs.adoptId && !replacing(KIND, inputs.adoptId)) return adopt(inputs.adoptId, inputs);
   const what = `create IP policy rule ${inputs.cidr}`;
-  const { body, marker } = marked(createBody<IpPolicyRuleCreateBody>(FIELDS, inputs), inputs.__urn);
+  const { body, marker } = marked(createBody<IpPolicyRuleCreateBody>(FIELDS, inputs), inputs.__urn, false, signedOnto(inputs));
   try {
     const source = profileSource(inputs.profile);
     const created = (await api<IpPolicyRuleBody>("POST", IP_POLICY_RULES_PATH, { what, body, expect: IP_POLICY_RULE_ANSWER, source }).finally(listsChanged)).body;
@@ -205,9 +205,18 @@ async function converge(found: IpPolicyRuleBody, inputs: IpPolicyRuleInputs) {
   }
 }
 
-/** PATCHes the rule to the inputs: the fields that differ from `current` (the state's), or, with none, all three. A metadata cleared gets the marker back. */
+/** What this resource's marker is signed onto (ownership.ts): its policy, CIDR and action. */
+const signedOnto = (inputs: IpPolicyRuleInputs) =>
+  ruleIdentity(inputs.ipPolicyId, canonicalCidr(inputs.cidr), inputs.action);
+
+/**
+ * PATCHes the rule to the inputs: the fields that differ from `current` (the state's), or, with none,
+ * all three. A metadata cleared gets the marker back; so does a move (a marker is signed onto the CIDR).
+ */
 async function patch(id: string, inputs: IpPolicyRuleInputs & { __urn?: string }, current?: IpPolicyRuleOutputs): Promise<IpPolicyRuleBody> {
-  const { body } = marked(updateBody<IpPolicyRuleUpdateBody>(FIELDS, inputs, current), inputs.__urn, true);
+  const changes = updateBody<IpPolicyRuleUpdateBody>(FIELDS, inputs, current);
+  if (changes.cidr !== undefined && !inputs.metadata) changes.metadata = "";
+  const { body } = marked(changes, inputs.__urn, true, signedOnto(inputs));
   return (await api<IpPolicyRuleBody>("PATCH", rulePath(id), { what: `update IP policy rule ${id}`, body, expect: IP_POLICY_RULE_ANSWER, source: profileSource(inputs.profile) }).finally(listsChanged)).body;
 }
 
@@ -244,9 +253,14 @@ async function remove(id: string, props: IpPolicyRuleOutputs & { __urn?: string 
   await api("DELETE", rulePath(id), { what, allow404: true, source }).finally(listsChanged);
 }
 
-/** Why a rule is no longer the one this stack recorded (another range, action or policy; another stack's marker), or undefined. */
+/**
+ * Why a rule is no longer the one this stack recorded (another range, action or policy; another
+ * stack's marker that verifies), or undefined.
+ */
 function changedSince(recorded: IpPolicyRuleOutputs & { __urn?: string }, now: IpPolicyRuleBody): string | undefined {
-  const other = othersMarker(readMarker(now.metadata), recorded.__urn);
+  const m = readMarker(now.metadata);
+  const proven = m && provenMarker(m, ruleIdentity(now.ip_policy.id, canonicalCidr(now.cidr), now.action));
+  const other = proven ? othersMarker(m, recorded.__urn) : undefined;
   if (other) return `it is ${makerName(other)}'s now (its metadata says so)`;
   const moved = !sameCidr(now.cidr, recorded.cidr) || now.action !== recorded.action || now.ip_policy.id !== recorded.ipPolicyId;
   return moved ? `it changed since this stack recorded it (${recorded.cidr} ${recorded.action}, now ${now.cidr} ${now.action}${now.ip_policy.id !== recorded.ipPolicyId ? ` in ${now.ip_policy.id}` : ""})` : undefined;

@@ -20,7 +20,12 @@ import { processState } from "./state";
 export const DEFAULT_OPERATION_BOUND_MS = 10 * 60_000;
 export const OPERATION_BOUND_SETTING = "ACCESSCTL_OPERATION_TIMEOUT";
 
+/** Which call of the host an operation is (none: a walk's own, a function's). */
+export type OperationKind = "check" | "diff" | "create" | "read" | "update" | "delete";
+
 export interface Operation {
+  /** What the host called: a 404 read in a `read` may be taken at the user's word (http/trust.ts), never in a write. */
+  kind?: OperationKind;
   started: number;
   /** No request of the operation starts after this (Date.now() time). */
   deadline: number;
@@ -44,8 +49,8 @@ export function operationBoundMs(): number {
   return seconds * 1000;
 }
 
-/** Runs `fn` as one operation: its requests and waits end by `boundMs` from now. */
-export function inOperation<T>(fn: () => Promise<T>, boundMs?: number): Promise<T> {
+/** Runs `fn` as one operation (of `kind`): its requests and waits end by `boundMs` from now. */
+export function inOperation<T>(fn: () => Promise<T>, boundMs?: number, kind?: OperationKind): Promise<T> {
   let bound: number;
   try {
     bound = boundMs ?? operationBoundMs();
@@ -54,18 +59,18 @@ export function inOperation<T>(fn: () => Promise<T>, boundMs?: number): Promise<
   }
   const started = Date.now();
   // What a large operation leaves is collected before the host answers, and after (memory.ts).
-  const op: Operation = { started, deadline: started + bound, boundMs: bound, grown: { ms: 0, pages: 0 } };
+  const op: Operation = { ...(kind ? { kind } : {}), started, deadline: started + bound, boundMs: bound, grown: { ms: 0, pages: 0 } };
   return storage().run(op, fn).finally(afterOperation);
 }
 
 /** Runs a write (create, update, delete) as one operation: refused, before it starts, in a job that saves a plan for review (config.ts). */
-export function inWriteOperation<T>(fn: () => Promise<T>): Promise<T> {
+export function inWriteOperation<T>(fn: () => Promise<T>, kind: OperationKind): Promise<T> {
   try {
     refuseWriteWhenSaving();
   } catch (e) {
     return Promise.reject(e);
   }
-  return inOperation(fn);
+  return inOperation(fn, undefined, kind);
 }
 
 /** The operation the caller is part of, if any (none: a test calling a module directly, a walk's own). */
@@ -101,8 +106,9 @@ export function boundHint(rateLimited: boolean): string {
 type Fn = (...args: any[]) => Promise<unknown>;
 
 /** One operation: `fn` on `args`, within the bound (a write: refused in a job that saves a plan). */
-function operate(fn: Fn, args: unknown[], write = false): Promise<unknown> {
-  return (write ? inWriteOperation : inOperation)(() => fn(...args));
+function operate(fn: Fn, args: unknown[], kind: OperationKind): Promise<unknown> {
+  const write = kind === "create" || kind === "update" || kind === "delete";
+  return write ? inWriteOperation(() => fn(...args), kind) : inOperation(() => fn(...args), undefined, kind);
 }
 
 /**
@@ -115,11 +121,11 @@ function operate(fn: Fn, args: unknown[], write = false): Promise<unknown> {
 export function bounded<M extends object>(module: M): M {
   const m = module as unknown as Partial<Record<"check" | "diff" | "create" | "read" | "update" | "delete", Fn>>;
   const out: Record<string, unknown> = { ...(module as Record<string, unknown>) };
-  if (m.check) out.check = (a: unknown, b: unknown) => operate(m.check!, [a, b]);
-  if (m.diff) out.diff = (a: unknown, b: unknown, c: unknown) => operate(m.diff!, [a, b, c]);
-  if (m.create) out.create = (a: unknown) => operate(m.create!, [a], true);
-  if (m.read) out.read = (a: unknown, b: unknown) => operate(m.read!, [a, b]);
-  if (m.update) out.update = (a: unknown, b: unknown, c: unknown) => operate(m.update!, [a, b, c], true);
-  if (m.delete) out.delete = (a: unknown, b: unknown) => operate(m.delete!, [a, b], true);
+  if (m.check) out.check = (a: unknown, b: unknown) => operate(m.check!, [a, b], "check");
+  if (m.diff) out.diff = (a: unknown, b: unknown, c: unknown) => operate(m.diff!, [a, b, c], "diff");
+  if (m.create) out.create = (a: unknown) => operate(m.create!, [a], "create");
+  if (m.read) out.read = (a: unknown, b: unknown) => operate(m.read!, [a, b], "read");
+  if (m.update) out.update = (a: unknown, b: unknown, c: unknown) => operate(m.update!, [a, b, c], "update");
+  if (m.delete) out.delete = (a: unknown, b: unknown) => operate(m.delete!, [a, b], "delete");
   return out as M;
 }

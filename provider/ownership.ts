@@ -3,13 +3,14 @@
 //   provider process of the engine sees the others' claims through the run record).
 // - Across stacks and runs, by what the provider wrote: a marker in an object's metadata (the stack,
 //   the resource and the create attempt that made it; see Marker below). A lost create takes only
-//   the object its own marker names; a set never touches a rule another stack's marker names.
+//   the object its own marker's attempt names; a set leaves a rule only when another stack's marker
+//   on it verifies with the team key (signed onto that rule): any other marker is a claim, not proof.
 // - Else only by the user's say-so: adoptId, takeOver, or ACCESSCTL_ADOPT_EXISTING=1 for one run.
 // The records live on globalThis: module variables are not shared once Pulumi serializes the
 // provider by value, and the symbol is made inside the functions (a captured one cannot be serialized).
 
-import { createHash, randomBytes } from "node:crypto";
-import { ConfigSource, connection } from "./config";
+import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { ConfigSource, connection, teamKeySetting } from "./config";
 import { timeResolution } from "./http/clock";
 import { plainError, setMessage } from "./errors";
 import { addRecord, engineRecords } from "./run-record";
@@ -193,12 +194,15 @@ export function resourceLabel(urn: unknown, type: string, what: string): string 
 
 /**
  * What the provider writes into an object's `metadata` when the program declares none (a rule of a
- * set or an IpPolicyRule, an API key): the stack and resource that made it, and the create attempt.
- * Whose an object is, and whether a create whose answer was lost made it, is decided by this, never
- * by when it was made (anyone can make an identical object in any time window). Other tools see it as
- * the object's metadata: `{"managed-by":"pulumi-accessctl","stack":"proj/dev","resource":"IpPolicyRuleSet::office","attempt":"…"}`.
- * Pulumi never sees it: the outputs show an unset metadata, so it makes no diff, and an import's
- * program declares none. A program that declares its own metadata gets no marker (and no proof).
+ * set or an IpPolicyRule, an API key): the stack and resource that made it, the create attempt, and,
+ * with a team key (accessctl:teamKey / ACCESSCTL_TEAM_KEY), a MAC over those and the object it is on.
+ * Other tools see it as the object's metadata:
+ * `{"managed-by":"pulumi-accessctl","stack":"proj/dev","resource":"IpPolicyRuleSet::office","attempt":"…","sig":"…"}`.
+ * Anyone who can write metadata can write one: only a marker that verifies (markerVerifies) proves
+ * whose a rule is; any other is a claim. The attempt (random, unknown until the create is sent)
+ * proves one create's object whether signed or not. Pulumi never sees a marker: the outputs show an
+ * unset metadata, so it makes no diff, and an import's program declares none. A program that declares
+ * its own metadata gets no marker (and no proof).
  */
 export interface Marker {
   /** `project/stack` of the resource that made it (from its URN); none outside an engine. */
@@ -207,9 +211,26 @@ export interface Marker {
   resource?: string;
   /** This create's attempt: random, one per request. */
   attempt: string;
+  /** The MAC (markerMac), base64url; none: written without a team key (or an API key's: see newMarker). */
+  sig?: string;
 }
 
+/**
+ * What a marker is signed onto: the fields of the object that a copy of the marker could be put on.
+ * A rule's: its policy, canonical CIDR and action (ruleIdentity), so a marker copied onto another
+ * rule, or a rule moved or flipped, no longer verifies.
+ */
+export type MarkedObject = readonly string[];
+
 const MANAGED_BY = "pulumi-accessctl";
+/** Longest stack or resource name a marker keeps (URN parts can be long): far within metadata's 4096 bytes. */
+export const MARKER_NAME_MAX = 1024;
+const SIG_BYTES = 16; // 128 bits of HMAC-SHA256
+
+/** The object a marker on a rule is signed onto. `cidr`: canonical (ip-policy-rule.ts canonicalCidr). */
+export function ruleIdentity(ipPolicyId: string, cidr: string, action: string): MarkedObject {
+  return ["ip-policy-rule", ipPolicyId, cidr, action];
+}
 
 /** Who a resource is, from its URN (`urn:pulumi:<stack>::<project>::<parent$type>::<name>`): the same on either host. */
 export function ownerOf(urn: unknown): Omit<Marker, "attempt"> {
@@ -219,14 +240,46 @@ export function ownerOf(urn: unknown): Omit<Marker, "attempt"> {
   return { stack: `${project}/${stack}`, resource: `${short}::${name.join("::")}` };
 }
 
-/** A new marker for one create request of the resource `urn`. */
-export function newMarker(urn: unknown): Marker {
-  return { ...ownerOf(urn), attempt: randomBytes(8).toString("hex") };
+/**
+ * Pure: the MAC of a marker on an object: HMAC-SHA256 with the team key over the canonical JSON of
+ * the marker's fields and the object's, truncated to 128 bits, base64url.
+ */
+export function markerMac(teamKey: string, m: Omit<Marker, "sig">, on: MarkedObject): string {
+  const canonical = JSON.stringify(["accessctl-marker/v1", m.stack ?? "", m.resource ?? "", m.attempt, ...on]);
+  return createHmac("sha256", teamKey).update(canonical).digest().subarray(0, SIG_BYTES).toString("base64url");
+}
+
+/** Pure: whether a marker is signed with `teamKey` for the object `on` (no key, no signature: no). */
+export function markerVerifies(teamKey: string | undefined, m: Marker, on: MarkedObject): boolean {
+  if (!teamKey || typeof m.sig !== "string") return false;
+  const want = Buffer.from(markerMac(teamKey, m, on));
+  const have = Buffer.from(m.sig);
+  return have.length === want.length && timingSafeEqual(have, want);
+}
+
+/** Whether the marker on this object proves its maker, with the team key configured now. */
+export function provenMarker(m: Marker, on: MarkedObject): boolean {
+  return markerVerifies(teamKeySetting()?.key, m, on);
+}
+
+/**
+ * A new marker for one create request of the resource `urn`: signed onto `on` with the team key, if
+ * one is configured. An API key's is not signed: nothing is decided by whose a key is, only by its
+ * attempt (a lost create), and its owner is not known before it is made.
+ */
+export function newMarker(urn: unknown, on?: MarkedObject): Marker {
+  const { stack, resource } = ownerOf(urn);
+  const clip = (v: string | undefined) => v?.slice(0, MARKER_NAME_MAX);
+  const named = { ...(stack ? { stack: clip(stack) } : {}), ...(resource ? { resource: clip(resource) } : {}) };
+  const m: Marker = { ...named, attempt: randomBytes(8).toString("hex") };
+  const key = on ? teamKeySetting()?.key : undefined;
+  return key && on ? { ...m, sig: markerMac(key, m, on) } : m;
 }
 
 /** The metadata text of a marker. */
 export function markerText(m: Marker): string {
-  return JSON.stringify({ "managed-by": MANAGED_BY, ...(m.stack ? { stack: m.stack } : {}), ...(m.resource ? { resource: m.resource } : {}), attempt: m.attempt });
+  const named = { ...(m.stack ? { stack: m.stack } : {}), ...(m.resource ? { resource: m.resource } : {}) };
+  return JSON.stringify({ "managed-by": MANAGED_BY, ...named, attempt: m.attempt, ...(m.sig ? { sig: m.sig } : {}) });
 }
 
 /** The marker an object's metadata holds, or undefined (metadata of a program's, a hand's, or none). */
@@ -235,7 +288,9 @@ export function readMarker(metadata: unknown): Marker | undefined {
   try {
     const m = JSON.parse(metadata) as Record<string, unknown>;
     const str = (v: unknown) => (typeof v === "string" ? v : undefined);
-    return typeof m.attempt === "string" ? { stack: str(m.stack), resource: str(m.resource), attempt: m.attempt } : undefined;
+    if (typeof m.attempt !== "string") return undefined;
+    const sig = str(m.sig) ? { sig: str(m.sig) } : {};
+    return { stack: str(m.stack), resource: str(m.resource), attempt: m.attempt, ...sig };
   } catch {
     return undefined;
   }
@@ -246,14 +301,25 @@ export function visibleMetadata(metadata: unknown): string {
   return readMarker(metadata) ? "" : typeof metadata === "string" ? metadata : "";
 }
 
-/** A create's or update's body, with the resource's marker where it would leave metadata unset; the marker it wrote, if any. */
-export function marked<B extends { metadata?: string }>(body: B, urn: unknown, update = false): { body: B; marker?: Marker } {
+/**
+ * A create's or update's body, with the resource's marker where it would leave metadata unset (signed
+ * onto `on`: see newMarker); the marker it wrote, if any.
+ */
+export function marked<B extends { metadata?: string }>(
+  body: B,
+  urn: unknown,
+  update = false,
+  on?: MarkedObject,
+): { body: B; marker?: Marker } {
   if (update ? body.metadata !== "" : body.metadata) return { body };
-  const marker = newMarker(urn);
+  const marker = newMarker(urn, on);
   return { body: { ...body, metadata: markerText(marker) }, marker };
 }
 
-/** Another stack's object: its marker names a stack, and not `urn`'s. (No marker, or no stack to compare: not known to be another's.) */
+/**
+ * Another stack's claim: the marker names a stack, and not `urn`'s. (No marker, or no stack to
+ * compare: not known to be another's.) A claim proves nothing unless it verifies (provenMarker).
+ */
 export function othersMarker(marker: Marker | undefined, urn: unknown): Marker | undefined {
   const mine = ownerOf(urn).stack;
   return marker?.stack && mine && marker.stack !== mine ? marker : undefined;
@@ -263,4 +329,15 @@ export function othersMarker(marker: Marker | undefined, urn: unknown): Marker |
 export function makerName(m: Marker): string {
   const [type, name] = (m.resource ?? "").split("::");
   return `${m.resource ? `${type} ${name}` : "a resource"}${m.stack ? ` of stack ${m.stack}` : ""}`;
+}
+
+/** Pure: why a marker did not verify, in words. */
+export function unverifiedWhy(m: Marker, teamKeySet: boolean): string {
+  if (!teamKeySet) return "no team key is set (accessctl:teamKey or ACCESSCTL_TEAM_KEY)";
+  return m.sig ? "its signature does not match this rule and the team key" : "it is not signed";
+}
+
+/** An unverified claim in words: `claims IpPolicyRule partner of stack shop/b: not verified (it is not signed)`. */
+export function claimText(m: Marker): string {
+  return `claims ${makerName(m)}: not verified (${unverifiedWhy(m, teamKeySetting() !== undefined)})`;
 }

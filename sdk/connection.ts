@@ -2,7 +2,7 @@
 // read when called and handed to each request rather than kept in a module variable), and the
 // checks our resource classes make before registering anything.
 import * as pulumi from "@pulumi/pulumi";
-import { ConfigSource, configFrom, plainTextKey, plainTextPlanKey, profilesHoldKey } from "../provider/config";
+import { ConfigSource, configFrom, plainTextKey, plainTextPlanKey, plainTextTeamKey, profilesHoldKey } from "../provider/config";
 
 export function programConfig(): ConfigSource {
   return configFrom((key) => pulumi.runtime.getConfig(key));
@@ -21,6 +21,9 @@ export function checkResource(type: string, name: string, opts: pulumi.CustomRes
   const isSecret = (pulumi.runtime as unknown as { isConfigSecret?: (key: string) => boolean }).isConfigSecret;
   if (pulumi.runtime.getConfig("accessctl:apiKey") !== undefined && isSecret && !isSecret("accessctl:apiKey")) {
     throw new pulumi.RunError(plainTextKey());
+  }
+  if (pulumi.runtime.getConfig("accessctl:teamKey") !== undefined && isSecret && !isSecret("accessctl:teamKey")) {
+    throw new pulumi.RunError(plainTextTeamKey());
   }
   if (profilesHoldKey(pulumi.runtime.getConfig("accessctl:profiles")) && isSecret && !isSecret("accessctl:profiles")) {
     throw new pulumi.RunError(plainTextKey("accessctl:profiles"));

@@ -6,6 +6,7 @@ import { IP_POLICY_RULES_PATH } from "../../contract/ip-policy-rule";
 import { API_KEYS_PATH } from "../../contract/api-key";
 import { ConfigSource, Connection, settingName, unprovenFallback } from "../config";
 import { setMessage } from "../errors";
+import { OperationKind, currentOperation } from "../operation";
 import { processState } from "../state";
 import { describeError, failure, finish } from "./failures";
 import { sleep } from "./outcomes";
@@ -88,12 +89,23 @@ export async function believe404(method: string, conn: Connection, response: Api
   if (wrong) throw notBelieved(`${conn.apiUrl} does not answer as the API does (${wrong})`, urlRight);
   // Any key: a key of another account sees 404 for every object of the stack. Believed once the key
   // has seen one of them (or a sibling: another rule of its policy) in this process. ACCESSCTL_ACCEPT_GONE
-  // is the user's say-so for reads (`pulumi refresh`): a delete's 404 to such a key is never believed.
-  if (response.keyUsed && !(await keyProven(response.keyUsed)) && !(process.env.ACCESSCTL_ACCEPT_GONE === "1" && method === "GET")) {
+  // is the user's say-so for a refresh's reads only (acceptGoneApplies): never in a create, update or
+  // destroy, so a destroy never empties a state on the word of a key that sees none of its objects.
+  const saidGone = acceptGoneApplies(method, currentOperation()?.kind, process.env.ACCESSCTL_ACCEPT_GONE);
+  if (response.keyUsed && !(await keyProven(response.keyUsed)) && !saidGone) {
     const setting = settingName("apiKey", conn.apiKeyFrom === "env", conn.profile);
     throw notBelieved(`${setting} sees none of this stack's objects here (${await accountOf(conn, options.source, get)}): it may be the key of another account`,
       `set ${setting} to a key of the account that holds this stack's objects; if they were deleted outside Pulumi, \`ACCESSCTL_ACCEPT_GONE=1 pulumi refresh\` records them as gone`);
   }
+}
+
+/**
+ * Pure: whether ACCESSCTL_ACCEPT_GONE=1 lets a 404 to an unproven key stand as "gone": only a GET of
+ * a `read` operation (a refresh). A delete, or any request of a create, update or destroy (whose
+ * reads decide what is left to delete), or outside a known operation: never.
+ */
+export function acceptGoneApplies(method: string, kind: OperationKind | undefined, setting?: string): boolean {
+  return setting === "1" && method === "GET" && kind === "read";
 }
 
 /** The account a key reaches, as its own API keys show it: their owners. */

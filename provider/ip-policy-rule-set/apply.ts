@@ -13,7 +13,7 @@ import { ApiFailure } from "../http/failures";
 import { canonicalCidr, FIELDS as RULE_FIELDS, rulePath } from "../ip-policy-rule";
 import { limiterState } from "../limiter";
 import { listsChanged } from "../list-reads";
-import { marked } from "../ownership";
+import { marked, ruleIdentity } from "../ownership";
 import { DeclaredRule } from "./declared";
 import { IpPolicyRuleSetMember, member as memberOf, named, outputs, policyRules } from "./live";
 import { phase, Step } from "./plan";
@@ -79,7 +79,8 @@ function calls(set: Target, live: Record<string, Member>, shown: ReturnType<type
   const source = profileSource(set.profile);
   const run = { failed: [] as ApiFailure[], lostCreates: [] as LostCreate[], createsNotFound: 0, shown, step: async (_s: Step) => {} };
   const post = async (d: DeclaredRule) => {
-    const { body, marker } = marked(createBody<IpPolicyRuleCreateBody>(RULE_FIELDS, { ...d, ipPolicyId: set.ipPolicyId }), set.__urn);
+    const on = ruleIdentity(set.ipPolicyId, d.cidr, String(d.action)); // known by now: a create is made with known values
+    const { body, marker } = marked(createBody<IpPolicyRuleCreateBody>(RULE_FIELDS, { ...d, ipPolicyId: set.ipPolicyId }), set.__urn, false, on);
     try {
       const made = (await api<IpPolicyRuleBody>("POST", IP_POLICY_RULES_PATH, { what: `create IP policy rule ${d.cidr}`, body, expect: IP_POLICY_RULE_ANSWER, source }).finally(() => listsChanged(set.ipPolicyId))).body;
       live[made.id] = memberOf(made);
@@ -92,8 +93,11 @@ function calls(set: Target, live: Record<string, Member>, shown: ReturnType<type
     }
   };
   const patch = async (r: Member, d: DeclaredRule) => {
-    const { body } = marked(updateBody<IpPolicyRuleUpdateBody>(RULE_FIELDS, d, r), set.__urn, true); // what the step changes: texts, or the cidr of a move
     const moving = canonicalCidr(r.cidr) !== d.cidr ? ` → ${d.cidr}` : "";
+    const changes = updateBody<IpPolicyRuleUpdateBody>(RULE_FIELDS, d, r); // what the step changes: texts, or the cidr of a move
+    // A marker is signed onto the rule's CIDR: a move without metadata of the program's writes a new one.
+    if (moving && !d.metadata) changes.metadata = "";
+    const { body } = marked(changes, set.__urn, true, ruleIdentity(set.ipPolicyId, d.cidr, r.action));
     const done = (await api<IpPolicyRuleBody>("PATCH", rulePath(r.id), { what: `update IP policy rule ${r.id} (${r.cidr}${moving})`, body, expect: IP_POLICY_RULE_ANSWER, source }).finally(() => listsChanged(set.ipPolicyId))).body;
     live[r.id] = memberOf(done);
     shown.count("updated");

@@ -31,11 +31,23 @@ import { SavedSet } from "./saved-plan";
 const KIND = "IP policy rule set";
 type Member = IpPolicyRuleSetMember;
 
-/** A policy's rules by whose they are, for the set `urn`: other stacks' (a set's, or another resource's; their markers say so), and the rest. */
+/**
+ * A policy's rules by whose they are, for the set `urn`: other stacks' (a set's, or another
+ * resource's; their markers verify), and the rest. `claimedSets`: rules whose markers name another
+ * stack's set, verified or not: enough to back off (two sets started at once), never to leave a rule.
+ */
 function sortOut(live: LivePolicy, urn: unknown) {
-  const { rest, others } = byStack(live, urn);
-  return { others, otherSets: others.filter((o) => o.maker.resource?.startsWith("IpPolicyRuleSet::")), rest };
+  const { rest, others, claims } = byStack(live, urn);
+  const ofSet = (o: { maker: Marker }) => !!o.maker.resource?.startsWith("IpPolicyRuleSet::");
+  return { others, claims, otherSets: others.filter(ofSet), claimedSets: [...others, ...claims].filter(ofSet), rest };
 }
+
+/**
+ * ACCESSCTL_ADOPT_EXISTING=1 takes a rule exactly as declared (what an interrupted run of this stack
+ * can have made); never one whose marker names another stack, verified or not.
+ */
+const adoptable = (found: ReturnType<typeof sortOut>, declared: DeclaredRule[], r: Member) =>
+  adoptExistingAllowed() && exactlyAsDeclared(declared, r) && !found.claims.some((c) => c.rule === r);
 
 /** The sets of other stacks named by their markers, once each. */
 const setsOf = (found: { maker: Marker }[]) => [...new Set(found.map((f) => makerName(f.maker)))];
@@ -75,7 +87,7 @@ export async function previewCreate(inputs: CheckedRuleSetInputs): Promise<Check
   }
   const what = `create IP policy rule set of ${inputs.ipPolicyId}`;
   if (found.otherSets.length) return [{ property: "ipPolicyId", reason: oneSetOnly(what, inputs.ipPolicyId, found.otherSets, "up would change nothing").message }];
-  const refused = found.rest.filter((r) => !(adoptExistingAllowed() && exactlyAsDeclared(declared, r)));
+  const refused = found.rest.filter((r) => !adoptable(found, declared, r));
   if (!takeover && refused.length) return [{ property: "takeOver", reason: alreadyHolds(what, refused).message.replace("nothing was changed", "up would change nothing") }];
   reportOthers(urn, `${head}`, found.others);
   if (!takeover) return (previewAdoption(inputs, declared, found.rest), []);
@@ -147,7 +159,7 @@ export async function create(inputs: CheckedRuleSetInputs) {
   if (inputs.takeOver === true && found.rest.length) return takeOver(inputs, found.rest, saved, what);
   // ACCESSCTL_ADOPT_EXISTING=1 (after a killed first `up`) takes only what that run can have made:
   // rules exactly as declared. Anything else needs the program to say takeOver: true.
-  const refused = found.rest.filter((r) => !(adoptExistingAllowed() && exactlyAsDeclared(declared, r)));
+  const refused = found.rest.filter((r) => !adoptable(found, declared, r));
   if (refused.length) throw alreadyHolds(what, refused);
   const current = found.rest;
   const held = holdToShown(plan(Object.values(keyed(current)), declared), promises, terms.see);
@@ -194,12 +206,14 @@ function aloneOnPolicy(inputs: CheckedRuleSetInputs, what: string): AfterFirst {
   return async (afterFirst, current) => {
     const made = afterFirst.filter((r) => !current.includes(r));
     const found = sortOut(await policyRules(inputs.ipPolicyId, inputs.profile, what, [], true), inputs.__urn);
-    const since = found.rest.filter((r) => !afterFirst.some((a) => a.id === r.id));
+    // (A set's rule, its marker verified or not, is the race's: cameFirst decides it.)
+    const raced = (r: Member) => found.claimedSets.some((o) => o.rule.id === r.id);
+    const since = found.rest.filter((r) => !afterFirst.some((a) => a.id === r.id) && !raced(r));
     const undo = made.map((rule): Step => ({ op: "delete", rule }));
     const deleted = `this set deleted the ${made.length} rule${made.length === 1 ? "" : "s"} it had made`;
-    if (!cameFirst(made, found.otherSets.map((o) => o.rule))) {
+    if (!cameFirst(made, found.claimedSets.map((o) => o.rule))) {
       const outcome = `it started on the policy at the same time as this one and came first, so ${deleted}`;
-      return { undo, error: oneSetOnly(what, inputs.ipPolicyId, found.otherSets, outcome) };
+      return { undo, error: oneSetOnly(what, inputs.ipPolicyId, found.claimedSets, outcome) };
     }
     if (since.length) {
       return { undo, error: alreadyHolds(what, since, `they came since this command listed the policy, so ${deleted}`) };

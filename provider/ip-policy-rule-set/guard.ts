@@ -86,8 +86,10 @@ export interface Situation {
   see: (s: Step) => StepSeen;
   /** A rule another resource of this run manages (an IpPolicyRule in a handover): the set neither deletes nor moves it. */
   claimedElsewhere: (id: string) => boolean;
-  /** The marker of a rule another stack's resource made (ownership.ts): the set never touches it. */
+  /** The marker of a rule another stack's resource made, when it verifies (ownership.ts): the set never touches it. */
   othersOf: (id: string) => Marker | undefined;
+  /** Whether a rule's marker names another stack, verified or not: ACCESSCTL_ADOPT_EXISTING never takes it. */
+  claimedByOther?: (id: string) => boolean;
   /** ACCESSCTL_ADOPT_EXISTING=1: a rule exactly as declared on a CIDR to add is taken over. */
   adoptExisting: boolean;
   /** A rule not recorded that the refresh of this command's preview found as it is now (another stack's, named there): the preview counted on it. */
@@ -155,8 +157,11 @@ export function reconcile(p: Plan, s: Situation): Decision {
   const known = byId(s.recorded);
   const holder: Record<string, Member> = {};
   for (const r of s.live) holder[canonicalCidr(r.cidr)] = r;
-  // ACCESSCTL_ADOPT_EXISTING=1 takes what an interrupted run of this stack can have made: never a rule another stack's marker names.
-  const adoptable = (r: Member | undefined): r is Member => r !== undefined && !known[r.id] && s.adoptExisting && !s.othersOf(r.id) && exactlyAsDeclared(s.declared, r);
+  // ACCESSCTL_ADOPT_EXISTING=1 takes what an interrupted run of this stack can have made: never a rule
+  // another stack's marker names (a claim that does not verify contradicts the say-so all the same).
+  const theirs = (id: string) => !!s.othersOf(id) || !!s.claimedByOther?.(id);
+  const adoptable = (r: Member | undefined): r is Member =>
+    r !== undefined && !known[r.id] && s.adoptExisting && !theirs(r.id) && exactlyAsDeclared(s.declared, r);
 
   const touched = held.steps.flatMap((x) => (x.op === "create" || (x.op === "delete" && !live[x.rule.id]) ? [] : [x.rule]));
   const stale = touched.filter((r) => !unchanged(r, live[r.id])).map((r) => `${named(r)} (${live[r.id] ? `now ${named(live[r.id])}${texts(live[r.id], s.secret)}` : "deleted"})`);

@@ -13,7 +13,7 @@ import { policyAccessWords } from "../messages";
 import { plainError } from "../errors";
 import { changedFields, checkFields, DiffKind, Fields } from "../fields";
 import { accessEffect, canonicalCidr } from "../access";
-import { adoptExistingAllowed, claim, claimed, claimPolicy, makerName, Marker, noteSetMembers, othersMarker, resourceLabel } from "../ownership";
+import { adoptExistingAllowed, claim, claimed, claimPolicy, claimText, makerName, noteSetMembers, othersMarker, resourceLabel } from "../ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD } from "../profiles";
 import { processState } from "../state";
 import { boolean, CheckFailure, id, isUnknown, UNKNOWN } from "../validate";
@@ -21,7 +21,7 @@ import { apply, listed } from "./apply";
 import { create, previewCreate, previewUnknownCreate, reportLeftUndone, reportOthers, stillOnPolicy } from "./create";
 import { checkRules, CheckedRuleSetInputs, declaredList, DeclaredRule, declaredRules, IpPolicyRuleSetInputs, isUnknownValue, keyedRules, secretRules } from "./declared";
 import { reconcile, unchanged } from "./guard";
-import { byStack, declaredForms, IpPolicyRuleSetMember, IpPolicyRuleSetOutputs, keyed, members, named, outputs, policyRules } from "./live";
+import { byStack, Claimed, declaredForms, IpPolicyRuleSetMember, IpPolicyRuleSetOutputs, keyed, members, named, outputs, policyRules, provenOthers } from "./live";
 import { describe, plan, planDiff, Step, summary, textChanges, texts } from "./plan";
 import { foundAfterPreview, noteRefresh, previewRefreshSaw, promisesFor, promiseTerms, showPlan } from "./promise";
 
@@ -120,16 +120,23 @@ export async function diff(_id: string, olds: IpPolicyRuleSetOutputs, news: Chec
 
 export async function read(id: string, props: Partial<IpPolicyRuleSetOutputs> = {}) {
   const ipPolicyId = props.ipPolicyId ?? id;
-  // Rules other stacks' resources made (their markers say so) are theirs: named, never recorded.
-  const { rest: rules, others } = byStack(await policyRules(ipPolicyId, props.profile, `read IP policy rule set of ${ipPolicyId}`, members(props.rules)), props.__urn);
+  // Rules other stacks' resources made (their markers verify) are theirs: named, never recorded. A
+  // marker that does not verify is a claim: its rule is drift, recorded, and named with its claim.
+  const { rest: rules, others, claims } = byStack(await policyRules(ipPolicyId, props.profile, `read IP policy rule set of ${ipPolicyId}`, members(props.rules)), props.__urn);
   // Inputs as the live policy would declare them: after a refresh, `preview --diff` shows a rule
   // added, changed or deleted by hand as that rule. Read with nothing known of the set (an import),
   // they are what a program writes: a list (Pulumi writes the program from them).
   const declared = declaredForms(rules);
   const inputs = { ipPolicyId, rules: props.rules === undefined ? declaredList(declared) : declared, ...keptInputs(props), ...(props.__plan !== undefined ? { __plan: props.__plan } : {}) };
-  if (props.rules !== undefined) sayDrift(props, rules, others);
+  if (props.rules !== undefined) sayDrift(props, rules, others, claims);
   return { id, props: outputs({ ipPolicyId }, rules, props), inputs };
 }
+
+/** What a rule's unverified marker claims, `, claims IpPolicyRule p of stack s/b: not verified (…)`. */
+const claimOf = (claims: Claimed[], r: IpPolicyRuleSetMember) => {
+  const c = claims.find((x) => x.rule.id === r.id);
+  return c ? `, ${claimText(c.maker)}` : "";
+};
 
 /** What changed in a rule: `cidr a → b, description "x" → "y"`. */
 function driftOf(was: IpPolicyRuleSetMember, now: IpPolicyRuleSetMember, secret: boolean): string {
@@ -147,7 +154,7 @@ const accessDrift = (props: Partial<IpPolicyRuleSetOutputs>, rules: IpPolicyRule
  * and records the rules it found added or changed: this command's destroy leaves them (its preview
  * cannot name them).
  */
-function sayDrift(props: Partial<IpPolicyRuleSetOutputs>, rules: IpPolicyRuleSetMember[], others: { rule: IpPolicyRuleSetMember; maker: Marker }[]): void {
+function sayDrift(props: Partial<IpPolicyRuleSetOutputs>, rules: IpPolicyRuleSetMember[], others: Claimed[], claims: Claimed[]): void {
   const before: Record<string, IpPolicyRuleSetMember> = {};
   for (const r of members(props.rules)) before[r.id] = r;
   const now: Record<string, true> = {};
@@ -165,7 +172,7 @@ function sayDrift(props: Partial<IpPolicyRuleSetOutputs>, rules: IpPolicyRuleSet
   if (!counts.length && !others.length) return;
   const head = counts.length ? `rules changed since the state last recorded the policy: ${counts.join(", ")}` : `the policy holds ${others.length} rule${others.length === 1 ? "" : "s"} other stacks made, left to them`;
   report(props.__urn, [`refresh of the IpPolicyRuleSet of ${props.ipPolicyId}: ${head}`,
-    ...lines("added", added.map((r) => `${named(r)}${texts(r, secret)}`)), ...lines("changed", changed), ...lines("deleted", deleted),
+    ...lines("added", added.map((r) => `${named(r)}${texts(r, secret)}${claimOf(claims, r)}`)), ...lines("changed", changed), ...lines("deleted", deleted),
     ...lines("left", others.map((o) => `${named(o.rule)}, made by ${makerName(o.maker)} (not recorded)`)),
     // What the changes found did to the policy's access: a drift gate's log names the exposure.
     ...(counts.length ? [accessDrift(props, rules)] : []),
@@ -188,7 +195,8 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
   const decided = reconcile(plan(recorded, declared), {
     recorded, declared, live: current, promises, secret: secretRules(olds, news), see: terms.see,
     claimedElsewhere: (ruleId) => claimed("IP policy rule", ruleId),
-    othersOf: (ruleId) => othersMarker(live.markers[ruleId], news.__urn),
+    othersOf: provenOthers(live, news.__urn),
+    claimedByOther: (ruleId) => !!othersMarker(live.markers[ruleId], news.__urn),
     adoptExisting: adoptExistingAllowed(),
     previewSaw: (r) => saw(terms.seeRule(r)),
   });
@@ -237,8 +245,9 @@ async function remove(id: string, props: IpPolicyRuleSetOutputs): Promise<void> 
   }
   const recorded = members(props.rules);
   const live = await policyRules(ipPolicyId, props.profile, what, recorded, true);
-  // Rules other stacks' resources made are theirs (their markers say so): never deleted, and they do not stop a destroy.
-  const { rest: current, others } = byStack(live, props.__urn);
+  // Rules other stacks' resources made are theirs (their markers verify): never deleted, and they do
+  // not stop a destroy. A rule whose marker only claims so is as any rule added by hand.
+  const { rest: current, others, claims } = byStack(live, props.__urn);
   // The rules the state knows, as it knows them: one changed since is not deleted unseen (refresh
   // first); one that came since (or that the refresh after this command's preview found) is left, and
   // named: a deny left closes; an allow left would stay open with nothing managing it, so then nothing
@@ -258,7 +267,7 @@ async function remove(id: string, props: IpPolicyRuleSetOutputs): Promise<void> 
   const kept = rest.filter((r) => !ours(r));
   const open = kept.filter((r) => r.action !== "deny");
   if (open.length) {
-    throw plainError(`${what}: the policy holds ${open.length} allow rule${open.length === 1 ? "" : "s"} no preview of this stack showed (added since its last refresh, by hand, another stack or an interrupted up): ${listed(open.map(named))}; nothing was deleted, ` +
+    throw plainError(`${what}: the policy holds ${open.length} allow rule${open.length === 1 ? "" : "s"} no preview of this stack showed (added since its last refresh, by hand, another stack or an interrupted up): ${listed(open.map((r) => named(r) + claimOf(claims, r)))}; nothing was deleted, ` +
       "as deleting the set's other rules would leave them open with nothing managing them. Run `pulumi up --refresh` (or `pulumi destroy --refresh` when destroying the stack): its preview's refresh names them, and the delete then takes them with the set.");
   }
   const deletes = rest.filter(ours).map((rule): Step => ({ op: "delete", rule }));

@@ -1,12 +1,12 @@
 // The rules of a policy as they stand: what the account's rule list says of one policy, each rule
 // as the set's output `rules` holds it (keyed by canonical CIDR), and the outputs.
 import { IP_POLICY_RULE_ANSWER, IpPolicyRuleBody, RuleAction } from "../../contract/ip-policy-rule";
-import { profileSource } from "../config";
+import { profileSource, teamKeySetting } from "../config";
 import { liveInputs, outputsOf } from "../fields";
 import { api } from "../http/api";
 import { canonicalCidr, rulePath } from "../ip-policy-rule";
 import { policyRulesOf } from "../list-reads";
-import { Marker, othersMarker, readMarker } from "../ownership";
+import { Marker, markerVerifies, othersMarker, readMarker, ruleIdentity } from "../ownership";
 import { keptInputs } from "../profiles";
 import { compareCidrs, IpPolicyRuleSetRule, MEMBER_FIELDS } from "./declared";
 
@@ -74,10 +74,14 @@ export function outputs(inputs: { ipPolicyId: string }, rules: IpPolicyRuleSetMe
   return { ipPolicyId: inputs.ipPolicyId, rules: keyed(rules), ...keptInputs(kept), ...(kept.__plan !== undefined ? { __plan: kept.__plan } : {}) };
 }
 
-/** A policy's rules as listed now, and the markers their metadata holds (by rule id: who made each, ownership.ts). */
+/**
+ * A policy's rules as listed now, and the markers their metadata holds (by rule id: who each claims
+ * made it, ownership.ts); `proven`: the ids whose marker verifies with the team key on that very rule.
+ */
 export interface LivePolicy {
   rules: IpPolicyRuleSetMember[];
   markers: Record<string, Marker>;
+  proven: Record<string, true>;
 }
 
 /**
@@ -102,20 +106,44 @@ export async function policyRules(ipPolicyId: string, profile: unknown, what: st
 
 export function livePolicy(bodies: IpPolicyRuleBody[]): LivePolicy {
   const markers: Record<string, Marker> = {};
+  const proven: Record<string, true> = {};
+  const teamKey = teamKeySetting()?.key; // read once: a listing may hold many thousands of rules
   for (const b of bodies) {
     const m = readMarker(b.metadata);
     if (m) markers[b.id] = m;
+    const on = ruleIdentity(b.ip_policy.id, canonicalCidr(b.cidr), b.action);
+    if (m && markerVerifies(teamKey, m, on)) proven[b.id] = true;
   }
-  return { rules: bodies.map(member), markers };
+  return { rules: bodies.map(member), markers, proven };
 }
 
-/** The rules of a policy that another stack's resources made (their markers say so), and the rest. */
-export function byStack(live: LivePolicy, urn: unknown): { rest: IpPolicyRuleSetMember[]; others: { rule: IpPolicyRuleSetMember; maker: Marker }[] } {
-  const others = live.rules.flatMap((rule) => {
+/** The marker of a rule another stack's resource made, when it verifies (a claim alone proves nothing). */
+export function provenOthers(live: LivePolicy, urn: unknown): (ruleId: string) => Marker | undefined {
+  return (ruleId) => (live.proven[ruleId] ? othersMarker(live.markers[ruleId], urn) : undefined);
+}
+
+type Member = IpPolicyRuleSetMember;
+
+/** A rule and whose its marker says it is. */
+export interface Claimed {
+  rule: Member;
+  maker: Marker;
+}
+
+/**
+ * The rules of a policy another stack's resources made (their markers verify: `others`), and the
+ * rest; `claims`: those of the rest whose marker names another stack but does not verify (drift,
+ * named with what they claim).
+ */
+export function byStack(live: LivePolicy, urn: unknown): { rest: Member[]; others: Claimed[]; claims: Claimed[] } {
+  const proven = provenOthers(live, urn);
+  const whose = (rule: Member, verified: boolean) => {
     const maker = othersMarker(live.markers[rule.id], urn);
-    return maker ? [{ rule, maker }] : [];
-  });
-  return { rest: live.rules.filter((r) => !others.some((o) => o.rule === r)), others };
+    return maker && !!proven(rule.id) === verified ? [{ rule, maker }] : [];
+  };
+  const others = live.rules.flatMap((r) => whose(r, true));
+  const rest = live.rules.filter((r) => !others.some((o) => o.rule === r));
+  return { rest, others, claims: live.rules.flatMap((r) => whose(r, false)) };
 }
 
 /** How a rule is named in messages: `10.0.0.0/8 allow (ipr_…)`. */

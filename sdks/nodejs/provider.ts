@@ -42,6 +42,7 @@ export class Provider extends pulumi.ProviderResource {
             resourceInputs["maxRetries"] = pulumi.output(args?.maxRetries).apply(JSON.stringify);
             resourceInputs["planKey"] = args?.planKey ? pulumi.secret(args.planKey) : undefined;
             resourceInputs["profiles"] = pulumi.output(args?.profiles ? pulumi.secret(args.profiles) : undefined).apply(JSON.stringify);
+            resourceInputs["teamKey"] = args?.teamKey ? pulumi.secret(args.teamKey) : undefined;
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
         super(Provider.__pulumiType, name, resourceInputs, opts);
@@ -76,4 +77,8 @@ export interface ProviderArgs {
      * Named accounts, for resources with `profile`: `{"staging": {"apiUrl": "…", "apiKey": "…"}}` (`pulumi config set --secret --path accessctl:profiles.staging.apiKey …`). Else ACCESSCTL_<PROFILE>_API_URL / _API_KEY.
      */
     profiles?: pulumi.Input<{[key: string]: pulumi.Input<inputs.AccountProfileArgs>} | undefined>;
+    /**
+     * The team's secret that signs the provider's ownership markers: the stacks that share an account and leave each other's rules alone configure the same one (at least 16 characters). A marker that does not verify with it proves nothing: an IpPolicyRuleSet treats its rule as drift. Set it as a secret (`pulumi config set --secret accessctl:teamKey`): one in plain text is refused. Else the environment variable ACCESSCTL_TEAM_KEY. See docs/design/ownership.md.
+     */
+    teamKey?: pulumi.Input<string | undefined>;
 }

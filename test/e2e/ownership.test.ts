@@ -4,6 +4,9 @@
 //   2. a set next to another stack's rule on its policy: never moves, records or deletes it;
 //   3. two sets started on one empty policy at once: one goes on, the other deletes what it made and fails;
 //   4. a refresh through another account's key: fails, naming the key's setting, and forgets nothing.
+// The two stacks share a team key (A in its secret config, B in the environment): their markers verify.
+// Issue 39: a marker that does not verify proves nothing (a forged claim on a set's policy is drift),
+// and ACCESSCTL_ACCEPT_GONE never empties a state by destroy.
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { client, listAll, RunningEmulator, startEmulator } from "../helpers/emulator";
 import { startFaultProxy } from "../helpers/fault-proxy";
@@ -15,6 +18,9 @@ afterEach(async () => {
 });
 
 const fast = { "accessctl:maxRequestsPerMinute": { value: "100000" } };
+const TEAM_KEY = "e2e-team-key-0123456789abcdef";
+const teamConfig = { ...fast, "accessctl:teamKey": { value: TEAM_KEY, secret: true } };
+const teamEnv = { ACCESSCTL_TEAM_KEY: TEAM_KEY };
 const onPolicy = async (emu: RunningEmulator, p: string) => (await listAll(emu.url, emu.adminToken, "/ip_policy_rules", "ip_policy_rules")).filter((r) => r.ip_policy.id === p);
 
 describe("ownership between stacks", () => {
@@ -25,8 +31,8 @@ describe("ownership between stacks", () => {
     cleanups.push(() => proxy.close());
     const api = client(emu.url, emu.adminToken);
     const [p, q] = emu.fixtures.ipPolicies;
-    const stackA = testStack({ project: inject("e2e"), emulator: { ...emu, url: proxy.url }, name: "own-a", extraConfig: fast, credentials: "env" });
-    const stackB = testStack({ project: inject("e2e"), emulator: emu, name: "own-b", extraConfig: fast });
+    const stackA = testStack({ project: inject("e2e"), emulator: { ...emu, url: proxy.url }, name: "own-a", extraConfig: teamConfig, credentials: "env" });
+    const stackB = testStack({ project: inject("e2e"), emulator: emu, name: "own-b", extraConfig: fast, env: teamEnv });
     cleanups.push(() => stackA.cleanup(), () => stackB.cleanup());
 
     // 1. A's create of a deny is held 4 s at the gateway and answered 502, never forwarded; B makes the identical rule meanwhile.
@@ -67,7 +73,7 @@ describe("ownership between stacks", () => {
     // usually empty): one fails, naming the other; q holds the other's rules only. On a loaded machine
     // the later one's preview may list the first one's rule already: it then fails there, writing nothing.
     proxy.hold("POST", /^\/ip_policy_rules$/, 5000);
-    const stackC = testStack({ project: inject("e2e"), emulator: { ...emu, url: proxy.url }, name: "own-c", extraConfig: fast });
+    const stackC = testStack({ project: inject("e2e"), emulator: { ...emu, url: proxy.url }, name: "own-c", extraConfig: fast, env: teamEnv });
     cleanups.push(() => stackC.cleanup());
     const [x, y] = await Promise.all([
       stackA.start("up", setOn(q, [{ cidr: "10.5.0.0/16", action: "deny" }, { cidr: "10.0.0.0/8", action: "allow" }])).done,
@@ -78,5 +84,36 @@ describe("ownership between stacks", () => {
     expect(loser.output).toMatch(new RegExp(`are managed by IpPolicyRuleSet s of stack accessctl-e2e/${winner} \\(their metadata say so\\); (it started on the policy at the same time as this one and came first, so this set deleted the 1 rule it had made|up would change nothing)`));
     const held = (await onPolicy(emu, q)).map((r) => r.cidr).sort();
     expect(held).toEqual(x.ok ? ["10.0.0.0/8", "10.5.0.0/16"] : ["10.6.0.0/16"]);
+  });
+
+  it("a forged marker on a set's policy is drift: the gate fails naming its claim, up --refresh deletes it; a destroy with ACCESSCTL_ACCEPT_GONE and another account's key keeps the state", async () => {
+    const emu = await startEmulator(["--rate-limit", "off"]);
+    cleanups.push(() => emu.stop());
+    const api = client(emu.url, emu.adminToken);
+    const p = emu.fixtures.ipPolicies[0];
+    const stack = testStack({ project: inject("e2e"), emulator: emu, name: "own-forged", extraConfig: fast, credentials: "env", env: teamEnv });
+    cleanups.push(() => stack.cleanup());
+    const spec: Spec = { sets: { s: { ipPolicyId: p, rules: [{ cidr: "10.20.0.0/16", action: "allow" }, { cidr: "10.5.0.0/16", action: "deny" }] } }, idsOnly: true };
+    await stack.ok("up", spec);
+    const live = async () => (await onPolicy(emu, p)).map((r) => `${r.cidr} ${r.action}`).sort();
+    // Reproduction 5: a hand-made 0.0.0.0/0 allow whose marker names a stack that does not exist, with a
+    // signature copied from the set's own deny (valid there, not on this rule).
+    const deny = (await onPolicy(emu, p)).find((r) => r.cidr === "10.5.0.0/16")!;
+    const claim = { ...JSON.parse(deny.metadata), stack: "accessctl-e2e/ghost", resource: "IpPolicyRule::partner" };
+    const forged = (await api.post("/ip_policy_rules", { ip_policy_id: p, cidr: "0.0.0.0/0", action: "allow", metadata: JSON.stringify(claim) })).body;
+    const gate = await stack.run("preview", spec, { refresh: true, expectNoChanges: true });
+    expect(gate.ok).toBe(false);
+    expect(gate.output).toContain(`added 0.0.0.0/0 allow (${forged.id}), claims IpPolicyRule partner of stack accessctl-e2e/ghost: not verified (its signature does not match this rule and the team key)`);
+    await stack.ok("up", spec, { refresh: true });
+    expect(await live()).toEqual(["10.20.0.0/16 allow", "10.5.0.0/16 deny"]);
+    // Reproduction 4: destroy with the user's say-so and a key of another account: fails, nothing deleted or forgotten.
+    const gone = await stack.run("destroy", spec, { env: { ...teamEnv, ACCESSCTL_ACCEPT_GONE: "1", ACCESSCTL_API_KEY: emu.otherAccountToken } });
+    expect(gone.ok).toBe(false);
+    expect(gone.output).toContain("not taken as deleted: ACCESSCTL_API_KEY sees none of this stack's objects here");
+    expect(await live()).toEqual(["10.20.0.0/16 allow", "10.5.0.0/16 deny"]);
+    const set = stack.state().resources.find((r) => r.type.endsWith(":IpPolicyRuleSet"));
+    expect(Object.keys(set.outputs.rules).sort()).toEqual(["10.20.0.0/16", "10.5.0.0/16"]);
+    await stack.ok("destroy", spec);
+    expect(await live()).toEqual([]);
   });
 });

@@ -112,7 +112,7 @@ describe("the plugin from a YAML program", () => {
     await destroyScenario(stack, emu);
   });
 
-  it("refuses at preview, before any request: an API key kept in plain text, alone or in profiles (Configure), a URL that is not https (CheckConfig)", async () => {
+  it("refuses at preview, before any request: an API key (or the team key) kept in plain text, alone or in profiles (Configure), a URL that is not https (CheckConfig)", async () => {
     const { project: e2e, home } = packedPlugin(cleanups);
     const emu = await startEmulator(["--rate-limit", "off"]);
     cleanups.push(() => emu.stop());
@@ -129,6 +129,11 @@ describe("the plugin from a YAML program", () => {
     const refusedToo = await inProfiles.run("preview", {});
     expect(refusedToo.ok).toBe(false);
     expect(refusedToo.output).toContain("accessctl:profiles holds an API key stored in plain text in Pulumi.<stack>.yaml and in the state");
+    const plainTeam = testStack({ project: { dir, binDir: e2e.binDir }, emulator: emu, name: "plain-team", env: home.env, extraConfig: { "accessctl:teamKey": { value: "team-key-0123456789abcdef", secret: false } } });
+    cleanups.push(() => plainTeam.cleanup());
+    const team = await plainTeam.run("preview", {});
+    expect(team.ok).toBe(false);
+    expect(team.output).toContain("accessctl:teamKey is stored in plain text in Pulumi.<stack>.yaml and in the state");
     const http = testStack({ project: { dir, binDir: e2e.binDir }, emulator: emu, name: "http", env: home.env, extraConfig: { "accessctl:apiUrl": { value: "http://192.0.2.10:8787" } } });
     cleanups.push(() => http.cleanup());
     const bad = await http.run("preview", {});

@@ -98,7 +98,7 @@ describe("credentials", () => {
     await s.ok("destroy", spec, rotated);
   });
 
-  it("preview fails without an API key, and refuses one kept in plain text (and a plain plan key, and the retired planFile)", async () => {
+  it("preview fails without an API key, and refuses one kept in plain text (and a plain plan key or team key, and the retired planFile)", async () => {
     const emu = await emulator();
     const spec: Spec = { keys: { k: { description: "never made" } } };
     const viaEnv = stack(emu, "no-key", { credentials: "env" });
@@ -129,6 +129,12 @@ describe("credentials", () => {
     expect(planFile.ok).toBe(false);
     expect(planFile.output).toContain("accessctl:planFile is no longer read: each job of a reviewed pipeline says its role. " +
       "In the job that previews for review, set ACCESSCTL_PLAN_SAVE=<file>");
+    // The team key that signs ownership markers (issue 39) is refused in plain text too.
+    const plainTeam = stack(emu, "plain-team-key");
+    const team = await plainTeam.run("preview", spec, { moreConfig: { "accessctl:teamKey": { value: "team-key-0123456789abcdef" } } });
+    expect(team.ok).toBe(false);
+    expect(team.output).toContain("accessctl:teamKey is stored in plain text in Pulumi.<stack>.yaml and in the state");
+    expect(team.output).toContain("pulumi config set --secret accessctl:teamKey <new key>");
     expect((await emu.stats()).requests).toBe(before);
   });
 });

@@ -225,6 +225,82 @@ describe("the marker: whose object this is, by what the provider wrote (issue 35
   });
 });
 
+describe("a signed marker (issue 39): proof only when it verifies with the team key on that very rule", () => {
+  const KEY = "team-key-0123456789abcdef";
+  const urn = "urn:pulumi:b::shop::accessctl:index:IpPolicyRule::partner";
+  const on = ownership.ruleIdentity("ipp_1", "10.7.0.0/16", "allow");
+  const withTeamKey = <T>(key: string | undefined, fn: () => T): T => {
+    const before = process.env.ACCESSCTL_TEAM_KEY;
+    if (key === undefined) delete process.env.ACCESSCTL_TEAM_KEY;
+    else process.env.ACCESSCTL_TEAM_KEY = key;
+    try {
+      return fn();
+    } finally {
+      if (before === undefined) delete process.env.ACCESSCTL_TEAM_KEY;
+      else process.env.ACCESSCTL_TEAM_KEY = before;
+    }
+  };
+
+  it("verifies what it signed; any other key, rule, policy, action, field or signature does not", () => {
+    const m = { stack: "shop/b", resource: "IpPolicyRule::partner", attempt: "0123456789abcdef" };
+    const sig = ownership.markerMac(KEY, m, on);
+    expect(sig).toMatch(/^[A-Za-z0-9_-]{22}$/); // 128 bits, base64url
+    const signed = { ...m, sig };
+    expect(ownership.markerVerifies(KEY, signed, on)).toBe(true);
+    expect(ownership.markerVerifies(`${KEY}x`, signed, on)).toBe(false);
+    expect(ownership.markerVerifies(undefined, signed, on)).toBe(false);
+    expect(ownership.markerVerifies(KEY, m, on)).toBe(false); // unsigned
+    for (const other of [["ipp_2", "10.7.0.0/16", "allow"], ["ipp_1", "0.0.0.0/0", "allow"], ["ipp_1", "10.7.0.0/16", "deny"]]) {
+      expect(ownership.markerVerifies(KEY, signed, ownership.ruleIdentity(...other))).toBe(false); // copied onto another rule
+    }
+    for (const field of ["stack", "resource", "attempt"] as const) expect(ownership.markerVerifies(KEY, { ...signed, [field]: `${m[field]}x` }, on)).toBe(false);
+    expect(ownership.markerVerifies(KEY, { ...signed, sig: sig.slice(0, 21) }, on)).toBe(false);
+    // Fields are not run together: "a","bc" and "ab","c" differ.
+    expect(ownership.markerMac(KEY, { stack: "a", resource: "bc", attempt: "x" }, on)).not.toBe(ownership.markerMac(KEY, { stack: "ab", resource: "c", attempt: "x" }, on));
+  });
+
+  it("writes a signed marker with a team key (and reads it back), an unsigned one without; a short key is refused, naming the setting and the limit", () => {
+    const signed = withTeamKey(KEY, () => ownership.newMarker(urn, on));
+    expect(ownership.readMarker(ownership.markerText(signed))).toEqual(signed);
+    expect(withTeamKey(KEY, () => ownership.provenMarker(signed, on))).toBe(true);
+    expect(withTeamKey(undefined, () => ownership.provenMarker(signed, on))).toBe(false);
+    expect(withTeamKey(undefined, () => ownership.newMarker(urn, on)).sig).toBeUndefined();
+    expect(withTeamKey(KEY, () => ownership.newMarker(urn)).sig).toBeUndefined(); // an API key's: nothing to sign onto
+    expect(() => withTeamKey("short", () => ownership.newMarker(urn, on))).toThrow("ACCESSCTL_TEAM_KEY must be at least 16 characters long (it has 5)");
+  });
+
+  it("stays within metadata's 4096 bytes, however long the stack and resource names", () => {
+    const long = `urn:pulumi:${"s".repeat(3000)}::${"p".repeat(3000)}::accessctl:index:IpPolicyRule::${"n".repeat(5000)}`;
+    const m = withTeamKey(KEY, () => ownership.newMarker(long, on));
+    expect(Buffer.byteLength(ownership.markerText(m))).toBeLessThanOrEqual(4096);
+    expect(ownership.markerVerifies(KEY, ownership.readMarker(ownership.markerText(m)), on)).toBe(true);
+  });
+
+  it("says why a claim is not verified", () => {
+    const m = { stack: "shop/b", resource: "IpPolicyRule::partner", attempt: "a" };
+    expect(ownership.unverifiedWhy(m, false)).toBe("no team key is set (accessctl:teamKey or ACCESSCTL_TEAM_KEY)");
+    expect(ownership.unverifiedWhy(m, true)).toBe("it is not signed");
+    expect(ownership.unverifiedWhy({ ...m, sig: "x" }, true)).toBe("its signature does not match this rule and the team key");
+  });
+});
+
+describe("ACCESSCTL_ACCEPT_GONE (issue 39, reproduction 4): a say-so for a refresh's reads only", () => {
+  const trust = compiled("provider/http/trust.js");
+  it.each([
+    ["GET", "read", "1", true],
+    ["GET", "delete", "1", false],
+    ["GET", "update", "1", false],
+    ["GET", "create", "1", false],
+    ["GET", undefined, "1", false],
+    ["DELETE", "read", "1", false],
+    ["DELETE", "delete", "1", false],
+    ["GET", "read", undefined, false],
+    ["GET", "read", "true", false],
+  ])("%s in a %s operation, ACCESSCTL_ACCEPT_GONE=%s: %s", (method, kind, setting, applies) => {
+    expect(trust.acceptGoneApplies(method, kind, setting)).toBe(applies);
+  });
+});
+
 describe("a lost rule create takes exactly its own rule (issue 35, case 1)", () => {
   const URN_A = "urn:pulumi:a::shop::accessctl:index:IpPolicyRule::deny";
   const URN_B = "urn:pulumi:b::shop::accessctl:index:IpPolicyRule::deny";

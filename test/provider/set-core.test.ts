@@ -128,12 +128,13 @@ describe("covers: whether what a preview showed holds a step", () => {
 describe("reconcile: what an update writes, between the listing and the first write", () => {
   const ok = { withheld: [], leftUndone: [], heldBack: [], refused: [], adopted: [], strangers: [], others: [], changedByHand: [] };
   /** The update: `recorded` (the state), `declared`, what the preview showed (made from `previewed` × `declared`, or none), the policy `live`. */
-  const decide = (o: { recorded: Rule[]; declared: any[]; live?: Rule[]; previewed?: Rule[]; shownDeclared?: any[]; claimed?: string[]; adopt?: boolean; others?: Record<string, object>; previewSaw?: string[] }) => {
+  const decide = (o: { recorded: Rule[]; declared: any[]; live?: Rule[]; previewed?: Rule[]; shownDeclared?: any[]; claimed?: string[]; adopt?: boolean; others?: Record<string, object>; claims?: string[]; previewSaw?: string[] }) => {
     const promises = o.previewed ? [[{ steps: plan(o.previewed, o.shownDeclared ?? o.declared).steps.map(see) }]] : [];
     const r = reconcile(plan(o.recorded, o.declared), {
       recorded: o.recorded, declared: o.declared, live: o.live ?? o.recorded, promises, see, secret: false,
       claimedElsewhere: (id: string) => (o.claimed ?? []).includes(id), adoptExisting: !!o.adopt,
       othersOf: (id: string) => (o.others ?? {})[id], previewSaw: (r: Rule) => (o.previewSaw ?? []).includes(r.id),
+      claimedByOther: (id: string) => (o.claims ?? []).includes(id),
     });
     return { ...r, steps: steps(r), adopted: r.adopted.map((x: Rule) => x.id), strangers: r.strangers.map((x: Rule) => x.id), others: r.others.map((o: any) => `${o.rule.id} ${o.maker.stack}`), heldBecause: undefined };
   };
@@ -155,6 +156,12 @@ describe("reconcile: what an update writes, between the listing and the first wr
     ["ACCESSCTL_ADOPT_EXISTING never takes a rule another stack's marker names: the CIDR is refused, naming its maker",
       { recorded: [], live: [m("O", "10.9.0.0/16 allow")], declared: [d("10.9.0.0/16 allow")], adopt: true, others: { ipr_O: { stack: "p/b", resource: "IpPolicyRule::o", attempt: "a" } } },
       { ...ok, steps: [], refused: ["10.9.0.0/16 allow (ipr_O) (IpPolicyRule o of stack p/b's: its metadata says so)"], strangers: ["ipr_O"], others: ["ipr_O p/b"] }],
+    ["nor one whose marker claims another stack without verifying: the CIDR is refused, the rule named as not recorded (issue 39)",
+      { recorded: [], live: [m("O", "10.9.0.0/16 allow")], declared: [d("10.9.0.0/16 allow")], adopt: true, claims: ["ipr_O"] },
+      { ...ok, steps: [], refused: ["10.9.0.0/16 allow (ipr_O) (not recorded: added since the last refresh, by hand or by another stack)"], strangers: ["ipr_O"] }],
+    ["a rule whose unverified claim the refresh recorded is the set's: the plan shown deletes it (issue 39)",
+      { recorded: [D, m("O", "10.0.0.0/8 allow")], previewed: [D, m("O", "10.0.0.0/8 allow")], declared: [], claims: ["ipr_O"] },
+      { ...ok, steps: ["delete ipr_O", "delete ipr_D"] }],
     ["a rule changed by hand after the preview showed its delete (the update's refresh recorded it): left undone",
       { recorded: [A, m("D", "10.7.0.0/16 deny", "block attacker")], previewed: [A, D], declared: [d("10.0.0.0/8 allow")] },
       { ...ok, steps: [], leftUndone: ["delete 10.7.0.0/16 deny (ipr_D)"] }],

@@ -2,23 +2,29 @@
 // stack's provider made (its marker) is never moved, recorded or deleted by a set; a rule resource's
 // delete leaves a rule that is no longer the one it recorded; a key of another account makes no
 // object of the stack gone. One process plays each stack (a URN of its own).
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { client, RunningEmulator, startEmulator } from "../helpers/emulator";
 import { startFaultProxy } from "../helpers/fault-proxy";
 import { compiled, configureRequest, newRun, serializedProvider } from "../helpers/provider";
 
 const config = compiled("provider/config.js");
+const inOperation = compiled("provider/operation.js").inOperation;
 const URN_A = "urn:pulumi:a::shop::pulumi-nodejs:dynamic/accessctl:IpPolicyRuleSet::office";
 const URN_B = "urn:pulumi:b::shop::pulumi-nodejs:dynamic/accessctl:IpPolicyRule::partner";
 let emu: RunningEmulator;
 let set: any;
 let rule: any;
+// The stacks here share a team key (docs/design/ownership.md): their markers verify. Without one, or
+// with a marker that does not verify, a set's policy holds no one else's rules (see "unverified markers").
+const TEAM_KEY = "team-key-of-shop-0123456789abcdef";
 beforeAll(async () => {
+  process.env.ACCESSCTL_TEAM_KEY = TEAM_KEY;
   emu = await startEmulator(["--rate-limit", "off"]);
   set = (await serializedProvider("ip-policy-rule-set")).provider;
   rule = (await serializedProvider("ip-policy-rule")).provider;
 });
 afterAll(async () => {
+  delete process.env.ACCESSCTL_TEAM_KEY;
   await emu.stop();
 });
 
@@ -88,6 +94,25 @@ describe("a key of another account makes no object of the stack gone (case 4)", 
     await cleanUp(p);
   });
 
+  it("a set's destroy with ACCESSCTL_ACCEPT_GONE=1 and a key of another account fails, deleting nothing and forgetting nothing", async () => {
+    await withKey(emu.adminToken);
+    const p = emu.fixtures.ipPolicies[0];
+    newRun();
+    const made = await set.create((await set.check({}, { ipPolicyId: p, rules: [{ cidr: "10.1.0.0/16", action: "allow" }, { cidr: "10.2.0.0/16", action: "deny" }], __urn: URN_A })).inputs);
+    freshProcess();
+    await withKey(emu.otherAccountToken);
+    process.env.ACCESSCTL_ACCEPT_GONE = "1";
+    try {
+      const err = await inOperation(() => set.delete(p, made.outs), undefined, "delete").catch((e: Error) => e);
+      expect(String(err)).toContain("not taken as deleted: accessctl:apiKey sees none of this stack's objects here");
+    } finally {
+      delete process.env.ACCESSCTL_ACCEPT_GONE;
+    }
+    expect(await live(p)).toEqual(["10.1.0.0/16 allow", "10.2.0.0/16 deny"]);
+    await withKey(emu.adminToken);
+    await cleanUp(p);
+  });
+
   it("a rule deleted by hand, alone on its policy: not taken as gone unless the user says so (ACCESSCTL_ACCEPT_GONE=1)", async () => {
     await withKey(emu.adminToken);
     const p = emu.fixtures.ipPolicies[1];
@@ -99,7 +124,10 @@ describe("a key of another account makes no object of the stack gone (case 4)", 
     freshProcess();
     process.env.ACCESSCTL_ACCEPT_GONE = "1";
     try {
-      expect(await rule.read(made.id, made.outs)).toEqual({});
+      expect(await inOperation(() => rule.read(made.id, made.outs), undefined, "read")).toEqual({});
+      // Not in a destroy: its read of the rule is no refresh (issue 39, reproduction 4).
+      freshProcess();
+      expect(String(await inOperation(() => rule.delete(made.id, made.outs), undefined, "delete").catch((e: Error) => e))).toContain("not taken as deleted");
     } finally {
       delete process.env.ACCESSCTL_ACCEPT_GONE;
     }
@@ -225,6 +253,94 @@ describe("what an attack found", () => {
     await rule.create((await rule.check({}, { ipPolicyId: p, cidr: "10.5.0.0/16", action: "deny", description: "kept", adoptId: denyId, __urn: URN_B })).inputs);
     await set.delete(p, made.outs);
     expect(await live(p)).toEqual(["10.5.0.0/16 deny"]);
+    await cleanUp(p);
+  });
+});
+
+describe("unverified markers prove nothing (issue 39, reproduction 5)", () => {
+  /** What the provider reports (outside an engine, to stderr) while `fn` runs. */
+  const said = async <T>(fn: () => Promise<T>): Promise<{ value: T; text: string }> => {
+    const lines: string[] = [];
+    const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk: any) => (lines.push(String(chunk)), true));
+    try {
+      return { value: await fn(), text: lines.join("") };
+    } finally {
+      spy.mockRestore();
+    }
+  };
+  const forge = (from: any, extra: Record<string, string> = {}) => JSON.stringify({ ...JSON.parse(from.metadata), ...extra });
+
+  it("a marker copied from another stack's rule onto a hand-made 0.0.0.0/0 allow: the refresh records it, naming its claim; up deletes it; the copied-from rule stays theirs", async () => {
+    await withKey(emu.adminToken);
+    const p = emu.fixtures.ipPolicies[0];
+    newRun();
+    const made = await set.create((await set.check({}, { ipPolicyId: p, rules: [{ cidr: "192.0.2.0/24", action: "deny" }], __urn: URN_A })).inputs);
+    newRun();
+    const theirs = await rule.create((await rule.check({}, { ipPolicyId: p, cidr: "10.7.0.0/16", action: "allow", __urn: URN_B })).inputs);
+    const signed = (await api().get(`/ip_policy_rules/${theirs.id}`)).body;
+    expect(JSON.parse(signed.metadata).sig).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    const forged = (await api().post("/ip_policy_rules", { ip_policy_id: p, cidr: "0.0.0.0/0", action: "allow", metadata: forge(signed) })).body;
+    const ghost = (await api().post("/ip_policy_rules", { ip_policy_id: p, cidr: "10.9.0.0/16", action: "allow", metadata: forge(signed, { stack: "shop/nowhere", sig: "" }) })).body;
+    freshProcess();
+    const { value, text } = await said(() => set.read(p, { ...made.outs, __urn: URN_A }));
+    expect(Object.keys(value.props.rules).sort()).toEqual(["0.0.0.0/0", "10.9.0.0/16", "192.0.2.0/24"]);
+    expect(text).toContain(`added 0.0.0.0/0 allow (${forged.id}), claims IpPolicyRule partner of stack shop/b: not verified (its signature does not match this rule and the team key)`);
+    expect(text).toContain(`added 10.9.0.0/16 allow (${ghost.id}), claims IpPolicyRule partner of stack shop/nowhere: not verified (it is not signed)`);
+    expect(text).toContain(`left 10.7.0.0/16 allow (${theirs.id}), made by IpPolicyRule partner of stack shop/b (not recorded)`);
+    const next = (await set.check(value.props, { ipPolicyId: p, rules: [{ cidr: "192.0.2.0/24", action: "deny" }], __urn: URN_A })).inputs;
+    const d = await set.diff(p, value.props, next);
+    expect(d.changes).toBe(true);
+    await set.update(p, value.props, next);
+    expect(await live(p)).toEqual(["10.7.0.0/16 allow", "192.0.2.0/24 deny"]);
+    await cleanUp(p);
+  });
+
+  it("with no team key a set is authoritative: another stack's rule on its policy is drift, named with its claim, and deleted by up", async () => {
+    await withKey(emu.adminToken);
+    const p = emu.fixtures.ipPolicies[0];
+    newRun();
+    const made = await set.create((await set.check({}, { ipPolicyId: p, rules: [{ cidr: "192.0.2.0/24", action: "allow" }], __urn: URN_A })).inputs);
+    newRun();
+    await rule.create((await rule.check({}, { ipPolicyId: p, cidr: "10.7.0.0/16", action: "allow", __urn: URN_B })).inputs);
+    delete process.env.ACCESSCTL_TEAM_KEY;
+    try {
+      freshProcess();
+      const { value, text } = await said(() => set.read(p, { ...made.outs, __urn: URN_A }));
+      expect(text).toMatch(/added 10\.7\.0\.0\/16 allow \(ipr_\w+\), claims IpPolicyRule partner of stack shop\/b: not verified \(no team key is set \(accessctl:teamKey or ACCESSCTL_TEAM_KEY\)\)/);
+      const next = (await set.check(value.props, { ipPolicyId: p, rules: [{ cidr: "192.0.2.0/24", action: "allow" }], __urn: URN_A })).inputs;
+      await set.diff(p, value.props, next);
+      await set.update(p, value.props, next);
+      expect(await live(p)).toEqual(["192.0.2.0/24 allow"]);
+    } finally {
+      process.env.ACCESSCTL_TEAM_KEY = TEAM_KEY;
+    }
+    await cleanUp(p);
+  });
+
+  it("a rule resource's delete deletes its rule although a marker of another stack was written on it by hand (not verified)", async () => {
+    await withKey(emu.adminToken);
+    const p = emu.fixtures.ipPolicies[1];
+    newRun();
+    const mine = await rule.create((await rule.check({}, { ipPolicyId: p, cidr: "10.8.0.0/16", action: "allow", __urn: URN_B })).inputs);
+    const claim = JSON.stringify({ "managed-by": "pulumi-accessctl", stack: "shop/a", resource: "IpPolicyRuleSet::office", attempt: "0123456789abcdef" });
+    await api().patch(`/ip_policy_rules/${mine.id}`, { metadata: claim });
+    newRun();
+    await rule.delete(mine.id, mine.outs);
+    expect(await live(p)).toEqual([]);
+  });
+
+  it("a rule resource's move writes a marker signed onto its new CIDR: a set of another stack on the policy still leaves it", async () => {
+    await withKey(emu.adminToken);
+    const p = emu.fixtures.ipPolicies[0];
+    newRun();
+    const made = await set.create((await set.check({}, { ipPolicyId: p, rules: [{ cidr: "192.0.2.0/24", action: "deny" }], __urn: URN_A })).inputs);
+    newRun();
+    const theirs = await rule.create((await rule.check({}, { ipPolicyId: p, cidr: "10.7.0.0/16", action: "allow", __urn: URN_B })).inputs);
+    const moved = (await rule.check(theirs.outs, { ipPolicyId: p, cidr: "10.6.0.0/16", action: "allow", __urn: URN_B })).inputs;
+    await rule.update(theirs.id, { ...theirs.outs, __urn: URN_B }, moved);
+    freshProcess();
+    const refreshed = (await set.read(p, { ...made.outs, __urn: URN_A })).props;
+    expect(Object.keys(refreshed.rules)).toEqual(["192.0.2.0/24"]);
     await cleanUp(p);
   });
 });

@@ -24,7 +24,9 @@ const started = startOf("self");
 // A `pulumi preview` command before it: another process (this one's parent, alive too), with its start time.
 const previewCommand = { pid: process.ppid, started: startOf(process.ppid) };
 
+const TEAM_KEY = "team-key-of-promise-0123456789"; // stacks promise/* share it: their markers verify
 beforeAll(async () => {
+  process.env.ACCESSCTL_TEAM_KEY = TEAM_KEY;
   emu = await startEmulator(["--rate-limit", "off"]);
   set = (await serializedProvider("ip-policy-rule-set")).provider;
   const staging = { apiUrl: emu.url, apiKey: emu.adminToken }; // another profile of the same account
@@ -33,6 +35,7 @@ beforeAll(async () => {
     "accessctl:profiles": JSON.stringify({ staging }) }));
 });
 afterAll(async () => {
+  delete process.env.ACCESSCTL_TEAM_KEY;
   if (savedHome === undefined) delete process.env.PULUMI_HOME;
   else process.env.PULUMI_HOME = savedHome;
   delete state().engine;
@@ -105,8 +108,13 @@ it("a rule changed by hand after the preview showed its delete is not deleted (t
 });
 
 describe("another stack's allow on the policy", () => {
-  const theirs = (p: string, cidr: string) => api().post("/ip_policy_rules", { ip_policy_id: p, cidr, action: "allow",
-    metadata: JSON.stringify({ "managed-by": "pulumi-accessctl", stack: "promise/b", resource: "IpPolicyRule::partner", attempt: "0" }) });
+  const ownership = compiled("provider/ownership.js");
+  /** Stack promise/b's allow, its marker signed with the team key (as its provider writes it); `forged`: the same claim, unsigned. */
+  const theirs = (p: string, cidr: string, forged = false) => {
+    const m = { stack: "promise/b", resource: "IpPolicyRule::partner", attempt: "0" };
+    const sig = forged ? {} : { sig: ownership.markerMac(TEAM_KEY, m, ownership.ruleIdentity(p, cidr, "allow")) };
+    return api().post("/ip_policy_rules", { ip_policy_id: p, cidr, action: "allow", metadata: JSON.stringify({ "managed-by": "pulumi-accessctl", ...m, ...sig }) });
+  };
   const rules = [{ cidr: "10.0.0.0/8", action: "allow" }, { cidr: "10.5.0.0/16", action: "deny" }];
   const keep = [{ cidr: "10.0.0.0/8", action: "allow" }];
 
@@ -117,6 +125,17 @@ describe("another stack's allow on the policy", () => {
     await preview(p, state0, keep); // its refresh names 192.0.2.0/24 allow, left to stack promise/b
     await update(p, state0, keep);
     expect(await live(p)).toEqual(["10.0.0.0/8 allow", "192.0.2.0/24 allow"]);
+    await cleanUp(p);
+  });
+
+  it("an allow whose marker claims their stack but does not verify is this set's drift: the refresh records it, up --refresh deletes it with the deny", async () => {
+    const p = emu.fixtures.ipPolicies[0];
+    const state0 = await existing(p, rules);
+    await theirs(p, "0.0.0.0/0", true);
+    const refreshed = await preview(p, state0, keep); // its refresh records 0.0.0.0/0 allow; its diff shows the delete
+    expect(Object.keys(refreshed.rules)).toContain("0.0.0.0/0");
+    await update(p, state0, keep);
+    expect(await live(p)).toEqual(["10.0.0.0/8 allow"]);
     await cleanUp(p);
   });
 

@@ -41,7 +41,7 @@ describe("Pulumi package schema", () => {
     }
   });
 
-  it("marks as secret exactly the key's token and the provider's apiKey, planKey and profiles", () => {
+  it("marks as secret exactly the key's token and the provider's apiKey, planKey, teamKey and profiles", () => {
     const secrets: string[] = [];
     const walk = (where: string, properties: Record<string, { secret?: boolean }> = {}) => {
       for (const [name, p] of Object.entries(properties)) if (p.secret) secrets.push(`${where}.${name}`);
@@ -58,9 +58,11 @@ describe("Pulumi package schema", () => {
         "config.apiKey",
         "config.planKey",
         "config.profiles",
+        "config.teamKey",
         "provider.apiKey",
         "provider.planKey",
         "provider.profiles",
+        "provider.teamKey",
         `${T("ApiKey")}.out.token`,
         `${T("AccountProfile")}.apiKey`, // a profile's key, inside the secret profiles
       ].sort(),
@@ -134,7 +136,7 @@ describe("Pulumi package schema", () => {
   });
 
   it("configures the provider from ProviderConfig", () => {
-    expect(Object.keys(schema.config.variables).sort()).toEqual(["apiKey", "apiUrl", "maxRequestsPerMinute", "maxRetries", "planKey", "profiles"]);
+    expect(Object.keys(schema.config.variables).sort()).toEqual(["apiKey", "apiUrl", "maxRequestsPerMinute", "maxRetries", "planKey", "profiles", "teamKey"]);
     expect(schema.provider.inputProperties).toEqual(schema.config.variables);
     expect(schema.config.variables.maxRetries.type).toBe("integer");
     expect(schema.config.variables.profiles).toMatchObject({ type: "object", additionalProperties: ref("AccountProfile"), secret: true });

@@ -32,6 +32,9 @@ func NewProvider(ctx *pulumi.Context,
 	if args.Profiles != nil {
 		args.Profiles = pulumi.ToSecret(args.Profiles).(AccountProfileMapInput)
 	}
+	if args.TeamKey != nil {
+		args.TeamKey = pulumi.ToSecret(args.TeamKey).(pulumi.StringPtrInput)
+	}
 	opts = internal.PkgResourceDefaultOpts(opts)
 	var resource Provider
 	err := ctx.RegisterResource("pulumi:providers:accessctl", name, args, &resource, opts...)
@@ -54,6 +57,8 @@ type providerArgs struct {
 	PlanKey *string `pulumi:"planKey"`
 	// Named accounts, for resources with `profile`: `{"staging": {"apiUrl": "…", "apiKey": "…"}}` (`pulumi config set --secret --path accessctl:profiles.staging.apiKey …`). Else ACCESSCTL_<PROFILE>_API_URL / _API_KEY.
 	Profiles map[string]AccountProfile `pulumi:"profiles"`
+	// The team's secret that signs the provider's ownership markers: the stacks that share an account and leave each other's rules alone configure the same one (at least 16 characters). A marker that does not verify with it proves nothing: an IpPolicyRuleSet treats its rule as drift. Set it as a secret (`pulumi config set --secret accessctl:teamKey`): one in plain text is refused. Else the environment variable ACCESSCTL_TEAM_KEY. See docs/design/ownership.md.
+	TeamKey *string `pulumi:"teamKey"`
 }
 
 // The set of arguments for constructing a Provider resource.
@@ -70,6 +75,8 @@ type ProviderArgs struct {
 	PlanKey pulumi.StringPtrInput
 	// Named accounts, for resources with `profile`: `{"staging": {"apiUrl": "…", "apiKey": "…"}}` (`pulumi config set --secret --path accessctl:profiles.staging.apiKey …`). Else ACCESSCTL_<PROFILE>_API_URL / _API_KEY.
 	Profiles AccountProfileMapInput
+	// The team's secret that signs the provider's ownership markers: the stacks that share an account and leave each other's rules alone configure the same one (at least 16 characters). A marker that does not verify with it proves nothing: an IpPolicyRuleSet treats its rule as drift. Set it as a secret (`pulumi config set --secret accessctl:teamKey`): one in plain text is refused. Else the environment variable ACCESSCTL_TEAM_KEY. See docs/design/ownership.md.
+	TeamKey pulumi.StringPtrInput
 }
 
 func (ProviderArgs) ElementType() reflect.Type {

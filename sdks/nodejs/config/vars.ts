@@ -75,3 +75,14 @@ Object.defineProperty(exports, "profiles", {
     enumerable: true,
 });
 
+/**
+ * The team's secret that signs the provider's ownership markers: the stacks that share an account and leave each other's rules alone configure the same one (at least 16 characters). A marker that does not verify with it proves nothing: an IpPolicyRuleSet treats its rule as drift. Set it as a secret (`pulumi config set --secret accessctl:teamKey`): one in plain text is refused. Else the environment variable ACCESSCTL_TEAM_KEY. See docs/design/ownership.md.
+ */
+export declare const teamKey: string | undefined;
+Object.defineProperty(exports, "teamKey", {
+    get() {
+        return __config.get("teamKey");
+    },
+    enumerable: true,
+});
+

@@ -25,7 +25,8 @@ class ProviderArgs:
                  max_requests_per_minute: pulumi.Input[Optional[_builtins.int]] = None,
                  max_retries: pulumi.Input[Optional[_builtins.int]] = None,
                  plan_key: pulumi.Input[Optional[_builtins.str]] = None,
-                 profiles: pulumi.Input[Optional[Mapping[str, pulumi.Input['AccountProfileArgs']]]] = None):
+                 profiles: pulumi.Input[Optional[Mapping[str, pulumi.Input['AccountProfileArgs']]]] = None,
+                 team_key: pulumi.Input[Optional[_builtins.str]] = None):
         """
         The set of arguments for constructing a Provider resource.
 
@@ -35,6 +36,7 @@ class ProviderArgs:
         :param pulumi.Input[_builtins.int] max_retries: Retries of one request after 429, 502, 503, 504 or a lost connection. Default 8. Else ACCESSCTL_MAX_RETRIES.
         :param pulumi.Input[_builtins.str] plan_key: The pipeline's secret that signs a set's plan file (ACCESSCTL_PLAN_SAVE / ACCESSCTL_PLAN_HOLD): the job that saves a plan for review and the job that deploys it hold the same. Set it as a secret (`pulumi config set --secret accessctl:planKey`): one in plain text is refused. Else the environment variable ACCESSCTL_PLAN_KEY; without either, a key derived from the API key. See docs/guides/rule-sets.md.
         :param pulumi.Input[Mapping[str, pulumi.Input['AccountProfileArgs']]] profiles: Named accounts, for resources with `profile`: `{"staging": {"apiUrl": "…", "apiKey": "…"}}` (`pulumi config set --secret --path accessctl:profiles.staging.apiKey …`). Else ACCESSCTL_<PROFILE>_API_URL / _API_KEY.
+        :param pulumi.Input[_builtins.str] team_key: The team's secret that signs the provider's ownership markers: the stacks that share an account and leave each other's rules alone configure the same one (at least 16 characters). A marker that does not verify with it proves nothing: an IpPolicyRuleSet treats its rule as drift. Set it as a secret (`pulumi config set --secret accessctl:teamKey`): one in plain text is refused. Else the environment variable ACCESSCTL_TEAM_KEY. See docs/design/ownership.md.
         """
         if api_key is not None:
             pulumi.set(__self__, "api_key", api_key)
@@ -48,6 +50,8 @@ class ProviderArgs:
             pulumi.set(__self__, "plan_key", plan_key)
         if profiles is not None:
             pulumi.set(__self__, "profiles", profiles)
+        if team_key is not None:
+            pulumi.set(__self__, "team_key", team_key)
 
     @_builtins.property
     @pulumi.getter(name="apiKey")
@@ -121,6 +125,18 @@ class ProviderArgs:
     def profiles(self, value: pulumi.Input[Optional[Mapping[str, pulumi.Input['AccountProfileArgs']]]]):
         pulumi.set(self, "profiles", value)
 
+    @_builtins.property
+    @pulumi.getter(name="teamKey")
+    def team_key(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The team's secret that signs the provider's ownership markers: the stacks that share an account and leave each other's rules alone configure the same one (at least 16 characters). A marker that does not verify with it proves nothing: an IpPolicyRuleSet treats its rule as drift. Set it as a secret (`pulumi config set --secret accessctl:teamKey`): one in plain text is refused. Else the environment variable ACCESSCTL_TEAM_KEY. See docs/design/ownership.md.
+        """
+        return pulumi.get(self, "team_key")
+
+    @team_key.setter
+    def team_key(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "team_key", value)
+
 
 @pulumi.type_token("pulumi:providers:accessctl")
 class Provider(pulumi.ProviderResource):
@@ -134,6 +150,7 @@ class Provider(pulumi.ProviderResource):
                  max_retries: pulumi.Input[Optional[_builtins.int]] = None,
                  plan_key: pulumi.Input[Optional[_builtins.str]] = None,
                  profiles: pulumi.Input[Optional[Mapping[str, pulumi.Input[Union['AccountProfileArgs', 'AccountProfileArgsDict']]]]] = None,
+                 team_key: pulumi.Input[Optional[_builtins.str]] = None,
                  __props__=None):
         """
         The provider's configuration: the stack config `accessctl:<name>` (the default provider's), or the inputs of a provider resource; each setting falls back to an environment variable.
@@ -146,6 +163,7 @@ class Provider(pulumi.ProviderResource):
         :param pulumi.Input[_builtins.int] max_retries: Retries of one request after 429, 502, 503, 504 or a lost connection. Default 8. Else ACCESSCTL_MAX_RETRIES.
         :param pulumi.Input[_builtins.str] plan_key: The pipeline's secret that signs a set's plan file (ACCESSCTL_PLAN_SAVE / ACCESSCTL_PLAN_HOLD): the job that saves a plan for review and the job that deploys it hold the same. Set it as a secret (`pulumi config set --secret accessctl:planKey`): one in plain text is refused. Else the environment variable ACCESSCTL_PLAN_KEY; without either, a key derived from the API key. See docs/guides/rule-sets.md.
         :param pulumi.Input[Mapping[str, pulumi.Input[Union['AccountProfileArgs', 'AccountProfileArgsDict']]]] profiles: Named accounts, for resources with `profile`: `{"staging": {"apiUrl": "…", "apiKey": "…"}}` (`pulumi config set --secret --path accessctl:profiles.staging.apiKey …`). Else ACCESSCTL_<PROFILE>_API_URL / _API_KEY.
+        :param pulumi.Input[_builtins.str] team_key: The team's secret that signs the provider's ownership markers: the stacks that share an account and leave each other's rules alone configure the same one (at least 16 characters). A marker that does not verify with it proves nothing: an IpPolicyRuleSet treats its rule as drift. Set it as a secret (`pulumi config set --secret accessctl:teamKey`): one in plain text is refused. Else the environment variable ACCESSCTL_TEAM_KEY. See docs/design/ownership.md.
         """
         ...
     @overload
@@ -177,6 +195,7 @@ class Provider(pulumi.ProviderResource):
                  max_retries: pulumi.Input[Optional[_builtins.int]] = None,
                  plan_key: pulumi.Input[Optional[_builtins.str]] = None,
                  profiles: pulumi.Input[Optional[Mapping[str, pulumi.Input[Union['AccountProfileArgs', 'AccountProfileArgsDict']]]]] = None,
+                 team_key: pulumi.Input[Optional[_builtins.str]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
         if not isinstance(opts, pulumi.ResourceOptions):
@@ -192,6 +211,7 @@ class Provider(pulumi.ProviderResource):
             __props__.__dict__["max_retries"] = pulumi.Output.from_input(max_retries).apply(pulumi.runtime.to_json) if max_retries is not None else None
             __props__.__dict__["plan_key"] = None if plan_key is None else pulumi.Output.secret(plan_key)
             __props__.__dict__["profiles"] = pulumi.Output.secret(profiles).apply(pulumi.runtime.to_json) if profiles is not None else None
+            __props__.__dict__["team_key"] = None if team_key is None else pulumi.Output.secret(team_key)
         super(Provider, __self__).__init__(
             'accessctl',
             resource_name,

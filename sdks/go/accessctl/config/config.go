@@ -40,3 +40,8 @@ func GetPlanKey(ctx *pulumi.Context) string {
 func GetProfiles(ctx *pulumi.Context) string {
 	return config.Get(ctx, "accessctl:profiles")
 }
+
+// The team's secret that signs the provider's ownership markers: the stacks that share an account and leave each other's rules alone configure the same one (at least 16 characters). A marker that does not verify with it proves nothing: an IpPolicyRuleSet treats its rule as drift. Set it as a secret (`pulumi config set --secret accessctl:teamKey`): one in plain text is refused. Else the environment variable ACCESSCTL_TEAM_KEY. See docs/design/ownership.md.
+func GetTeamKey(ctx *pulumi.Context) string {
+	return config.Get(ctx, "accessctl:teamKey")
+}

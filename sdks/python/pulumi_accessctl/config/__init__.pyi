@@ -45,3 +45,8 @@ profiles: Optional[str]
 Named accounts, for resources with `profile`: `{"staging": {"apiUrl": "…", "apiKey": "…"}}` (`pulumi config set --secret --path accessctl:profiles.staging.apiKey …`). Else ACCESSCTL_<PROFILE>_API_URL / _API_KEY.
 """
 
+teamKey: Optional[str]
+"""
+The team's secret that signs the provider's ownership markers: the stacks that share an account and leave each other's rules alone configure the same one (at least 16 characters). A marker that does not verify with it proves nothing: an IpPolicyRuleSet treats its rule as drift. Set it as a secret (`pulumi config set --secret accessctl:teamKey`): one in plain text is refused. Else the environment variable ACCESSCTL_TEAM_KEY. See docs/design/ownership.md.
+"""
+

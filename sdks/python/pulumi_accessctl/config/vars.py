@@ -63,3 +63,10 @@ class _ExportableConfig(types.ModuleType):
         """
         return __config__.get('profiles')
 
+    @_builtins.property
+    def team_key(self) -> Optional[str]:
+        """
+        The team's secret that signs the provider's ownership markers: the stacks that share an account and leave each other's rules alone configure the same one (at least 16 characters). A marker that does not verify with it proves nothing: an IpPolicyRuleSet treats its rule as drift. Set it as a secret (`pulumi config set --secret accessctl:teamKey`): one in plain text is refused. Else the environment variable ACCESSCTL_TEAM_KEY. See docs/design/ownership.md.
+        """
+        return __config__.get('teamKey')
+
