@@ -135,8 +135,15 @@ function stackConfigSlot(): StackConfig {
   return processState<StackConfig>("stack-config", () => ({}));
 }
 
-/** The shortest team key taken: a shorter one is refused, naming the setting. */
+/** The shortest team key or plan key taken: a shorter one is refused, naming the setting (its MACs could be guessed). */
 export const TEAM_KEY_MIN_LENGTH = 16;
+
+/** A signing secret long enough, or an error naming its setting. */
+function longEnough(key: string, setting: string): void {
+  if (key.length >= TEAM_KEY_MIN_LENGTH) return;
+  const size = `at least ${TEAM_KEY_MIN_LENGTH} characters long (it has ${key.length})`;
+  throw plainError(`${setting} must be ${size}: use a random secret, e.g. \`openssl rand -base64 32\``);
+}
 
 /**
  * The team key that signs and verifies ownership markers (ownership.ts): accessctl:teamKey, else
@@ -150,10 +157,7 @@ export function teamKeySetting(): { key: string; setting: string } | undefined {
     : fromEnv ? { key: fromEnv, setting: "ACCESSCTL_TEAM_KEY" } : undefined;
   if (!found) return undefined;
   holdSecret(found.key);
-  if (found.key.length < TEAM_KEY_MIN_LENGTH) {
-    const size = `at least ${TEAM_KEY_MIN_LENGTH} characters long (it has ${found.key.length})`;
-    throw plainError(`${found.setting} must be ${size}: use a random secret, e.g. \`openssl rand -base64 32\``);
-  }
+  longEnough(found.key, found.setting);
   return found;
 }
 
@@ -188,6 +192,11 @@ export function planRole(): PlanRole | undefined {
   if (env.ACCESSCTL_PLAN_FILE) throw plainError(`accessctl: ${RETIRED_PLAN_FILE("ACCESSCTL_PLAN_FILE")}`);
   const save = env[PLAN_SAVE];
   const hold = env[PLAN_HOLD];
+  // Set but empty (a CI variable that expanded to nothing): no role would be taken silently, so a deploy
+  // meant to hold to a reviewed plan would hold to none.
+  for (const setting of [PLAN_SAVE, PLAN_HOLD]) {
+    if (env[setting] === "") throw plainError(`accessctl: ${setting} is set but empty; nothing was changed. Set it to the plan file's path, or unset it`);
+  }
   if (save && hold) {
     throw plainError(`accessctl: ${PLAN_SAVE} and ${PLAN_HOLD} are both set: a job either saves a plan for review ` +
       `(${PLAN_SAVE}, with \`pulumi preview\`) or deploys holding to a reviewed one (${PLAN_HOLD}, with \`pulumi up\`); ` +
@@ -213,10 +222,14 @@ export function refuseWriteWhenSaving(): void {
  */
 export function planSecret(): { secret: string; setting: string; fromApiKey: boolean } {
   const fromConfig = stackConfigSlot().planKey;
-  if (fromConfig) return { secret: fromConfig, setting: "accessctl:planKey", fromApiKey: false };
+  if (fromConfig) {
+    longEnough(fromConfig, "accessctl:planKey");
+    return { secret: fromConfig, setting: "accessctl:planKey", fromApiKey: false };
+  }
   const fromEnv = process.env[PLAN_KEY];
   if (fromEnv) {
     holdSecret(fromEnv);
+    longEnough(fromEnv, PLAN_KEY);
     return { secret: fromEnv, setting: PLAN_KEY, fromApiKey: false };
   }
   let conn: Connection;

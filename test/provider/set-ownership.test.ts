@@ -45,7 +45,7 @@ describe("a set and another stack's rule on its policy (case 2)", () => {
   it("refresh leaves it out of the state, naming it; up moves the set's own allow, not it; the set's destroy leaves it and is not stopped by it", async () => {
     await withKey(emu.adminToken);
     const p = emu.fixtures.ipPolicies[0];
-    newRun();
+    freshProcess(); // (an earlier test's rules there were deleted directly: no walk of this process saw that)
     const made = await set.create((await set.check({}, { ipPolicyId: p, rules: [{ cidr: "192.0.2.0/24", action: "allow" }], __urn: URN_A })).inputs);
     newRun(); // stack B's command
     const theirs = await rule.create((await rule.check({}, { ipPolicyId: p, cidr: "10.7.0.0/16", action: "allow", __urn: URN_B })).inputs);
@@ -80,7 +80,7 @@ describe("a key of another account makes no object of the stack gone (case 4)", 
   it("a set's refresh fails, naming the key's setting and the account it reaches; nothing is forgotten", async () => {
     await withKey(emu.adminToken);
     const p = emu.fixtures.ipPolicies[0];
-    newRun();
+    freshProcess(); // (an earlier test's rules there were deleted directly: no walk of this process saw that)
     const made = await set.create((await set.check({}, { ipPolicyId: p, rules: [{ cidr: "10.1.0.0/16", action: "allow" }, { cidr: "10.2.0.0/16", action: "deny" }], __urn: URN_A })).inputs);
     freshProcess();
     await withKey(emu.otherAccountToken);
@@ -97,7 +97,7 @@ describe("a key of another account makes no object of the stack gone (case 4)", 
   it("a set's destroy with ACCESSCTL_ACCEPT_GONE=1 and a key of another account fails, deleting nothing and forgetting nothing", async () => {
     await withKey(emu.adminToken);
     const p = emu.fixtures.ipPolicies[0];
-    newRun();
+    freshProcess(); // (an earlier test's rules there were deleted directly: no walk of this process saw that)
     const made = await set.create((await set.check({}, { ipPolicyId: p, rules: [{ cidr: "10.1.0.0/16", action: "allow" }, { cidr: "10.2.0.0/16", action: "deny" }], __urn: URN_A })).inputs);
     freshProcess();
     await withKey(emu.otherAccountToken);
@@ -246,7 +246,7 @@ describe("what an attack found", () => {
   it("a set removed while IpPolicyRules of the same run adopt its rules: its delete leaves them to those resources", async () => {
     await withKey(emu.adminToken);
     const p = emu.fixtures.ipPolicies[0];
-    newRun();
+    freshProcess(); // (an earlier test's rules there were deleted directly: no walk of this process saw that)
     const made = await set.create((await set.check({}, { ipPolicyId: p, rules: [{ cidr: "10.0.0.0/8", action: "allow" }, { cidr: "10.5.0.0/16", action: "deny" }], __urn: URN_A })).inputs);
     newRun(); // the up that moves the rules into rule resources: the adoptions, then the set's delete
     const denyId = made.outs.rules["10.5.0.0/16"].id;
@@ -273,7 +273,7 @@ describe("unverified markers prove nothing (issue 39, reproduction 5)", () => {
   it("a marker copied from another stack's rule onto a hand-made 0.0.0.0/0 allow: the refresh records it, naming its claim; up deletes it; the copied-from rule stays theirs", async () => {
     await withKey(emu.adminToken);
     const p = emu.fixtures.ipPolicies[0];
-    newRun();
+    freshProcess(); // (an earlier test's rules there were deleted directly: no walk of this process saw that)
     const made = await set.create((await set.check({}, { ipPolicyId: p, rules: [{ cidr: "192.0.2.0/24", action: "deny" }], __urn: URN_A })).inputs);
     newRun();
     const theirs = await rule.create((await rule.check({}, { ipPolicyId: p, cidr: "10.7.0.0/16", action: "allow", __urn: URN_B })).inputs);
@@ -298,7 +298,7 @@ describe("unverified markers prove nothing (issue 39, reproduction 5)", () => {
   it("with no team key a set is authoritative: another stack's rule on its policy is drift, named with its claim, and deleted by up", async () => {
     await withKey(emu.adminToken);
     const p = emu.fixtures.ipPolicies[0];
-    newRun();
+    freshProcess(); // (an earlier test's rules there were deleted directly: no walk of this process saw that)
     const made = await set.create((await set.check({}, { ipPolicyId: p, rules: [{ cidr: "192.0.2.0/24", action: "allow" }], __urn: URN_A })).inputs);
     newRun();
     await rule.create((await rule.check({}, { ipPolicyId: p, cidr: "10.7.0.0/16", action: "allow", __urn: URN_B })).inputs);
@@ -332,7 +332,7 @@ describe("unverified markers prove nothing (issue 39, reproduction 5)", () => {
   it("a rule resource's move writes a marker signed onto its new CIDR: a set of another stack on the policy still leaves it", async () => {
     await withKey(emu.adminToken);
     const p = emu.fixtures.ipPolicies[0];
-    newRun();
+    freshProcess(); // (an earlier test's rules there were deleted directly: no walk of this process saw that)
     const made = await set.create((await set.check({}, { ipPolicyId: p, rules: [{ cidr: "192.0.2.0/24", action: "deny" }], __urn: URN_A })).inputs);
     newRun();
     const theirs = await rule.create((await rule.check({}, { ipPolicyId: p, cidr: "10.7.0.0/16", action: "allow", __urn: URN_B })).inputs);

@@ -359,9 +359,14 @@ describe("a signed plan file: the review job saves (ACCESSCTL_PLAN_SAVE), the de
       expect(String(err), what).toMatch(/ACCESSCTL_PLAN_HOLD \(.*plan\.json\) was changed after its preview wrote it: its signature does not verify; nothing was changed/);
     }
     fs.writeFileSync(file, good);
-    env.ACCESSCTL_PLAN_KEY = "another secret";
+    env.ACCESSCTL_PLAN_KEY = "another pipeline secret";
     const key = await update(p, state0, reviewed, false).catch((e: Error) => e);
     expect(String(key)).toMatch(/was signed with another key than this job's \(ACCESSCTL_PLAN_KEY\); nothing was changed\. Set ACCESSCTL_PLAN_KEY/);
+    // From an insider's attack: a short plan key's MACs could be guessed from the file (its keyId): refused.
+    env.ACCESSCTL_PLAN_KEY = "abc";
+    const short = await update(p, state0, reviewed, false).catch((e: Error) => e);
+    expect(String(short)).toContain("ACCESSCTL_PLAN_KEY must be at least 16 characters long (it has 3)");
+    env.ACCESSCTL_PLAN_KEY = "another pipeline secret";
     fs.rmSync(file);
     const none = await update(p, state0, reviewed, false).catch((e: Error) => e);
     expect(String(none)).toMatch(/holds no plan \(no `pulumi preview` with ACCESSCTL_PLAN_SAVE wrote it\)/);
@@ -389,6 +394,11 @@ describe("a signed plan file: the review job saves (ACCESSCTL_PLAN_SAVE), the de
     delete env.ACCESSCTL_PLAN_HOLD;
     env.ACCESSCTL_PLAN_FILE = file;
     expect(String(await update(p, state0, [], false).catch((e: Error) => e))).toContain("ACCESSCTL_PLAN_FILE is no longer read: each job of a reviewed pipeline says its role");
+    delete env.ACCESSCTL_PLAN_FILE;
+    // From an insider's attack: a role variable that expanded to nothing would hold a deploy to no plan.
+    env.ACCESSCTL_PLAN_HOLD = "";
+    expect(String(await update(p, state0, [], false).catch((e: Error) => e))).toContain("ACCESSCTL_PLAN_HOLD is set but empty; nothing was changed");
+    delete env.ACCESSCTL_PLAN_HOLD;
     const after = (await emu.stats()).byMethod;
     expect(["POST 2xx", "PATCH 2xx", "DELETE 2xx"].map((k) => (after[k] ?? 0) - (before[k] ?? 0))).toEqual([0, 0, 0]);
     expect(await live(p)).toEqual(["10.0.0.0/8 allow"]);
