@@ -328,7 +328,16 @@ export function othersMarker(marker: Marker | undefined, urn: unknown): Marker |
 /** How a marker names its maker in messages: `IpPolicyRuleSet office of stack proj/prod`. */
 export function makerName(m: Marker): string {
   const [type, name] = (m.resource ?? "").split("::");
-  return `${m.resource ? `${type} ${name}` : "a resource"}${m.stack ? ` of stack ${m.stack}` : ""}`;
+  return `${m.resource ? `${shown(type)} ${shown(name ?? "")}` : "a resource"}${m.stack ? ` of stack ${shown(m.stack)}` : ""}`;
+}
+
+/**
+ * A name from a marker (anyone with console access writes one), as a reviewer may read it: no control,
+ * format or bidi character (which could hide or fake lines of the output), at most 100 characters.
+ */
+function shown(text: string): string {
+  const plain = text.replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, "?");
+  return plain.length > 100 ? `${plain.slice(0, 99)}…` : plain;
 }
 
 /** Pure: why a marker did not verify, in words. */

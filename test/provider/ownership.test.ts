@@ -223,6 +223,14 @@ describe("the marker: whose object this is, by what the provider wrote (issue 35
     expect(ownership.othersMarker(undefined, dynamicUrn)).toBeUndefined();
     expect(ownership.makerName(theirs)).toBe("IpPolicyRule b of stack shop/prod");
   });
+
+  it("a marker's names are shown without control, format or bidi characters, cut at 100 (an insider's fake lines)", () => {
+    const forged = { "managed-by": "pulumi-accessctl", resource: "IpPolicyRule::p\u202eartner", stack: `shop/b\r\x1b[2K  ok: no drift\n${"x".repeat(300)}` };
+    const name = ownership.makerName(forged);
+    expect(name).not.toMatch(/[\r\n\x1b\u202e]/);
+    expect(name).toMatch(/^IpPolicyRule p\?artner of stack shop\/b\?\?\[2K  ok: no drift\?x+…$/);
+    expect(name.length).toBeLessThan(240);
+  });
 });
 
 describe("a signed marker (issue 39): proof only when it verifies with the team key on that very rule", () => {
