@@ -8,6 +8,7 @@
 // derived from the pipeline's secret and read strictly (plan-file.ts): an edit, a forged entry or
 // another key is refused before anything else is read from it. The file is this user's only (0600),
 // and holds no text of a rule, only digests bound to their rule.
+import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { PLAN_HOLD, PLAN_KEY, PLAN_SAVE, planRole, planSecret } from "../config";
@@ -66,8 +67,14 @@ export async function savePlan(urn: string, set: SavedSet, refreshed: boolean): 
     const policy = typeof set.policy === "string" && /^[A-Za-z0-9_]{1,100}$/.test(set.policy) ? set.policy : "";
     plan.sets[urn] = bindSet({ keys, nonce: plan.nonce, policy }, { ...set, policy }, refreshed);
     plan.written = new Date().toISOString();
-    const temp = `${file}.${process.pid}.tmp`;
-    fs.writeFileSync(temp, signed(keys, plan), { mode: 0o600 });
+    // A new file of a random name, made here (O_EXCL: a file or link planted at that name fails it).
+    const temp = `${file}.${randomBytes(8).toString("hex")}.tmp`;
+    const fd = fs.openSync(temp, "wx", 0o600);
+    try {
+      fs.writeFileSync(fd, signed(keys, plan));
+    } finally {
+      fs.closeSync(fd);
+    }
     fs.renameSync(temp, file);
   });
 }
@@ -169,17 +176,30 @@ function differences<T extends DeclaredSeen>(then: T[], now: T[], name: (r: T) =
   ];
 }
 
-/** The file's text, or undefined when there is none; at most MAX_FILE_BYTES. */
+/**
+ * The file's text, or undefined when there is none; at most MAX_FILE_BYTES, and only of a regular file
+ * (opened without waiting: a FIFO or a device put at the path would hold the process or never end).
+ */
 function readText(file: string): string | undefined {
-  let size: number;
+  let fd: number;
   try {
-    size = fs.statSync(file).size;
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw e;
   }
-  if (size > MAX_FILE_BYTES) throw plainError(`it holds ${size} bytes, more than a plan file's ${MAX_FILE_BYTES}`);
-  return fs.readFileSync(file, "utf8");
+  try {
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile()) throw plainError("is not a regular file");
+    if (stat.size > MAX_FILE_BYTES) throw plainError(`it holds ${stat.size} bytes, more than a plan file's ${MAX_FILE_BYTES}`);
+    const buffer = Buffer.alloc(stat.size + 1); // one byte more: a file that grows while read is seen
+    let length = 0;
+    for (let n = 1; n > 0 && length < buffer.length; length += n) n = fs.readSync(fd, buffer, length, buffer.length - length, null);
+    if (length > stat.size) throw plainError("it changed while it was read");
+    return buffer.subarray(0, length).toString("utf8");
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /** Runs `write` holding the file's lock (the provider processes of one preview write to one file). */
