@@ -88,7 +88,7 @@ function calls(set: Target, live: Record<string, Member>, shown: ReturnType<type
     } catch (e) {
       const err = e as ApiFailure;
       if (err.status === 404) run.createsNotFound++;
-      if (err.ambiguous) run.lostCreates.push({ cidr: d.cidr, attempt: marker?.attempt });
+      if (err.ambiguous) run.lostCreates.push({ cidr: d.cidr, action: String(d.action), attempt: marker?.attempt });
       throw e;
     }
   };
@@ -136,6 +136,7 @@ async function failure(set: Target, rules: Member[], run: ReturnType<typeof call
 /** A create whose answer was lost: its CIDR, and the attempt its marker names (none: the program declared the rule's metadata). */
 interface LostCreate {
   cidr: string;
+  action: string;
   attempt?: string;
 }
 
@@ -150,7 +151,10 @@ async function recoverLostCreates(set: Target, rules: Member[], lostCreates: Los
     for (const r of rules) have[r.id] = true;
     const live = await policyRules(set.ipPolicyId, set.profile, what, [], true);
     const found = live.rules.filter((r) => !have[r.id]);
-    const made = found.filter((r) => lostCreates.some((a) => a.attempt !== undefined && live.markers[r.id]?.attempt === a.attempt));
+    // Its attempt's marker on the very rule it sent (CIDR and action): a marker copied from it by hand onto
+    // another rule while the answer was lost takes nothing; nor does an attempt two rules name.
+    const sent = (r: Member, a: LostCreate) => live.markers[r.id]?.attempt === a.attempt && canonicalCidr(r.cidr) === a.cidr && r.action === a.action;
+    const made = found.filter((r) => lostCreates.some((a) => a.attempt !== undefined && sent(r, a) && found.filter((o) => sent(o, a)).length === 1));
     rules.push(...made);
     const others = found.filter((r) => !made.includes(r));
     return others.length ? `; not recorded, as nothing proves a create of this run made them: ${listed(others.map(named))}` : "";

@@ -344,3 +344,40 @@ describe("unverified markers prove nothing (issue 39, reproduction 5)", () => {
     await cleanUp(p);
   });
 });
+
+describe("a lost create takes only the rule it sent (an insider's attack)", () => {
+  it("the attempt's marker copied by hand onto a 0.0.0.0/0 allow while the answer was lost: not recorded as the set's", async () => {
+    await withKey(emu.adminToken);
+    const p = emu.fixtures.ipPolicies[1];
+    freshProcess();
+    const made = await set.create((await set.check({}, { ipPolicyId: p, rules: [{ cidr: "192.0.2.0/24", action: "deny" }], __urn: URN_A })).inputs);
+    const proxy = await startFaultProxy(emu.url);
+    let copied = false;
+    try {
+      const through = { "accessctl:apiUrl": proxy.url, "accessctl:apiKey": emu.adminToken, "accessctl:maxRequestsPerMinute": "1000000" };
+      await config.configure(configureRequest({ ...through, "accessctl:maxRetries": "0" }));
+      freshProcess();
+      // The insider watches the console: the new rule's marker (its attempt) goes onto a hand-made allow.
+      proxy.serialWrites(async () => {
+        if (copied) return;
+        const mine = ((await api().get("/ip_policy_rules")).body.ip_policy_rules as any[]).find((r) => r.ip_policy.id === p && r.cidr === "10.0.0.0/8");
+        if (!mine) return;
+        copied = true;
+        await api().post("/ip_policy_rules", { ip_policy_id: p, cidr: "0.0.0.0/0", action: "allow", metadata: mine.metadata });
+      });
+      proxy.fail({ method: "POST", path: /^\/ip_policy_rules$/, when: "after", status: 502 });
+      const rules = [{ cidr: "192.0.2.0/24", action: "deny" }, { cidr: "10.0.0.0/8", action: "deny" }];
+      const next = (await set.check(made.outs, { ipPolicyId: p, rules, __urn: URN_A })).inputs;
+      await set.diff(p, made.outs, next);
+      const err = await set.update(p, { ...made.outs, __urn: URN_A }, next).then(() => undefined, (e: any) => e);
+      expect(copied).toBe(true);
+      const recorded = Object.values(err?.properties?.rules ?? {}).map((r: any) => `${r.cidr} ${r.action}`).sort();
+      expect(recorded).toEqual(["10.0.0.0/8 deny", "192.0.2.0/24 deny"]);
+      expect(String(err)).toContain("not recorded, as nothing proves a create of this run made them: 0.0.0.0/0 allow");
+    } finally {
+      await proxy.close();
+      await withKey(emu.adminToken);
+      await cleanUp(p);
+    }
+  });
+});
