@@ -42,7 +42,7 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
     const sent = await takeTurn(call, n);
     counters().requests++;
     const sentAt = Date.now();
-    const result = await send<T>(call, sent, sentAt);
+    const result = await send<T>(call, sent, sentAt, n);
     if ("response" in result) return answered(call, result.response);
     if (result.status === 401 && call.conn.fallbackApiKey) {
       // The key from the stack config was refused: try the one in ACCESSCTL_API_KEY, once, and keep to it.
@@ -114,7 +114,7 @@ async function takeTurn(call: Call, n: number): Promise<SlotDone> {
   if (Date.now() >= call.until) throw overTime(call, n);
   let sent: SlotDone;
   try {
-    sent = await takeRateSlot(call.conn, call.blockFor, { until: call.until, signal: stopSignal() });
+    sent = await takeRateSlot(call.conn, call.blockFor > 0, { until: call.until, signal: stopSignal() });
   } catch (e) {
     if ((e as WaitEnded).waitEnded === "stopped") checkNotStopped(call.options, n);
     if ((e as WaitEnded).waitEnded) throw overTime(call, n);
@@ -132,8 +132,8 @@ async function takeTurn(call: Call, n: number): Promise<SlotDone> {
   return sent;
 }
 
-/** One attempt; its slot of the rate limit is given back with its status (or none: no answer). */
-async function send<T>(call: Call, sent: SlotDone, sentAt: number): Promise<Attempt<T>> {
+/** One attempt; its slot of the rate limit is given back with its status (or none: no answer), a 429 with its wait. */
+async function send<T>(call: Call, sent: SlotDone, sentAt: number, n: number): Promise<Attempt<T>> {
   const { method, url, headers, payload, options, conn } = call;
   const run = () => attempt<T>(method, url, headers, payload, { ...options, urlHint: urlHint(conn) }, call.deadlineMs, [conn.apiKey, conn.fallbackApiKey]);
   // a read or delete under way: see trust.ts believe404
@@ -141,7 +141,10 @@ async function send<T>(call: Call, sent: SlotDone, sentAt: number): Promise<Atte
     sent();
     throw Object.assign(e as ApiFailure, { sentAt });
   });
-  sent("response" in result ? result.response.status : result.status);
+  const status = "response" in result ? result.response.status : result.status;
+  // A 429's Retry-After (or a backoff without one): the retry, and every request of the account, wait it.
+  if (status === 429 && "error" in result) call.blockFor = backoff(n, result.retryAfter);
+  sent(status, call.blockFor);
   return result;
 }
 
@@ -174,7 +177,6 @@ async function failed(call: Call, result: Extract<Attempt<unknown>, { error: Api
   if (result.status === 429) {
     count.rateLimited++;
     call.rateLimited = true;
-    call.blockFor = backoff(n, result.retryAfter);
   }
   const delay = call.blockFor || backoff(n, result.retryAfter);
   if (err.ambiguous || n >= call.retries) throw finish(err, n + 1, url.origin, options.unseen);

@@ -1,0 +1,82 @@
+// The pace of new requests to an account, as congestion control sets a sender's rate: pure functions
+// of the state, the time and a random draw (../limiter applies them). The service tells us only 429s
+// and their Retry-After (the contract shows no rate headers, and the emulator sends none), so:
+// - a process starts slowly (the budget's steady pace, doubled each second), so that pipelines that
+//   start together do not all find the window full with a burst in flight;
+// - a 429 cuts the rate to BETA of what this process got accepted in the last window (one cut per
+//   signal: the 429s of requests sent before the cut are the same news), and every request waits
+//   its Retry-After plus a random part, so processes told the same time do not come back together;
+// - the rate then grows back as CUBIC's does (a function of the time since the cut): flat near the
+//   rate of the last 429, where the account was full, faster further from it; so processes that
+//   share an account hover just under its limit, the larger shares cut more and all grow alike,
+//   which brings them to fair shares; one left alone is soon back at the whole budget;
+// - requests are spaced by 1/rate, each gap drawn between half and one and a half of it.
+// Rates are in requests per window (the budget's unit); at the budget or above, no pace: the window's
+// log (../limiter) alone holds a process to the budget, bursts included. Times are in sixtieths of the
+// window (seconds of the service's 60 s), so a test that runs the window faster runs all of it faster.
+
+/** The cut on a 429: to what this process got accepted in the last window, times BETA. */
+export const BETA = 0.85;
+/** The cubic's scale (requests per window per s³): a share of 12 a window is back in 39 s, 120 in 85 s. */
+export const CUBIC = 0.00003;
+/** The slow start: from the budget's steady pace, doubled every second, unpaced after SLOW_START seconds. */
+export const SLOW_START = 4;
+/** The random part of a Retry-After's wait: up to this many seconds, on top of it. */
+export const RETRY_JITTER = 1;
+
+export interface Pace {
+  /** When this process's slow start began. */
+  startedAt: number;
+  /** The rate when the last 429 came (requests per window); undefined: none yet. */
+  peak?: number;
+  /** When the rate was last cut. */
+  cutAt: number;
+  /** No new request before this: the spacing of the last one. */
+  next: number;
+  /** No request before this: the last Retry-After, with its random part. */
+  blockedUntil: number;
+}
+
+export function newPace(now: number): Pace {
+  return { startedAt: now, cutAt: -Infinity, next: 0, blockedUntil: 0 };
+}
+
+/** The rate (requests per window) new requests go at now; undefined: unpaced (the window's log holds them). */
+export function rateAt(p: Pace, now: number, perWindow: number, windowMs: number): number | undefined {
+  const second = windowMs / 60;
+  let rate: number;
+  if (p.peak === undefined) rate = perWindow * 2 ** ((now - p.startedAt) / second);
+  else {
+    const t = (now - p.cutAt) / second;
+    const k = Math.cbrt((p.peak * (1 - BETA)) / CUBIC); // the time back to the peak
+    rate = Math.max(1, p.peak + CUBIC * (t - k) ** 3);
+  }
+  const unpaced = p.peak === undefined ? now - p.startedAt >= SLOW_START * second : rate >= perWindow;
+  return unpaced ? undefined : rate;
+}
+
+/** The earliest time a new request may go (a retry too: it goes first, at the same pace). */
+export function mayGoAt(p: Pace): number {
+  return Math.max(p.next, p.blockedUntil);
+}
+
+/** A request went at `now`: the next one waits 1/rate, drawn between half and one and a half of it. */
+export function sent(p: Pace, now: number, perWindow: number, windowMs: number, random: number): void {
+  const rate = rateAt(p, now, perWindow, windowMs);
+  if (rate === undefined) return;
+  p.next = Math.max(p.next, now) + (windowMs / rate) * (0.5 + random);
+}
+
+/**
+ * A 429 at `now` to a request sent at `sentAt`, with its Retry-After: every request waits that, plus
+ * a random part; unless the request went before the last cut (the same news), the rate is cut to
+ * BETA of `accepted`, what this process got accepted in the last window (its share of the account),
+ * or of its rate if that is less.
+ */
+export function limited(p: Pace, now: number, sentAt: number, retryAfterMs: number, accepted: number, perWindow: number, windowMs: number, random: number): void {
+  p.blockedUntil = Math.max(p.blockedUntil, now + retryAfterMs + (random * RETRY_JITTER * windowMs) / 60);
+  if (sentAt < p.cutAt) return;
+  const rate = rateAt(p, now, perWindow, windowMs) ?? perWindow;
+  p.peak = Math.max(1, Math.min(rate, accepted));
+  p.cutAt = now;
+}
