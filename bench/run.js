@@ -796,11 +796,11 @@ async function measurePipelines(ctx, stacks) {
     const accepted = st.requests - rateLimited429;
     const ends = results.map((r) => r.seconds);
     const r = {
-      stacks, rules, seconds, stackSeconds: ends, requests: st.requests, accepted, rateLimited429,
+      stacks, rules, seconds, requestSpanSeconds: requestSpan(s.emu), stackSeconds: ends, requests: st.requests, accepted, rateLimited429,
       boundSeconds: accepted / 2, windowBoundSeconds: rateLowerBound("window", accepted),
       ok: results.every((x) => x.ok), errors: results.filter((x) => !x.ok).map((x) => String(x.error).slice(0, 300)),
     };
-    process.stderr.write(`bench: pipelines ${stacks}: ${seconds.toFixed(1)} s (bound ${r.boundSeconds} s), ${st.requests} answers, ${rateLimited429} × 429, stacks ${ends.map((e) => e.toFixed(0)).join(", ")} s\n`);
+    process.stderr.write(`bench: pipelines ${stacks}: ${seconds.toFixed(1)} s (requests ${r.requestSpanSeconds.toFixed(1)} s, bound ${r.boundSeconds} s), ${st.requests} answers, ${rateLimited429} × 429, stacks ${ends.map((e) => e.toFixed(0)).join(", ")} s\n`);
     return r;
   });
 }

@@ -14,7 +14,7 @@
 import { createHash } from "node:crypto";
 import { processState } from "./state";
 import { plainError } from "./errors";
-import { mayGoAt, newPace, Pace, rateAt, limited, sent } from "./pace";
+import { idle, mayGoAt, newPace, Pace, rateAt, limited, sent } from "./pace";
 import { addRecord, records } from "./run-record";
 
 interface Entry {
@@ -34,6 +34,7 @@ interface Limit {
   timer?: ReturnType<typeof setTimeout>;
   timerAt: number;
   rateLimited: number; // 429s reported
+  idleSince?: number; // no request waiting since
   unrecorded: number[]; // answers not yet in the run record
   recording?: ReturnType<typeof setTimeout>;
 }
@@ -58,17 +59,26 @@ function pump(limit: Limit, perWindow: number): void {
   const now = Date.now();
   limit.log = limit.log.filter((e) => e.end + windowMs > now);
   // (1 ms of slack: at a pace of many a millisecond, several go at once)
-  while (limit.waiters.length > 0 && limit.log.length < perWindow && mayGoAt(limit.pace) <= now + 1) {
+  // No more in the window than the rate: jitter in the spacing never adds up to more.
+  const cap = Math.min(perWindow, Math.ceil(rateAt(limit.pace, now, perWindow, windowMs) ?? perWindow));
+  // At most a thirtieth of the budget in flight (4 at 120): what is in flight when the account's
+  // window fills is answered 429, whatever the pace.
+  let inFlight = limit.log.filter((e) => e.end === Infinity).length;
+  const flying = Math.max(1, Math.ceil(perWindow / 30));
+  while (limit.waiters.length > 0 && limit.log.length < cap && inFlight < flying && mayGoAt(limit.pace) <= now + 1) {
+    inFlight++;
     const entry: Entry = { sent: now, end: Infinity };
     limit.log.push(entry);
     sent(limit.pace, now, perWindow, windowMs, Math.random());
     limit.waiters.shift()!.go(entry);
   }
-  if (limit.waiters.length === 0) return;
+  if (limit.waiters.length === 0) limit.idleSince ??= now;
+  if (limit.waiters.length === 0 || inFlight >= flying) return; // (an answer pumps)
   // A slot frees when an entry leaves the window (those in flight free theirs when answered: the
   // answer pumps), or when the pace allows the next.
   let next = mayGoAt(limit.pace);
-  if (limit.log.length >= perWindow) next = Math.max(next, Math.min(...limit.log.map((e) => e.end + windowMs)));
+  if (limit.log.length >= cap) next = Math.max(next, Math.min(...limit.log.map((e) => e.end + windowMs)));
+  if (cap < perWindow) next = Math.min(next, now + windowMs / 60); // (the cap grows)
   if (next === Infinity || (limit.timer && limit.timerAt <= next)) return;
   if (limit.timer) clearTimeout(limit.timer);
   limit.timerAt = next;
@@ -197,6 +207,8 @@ function queue(limit: Limit, perWindow: number, retry: boolean, bounds: WaitLimi
     };
     if (bounds.until !== undefined) timer = setTimeout(() => leave("time"), bounds.until - Date.now());
     bounds.signal?.addEventListener("abort", onStop, { once: true });
+    if (limit.idleSince !== undefined) idle(limit.pace, Date.now() - limit.idleSince);
+    limit.idleSince = undefined;
     if (retry) limit.waiters.unshift(waiter);
     else limit.waiters.push(waiter);
     pump(limit, perWindow);

@@ -17,10 +17,13 @@
 
 /** The cut on a 429: to what this process got accepted in the last window, times BETA. */
 export const BETA = 0.85;
-/** The cubic's scale (requests per window per s³): a share of 12 a window is back in 39 s, 120 in 85 s. */
-export const CUBIC = 0.00003;
-/** The slow start: from the budget's steady pace, doubled every second, unpaced after SLOW_START seconds. */
-export const SLOW_START = 4;
+/** Seconds back to the peak after a cut (the cubic's flat middle): 15% above it after twice that, doubled after three times. */
+export const BACK = 30;
+/** The rate a 429 finds is this much of what this process got accepted in the last window: room for jitter. */
+export const SHARE = 0.9;
+/** The slow start: from this much of the budget's steady pace, doubled every SLOW_START_DOUBLING seconds, unpaced at 8 times it. */
+export const SLOW_START = 0.5;
+export const SLOW_START_DOUBLING = 2;
 /** The random part of a Retry-After's wait: up to this many seconds, on top of it. */
 export const RETRY_JITTER = 1;
 
@@ -31,6 +34,8 @@ export interface Pace {
   peak?: number;
   /** When the rate was last cut. */
   cutAt: number;
+  /** When its regrowth began: after the cut's wait, later by every wait since. */
+  growFrom: number;
   /** No new request before this: the spacing of the last one. */
   next: number;
   /** No request before this: the last Retry-After, with its random part. */
@@ -38,20 +43,19 @@ export interface Pace {
 }
 
 export function newPace(now: number): Pace {
-  return { startedAt: now, cutAt: -Infinity, next: 0, blockedUntil: 0 };
+  return { startedAt: now, cutAt: -Infinity, growFrom: now, next: 0, blockedUntil: 0 };
 }
 
 /** The rate (requests per window) new requests go at now; undefined: unpaced (the window's log holds them). */
 export function rateAt(p: Pace, now: number, perWindow: number, windowMs: number): number | undefined {
   const second = windowMs / 60;
   let rate: number;
-  if (p.peak === undefined) rate = perWindow * 2 ** ((now - p.startedAt) / second);
+  if (p.peak === undefined) rate = SLOW_START * perWindow * 2 ** ((now - p.startedAt) / second / SLOW_START_DOUBLING);
   else {
-    const t = (now - p.cutAt) / second;
-    const k = Math.cbrt((p.peak * (1 - BETA)) / CUBIC); // the time back to the peak
-    rate = Math.max(1, p.peak + CUBIC * (t - k) ** 3);
+    const t = Math.max(0, now - p.growFrom) / second;
+    rate = Math.max(1, p.peak * (1 + ((1 - BETA) / BACK ** 3) * (t - BACK) ** 3));
   }
-  const unpaced = p.peak === undefined ? now - p.startedAt >= SLOW_START * second : rate >= perWindow;
+  const unpaced = rate >= (p.peak === undefined ? 8 * perWindow : perWindow);
   return unpaced ? undefined : rate;
 }
 
@@ -74,9 +78,21 @@ export function sent(p: Pace, now: number, perWindow: number, windowMs: number, 
  * or of its rate if that is less.
  */
 export function limited(p: Pace, now: number, sentAt: number, retryAfterMs: number, accepted: number, perWindow: number, windowMs: number, random: number): void {
-  p.blockedUntil = Math.max(p.blockedUntil, now + retryAfterMs + (random * RETRY_JITTER * windowMs) / 60);
-  if (sentAt < p.cutAt) return;
+  const until = Math.max(p.blockedUntil, now + retryAfterMs + (random * RETRY_JITTER * windowMs) / 60);
+  if (sentAt < p.cutAt) {
+    // (the regrowth waits too: nothing is learned while every request waits)
+    if (p.peak !== undefined) p.growFrom += until - Math.max(p.blockedUntil, now);
+    p.blockedUntil = until;
+    return;
+  }
   const rate = rateAt(p, now, perWindow, windowMs) ?? perWindow;
-  p.peak = Math.max(1, Math.min(rate, accepted));
+  p.peak = Math.max(1, SHARE * Math.min(rate, accepted));
   p.cutAt = now;
+  p.growFrom = until;
+  p.blockedUntil = until;
+}
+
+/** No request waited for `ms`: the rate did not meet the account then, and does not grow for that time. */
+export function idle(p: Pace, ms: number): void {
+  if (p.peak !== undefined) p.growFrom += ms;
 }
