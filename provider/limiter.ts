@@ -23,7 +23,9 @@ interface Entry {
 }
 
 interface Waiter {
+  until?: number; // when its wait ends
   go: (entry: Entry) => void;
+  leave: () => void; // its wait ends now (its time will be up before it may go)
 }
 
 interface Limit {
@@ -58,14 +60,14 @@ function pump(limit: Limit, perWindow: number): void {
   const { windowMs } = limiters();
   const now = Date.now();
   limit.log = limit.log.filter((e) => e.end + windowMs > now);
-  // (1 ms of slack: at a pace of many a millisecond, several go at once)
   // No more in the window than the rate: jitter in the spacing never adds up to more.
   const cap = Math.min(perWindow, Math.ceil(rateAt(limit.pace, now, perWindow, windowMs) ?? perWindow));
   // At most a thirtieth of the budget in flight (4 at 120): what is in flight when the account's
   // window fills is answered 429, whatever the pace.
   let inFlight = limit.log.filter((e) => e.end === Infinity).length;
   const flying = Math.max(1, Math.ceil(perWindow / 30));
-  while (limit.waiters.length > 0 && limit.log.length < cap && inFlight < flying && mayGoAt(limit.pace) <= now + 1) {
+  // (1 ms of slack: at a pace of many a millisecond, several go at once; a retry is first in the queue)
+  while (limit.waiters.length > 0 && inFlight < flying && limit.log.length < cap && mayGoAt(limit.pace) <= now + 1) {
     inFlight++;
     const entry: Entry = { sent: now, end: Infinity };
     limit.log.push(entry);
@@ -74,18 +76,22 @@ function pump(limit: Limit, perWindow: number): void {
   }
   if (limit.waiters.length === 0) limit.idleSince ??= now;
   if (limit.waiters.length === 0 || inFlight >= flying) return; // (an answer pumps)
-  // A slot frees when an entry leaves the window (those in flight free theirs when answered: the
-  // answer pumps), or when the pace allows the next.
+  // A slot frees when an entry leaves the window, or when the pace (or the Retry-After) allows the next.
   let next = mayGoAt(limit.pace);
   if (limit.log.length >= cap) next = Math.max(next, Math.min(...limit.log.map((e) => e.end + windowMs)));
   if (cap < perWindow) next = Math.min(next, now + windowMs / 60); // (the cap grows)
-  if (next === Infinity || (limit.timer && limit.timerAt <= next)) return;
+  schedule(limit, perWindow, Math.max(next, now));
+}
+
+/** Pumps again at `at`, unless a timer is set for sooner. */
+function schedule(limit: Limit, perWindow: number, at: number): void {
+  if (at === Infinity || (limit.timer && limit.timerAt <= at)) return;
   if (limit.timer) clearTimeout(limit.timer);
-  limit.timerAt = next;
+  limit.timerAt = at;
   limit.timer = setTimeout(() => {
     limit.timer = undefined;
     pump(limit, perWindow);
-  }, Math.max(0, next - now));
+  }, Math.max(0, at - Date.now()));
 }
 
 /** What the caller reports when the answer is in: its HTTP status (undefined: no answer), and a 429's wait (ms). */
@@ -126,7 +132,9 @@ export async function takeRateSlot(conn: Conn, retry: boolean | number = false, 
     // Not counted by the service: its slot is free again.
     account.log = account.log.filter((e) => e !== entry);
     const accepted = account.log.filter((e) => e.end !== Infinity && e.end + limiters().windowMs > now).length;
-    limited(account.pace, now, entry.sent, retryAfterMs, accepted, perWindow, limiters().windowMs, Math.random());
+    limited(account.pace, now, entry.sent, retryAfterMs, accepted, perWindow, limiters().windowMs);
+    // A wait that would end before the Retry-After does ends now.
+    for (const w of account.waiters.filter((x) => x.until !== undefined && x.until <= account.pace.blockedUntil)) w.leave();
     account.rateLimited++;
     remember(account);
     setTimeout(() => pump(account, perWindow), 0);
@@ -183,11 +191,12 @@ function queue(limit: Limit, perWindow: number, retry: boolean, bounds: WaitLimi
   return new Promise<Entry>((resolve, reject) => {
     const ended = (why: WaitEnded["waitEnded"]) => plainError(`the wait for the rate limit ended (${why})`, { waitEnded: why });
     if (bounds.signal?.aborted) return reject(ended("stopped"));
-    if (bounds.until !== undefined && Date.now() >= bounds.until) return reject(ended("time"));
+    // (time up, or up before the account's Retry-After has passed)
+    if (bounds.until !== undefined && Math.max(Date.now(), limit.pace.blockedUntil) >= bounds.until) return reject(ended("time"));
     // (each name declared before a closure uses it: Pulumi's closure serializer needs that)
     let timer: ReturnType<typeof setTimeout> | undefined = undefined;
     let onStop: () => void = () => {};
-    const waiter: Waiter = { go: () => {} };
+    const waiter: Waiter = { until: bounds.until, go: () => {}, leave: () => {} };
     const settle = () => {
       clearTimeout(timer);
       bounds.signal?.removeEventListener("abort", onStop);
@@ -201,6 +210,7 @@ function queue(limit: Limit, perWindow: number, retry: boolean, bounds: WaitLimi
       pump(limit, perWindow); // one waiter fewer: those behind it may go
     };
     onStop = () => leave("stopped");
+    waiter.leave = () => leave("time");
     waiter.go = (entry) => {
       settle();
       resolve(entry);

@@ -1,31 +1,32 @@
 // The pace of new requests to an account, as congestion control sets a sender's rate: pure functions
 // of the state, the time and a random draw (../limiter applies them). The service tells us only 429s
 // and their Retry-After (the contract shows no rate headers, and the emulator sends none), so:
-// - a process starts slowly (the budget's steady pace, doubled each second), so that pipelines that
-//   start together do not all find the window full with a burst in flight;
-// - a 429 cuts the rate to BETA of what this process got accepted in the last window (one cut per
-//   signal: the 429s of requests sent before the cut are the same news), and every request waits
-//   its Retry-After plus a random part, so processes told the same time do not come back together;
-// - the rate then grows back as CUBIC's does (a function of the time since the cut): flat near the
-//   rate of the last 429, where the account was full, faster further from it; so processes that
-//   share an account hover just under its limit, the larger shares cut more and all grow alike,
-//   which brings them to fair shares; one left alone is soon back at the whole budget;
+// - a process starts slowly (half the budget's steady pace, doubled every 2 s, unpaced once at 8
+//   times it): pipelines that start together find the window full with little in flight;
+// - a 429 cuts the rate to BETA of SHARE of what this process got accepted in the last window (its
+//   share of the account when the account was full), once per signal: the 429s of requests sent
+//   before the cut are the same news. Every request waits the Retry-After (api() adds up to 250 ms
+//   at random, so processes told the same time do not come back together);
+// - the rate then grows back as CUBIC's does, as a function of the time since the cut: back at the
+//   peak (the rate the 429 found) after BACK seconds, flat around it, then faster (15% above it after
+//   twice that, double after three times). Time spent waiting (a Retry-After) or idle (no request
+//   queued) does not count: the rate grows only while it is being tried. So processes that share an
+//   account hover just under its limit; the larger shares meet more 429s and are cut more often,
+//   which brings shares together; one left alone is soon back at the whole budget;
 // - requests are spaced by 1/rate, each gap drawn between half and one and a half of it.
 // Rates are in requests per window (the budget's unit); at the budget or above, no pace: the window's
 // log (../limiter) alone holds a process to the budget, bursts included. Times are in sixtieths of the
 // window (seconds of the service's 60 s), so a test that runs the window faster runs all of it faster.
 
-/** The cut on a 429: to what this process got accepted in the last window, times BETA. */
+/** The cut on a 429: the rate goes to BETA of its peak (SHARE of what this process got accepted in the last window). */
 export const BETA = 0.85;
 /** Seconds back to the peak after a cut (the cubic's flat middle): 15% above it after twice that, doubled after three times. */
 export const BACK = 30;
-/** The rate a 429 finds is this much of what this process got accepted in the last window: room for jitter. */
+/** The peak, the rate a 429 finds, is this much of what this process got accepted in the last window: room for jitter. */
 export const SHARE = 0.9;
 /** The slow start: from this much of the budget's steady pace, doubled every SLOW_START_DOUBLING seconds, unpaced at 8 times it. */
 export const SLOW_START = 0.5;
 export const SLOW_START_DOUBLING = 2;
-/** The random part of a Retry-After's wait: up to this many seconds, on top of it. */
-export const RETRY_JITTER = 1;
 
 export interface Pace {
   /** When this process's slow start began. */
@@ -38,7 +39,7 @@ export interface Pace {
   growFrom: number;
   /** No new request before this: the spacing of the last one. */
   next: number;
-  /** No request before this: the last Retry-After, with its random part. */
+  /** No request before this: the last Retry-After. */
   blockedUntil: number;
 }
 
@@ -72,13 +73,13 @@ export function sent(p: Pace, now: number, perWindow: number, windowMs: number, 
 }
 
 /**
- * A 429 at `now` to a request sent at `sentAt`, with its Retry-After: every request waits that, plus
- * a random part; unless the request went before the last cut (the same news), the rate is cut to
- * BETA of `accepted`, what this process got accepted in the last window (its share of the account),
- * or of its rate if that is less.
+ * A 429 at `now` to a request sent at `sentAt`, with its Retry-After (ms): every request waits that;
+ * unless the request went before the last cut (the same news), the rate is cut to BETA of SHARE of
+ * `accepted`, what this process got accepted in the last window (its share of the account), or of
+ * its rate if that is less.
  */
-export function limited(p: Pace, now: number, sentAt: number, retryAfterMs: number, accepted: number, perWindow: number, windowMs: number, random: number): void {
-  const until = Math.max(p.blockedUntil, now + retryAfterMs + (random * RETRY_JITTER * windowMs) / 60);
+export function limited(p: Pace, now: number, sentAt: number, retryAfterMs: number, accepted: number, perWindow: number, windowMs: number): void {
+  const until = Math.max(p.blockedUntil, now + retryAfterMs);
   if (sentAt < p.cutAt) {
     // (the regrowth waits too: nothing is learned while every request waits)
     if (p.peak !== undefined) p.growFrom += until - Math.max(p.blockedUntil, now);
