@@ -7,7 +7,7 @@ import { SERVICE_VERSION } from "../../contract/common";
 import { authHint, Connection, connection, refuseConfigKey, unprovenFallback, urlHint } from "../config";
 import { setMessage } from "../errors";
 import { stopped, stopSignal } from "../engine";
-import { SlotDone, takeRateSlot, WaitEnded } from "../limiter";
+import { limiterState, SlotDone, takeRateSlot, WaitEnded } from "../limiter";
 import { boundHint, boundText, currentOperation, Operation } from "../operation";
 import { processState } from "../state";
 import { ApiFailure, failure, finish } from "./failures";
@@ -199,13 +199,15 @@ async function failed(call: Call, result: Extract<Attempt<unknown>, { error: Api
 function overTime(call: Call, n: number, waitMs?: number): ApiFailure {
   const { options, url } = call;
   const spent = !call.bound ? "" : waitMs === undefined ? `${boundText(call.bound)} is spent` : `the next try (in ${Math.round(waitMs / 1000)} s) would pass ${boundText(call.bound)}`;
+  // This call, or another of the account's in this process, was answered 429: the pace is cut.
+  const limited = call.rateLimited || (limiterState(call.conn)?.rateLimited ?? 0) > 0;
   let err = call.lastError;
   if (err && spent) setMessage(err, `${err.message}; gave up: ${spent}`);
   if (!err) {
-    const waited = spent || `its time budget (${((options.budgetMs ?? RETRY_BUDGET_MS) / 1000).toFixed(0)} s) is spent waiting for the account's rate limit (${call.conn.maxRequestsPerMinute} requests a minute)`;
+    const waited = spent ? `${limited ? "the service answered 429 and requests wait their turn; " : ""}${spent}` : `its time budget (${((options.budgetMs ?? RETRY_BUDGET_MS) / 1000).toFixed(0)} s) is spent waiting for the account's rate limit (${call.conn.maxRequestsPerMinute} requests a minute)`;
     err = failure(`${options.what}: not sent: ${waited}`, {});
   }
-  if (call.bound) err.hint = boundHint(call.rateLimited);
+  if (call.bound) err.hint = boundHint(limited);
   return finish(err, n, url.origin, options.unseen);
 }
 

@@ -157,7 +157,7 @@ describe("pipelines sharing an account, simulated (fake clock, the emulator's ro
   // (one share learned from a 429, grown back to the whole budget in a window) gave 31–38% 429s for
   // ten stacks and 9–11% for three here, as it did with the real engine.
   it("ten stacks at once: all converge, under 5% of answers 429, within 1.2 times the bound", async () => {
-    const run = await runTeam({ stacks: 10, rules: 100 }, 2);
+    const run = await runTeam({ stacks: 10, rules: 100 }, 4);
     const f = figures(run);
     expect(run.failed).toBe(0);
     expect(run.ends.filter((e) => e > 0)).toHaveLength(10);
