@@ -6,11 +6,12 @@
 // one answered 429 was not counted by the service, and leaves the log.
 // Within that, new requests go at the pace ./pace sets, as congestion control does: a slow start, a
 // cut on a 429 to a share of what this process got accepted, every request waiting the 429's
-// Retry-After (plus a random part), then a regrowth; so pipelines that share the account, each
-// configured with the whole budget, come to fair shares just under its limit with few 429s.
-// The processes of one command (a preview's and its update's) share what they sent and learned
-// through the run record (./run-record): a lone pipeline's update does not spend what its preview did.
-// Retries go first, at the same pace.
+// Retry-After, then a regrowth; the log holds no more than the pace in a window, and at most a
+// thirtieth of the budget is in flight. So pipelines that share the account, each configured with the
+// whole budget, come to shares just under its limit with few 429s. The processes of one command (a
+// preview's and its update's) share what they sent and learned through the run record
+// (./run-record): a lone pipeline's update does not spend again what its preview spent.
+// A retry goes first, at the same pace.
 import { createHash } from "node:crypto";
 import { processState } from "./state";
 import { plainError } from "./errors";
@@ -113,8 +114,9 @@ type Conn = { apiUrl: string; apiKey: string; maxRequestsPerMinute: number };
 /**
  * Waits for a slot of the account's rate limit, and returns the function to call with the answer
  * (a 429 with its Retry-After: every request of this process to the account waits it, and the
- * pace is cut). `retry`: the retry of a request just answered 429: it goes first. A wait that
- * reaches `limit.until`, or whose signal aborts, leaves the queue and rejects with a WaitEnded.
+ * pace is cut). `retry` (true, or a Retry-After > 0): the retry of a request just answered 429: it
+ * goes first. A wait that reaches `limit.until` (or would only end after it: a Retry-After), or whose
+ * signal aborts, leaves the queue and rejects with a WaitEnded.
  */
 export async function takeRateSlot(conn: Conn, retry: boolean | number = false, limit: WaitLimit = {}): Promise<SlotDone> {
   const perWindow = conn.maxRequestsPerMinute;
