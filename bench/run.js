@@ -810,7 +810,11 @@ async function measurePipelines(ctx, stacks) {
 /** The pipelines table: each run, then the medians of each number of stacks. */
 function printPipelines(rows) {
   console.log("\nPipelines on one account at 120 per rolling 60 s, each an IpPolicyRuleSet on its own policy, every client with the whole budget:");
-  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+  const median = (xs) => {
+    const sorted = [...xs].sort((a, b) => a - b);
+    const mid = Math.floor(sorted.length / 2);
+    return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  };
   const line = (label, r) => [label, fmt(r.seconds), fmt(r.requestSpanSeconds), r.accepted, fmt(r.boundSeconds, 0), fmt(r.seconds / r.boundSeconds, 2), fmt(r.windowBoundSeconds, 0), `${r.rateLimited429} of ${r.requests} (${fmt((100 * r.rateLimited429) / r.requests)}%)`, fmt(Math.max(...r.stackSeconds) / Math.min(...r.stackSeconds), 2), `${r.rulesMade} of ${r.stacks * r.rules} rules${r.ok ? "" : `; the harness: ${r.errors.join("; ")}`}`];
   const medians = [...new Set(rows.map((r) => r.stacks))].filter((n) => rows.filter((r) => r.stacks === n).length > 1).map((n) => {
     const runs = rows.filter((r) => r.stacks === n);
