@@ -53,6 +53,12 @@
 //      --refresh`, `refresh`, `destroy`; for each the walks (first pages of GET /ip_policy_rules in the
 //      emulator's log), requests, wall seconds, the lower bound of its requests at the pace (window model),
 //      and their ratio. `--only walks` (bench/results-walks.json).
+//  13. pipelines sharing an account: --pipelines 1,3,10 stacks at once, each an IpPolicyRuleSet of
+//      --pipeline-rules rules (examples/office-allowlist) on its own policy of one account, the
+//      emulator's default limit (120 per rolling 60 s) and every client with the whole budget (the
+//      default): wall time against the bound of the requests the service accepted (their number / 2
+//      per s), the share of answers that were 429, the slowest stack's time over the fastest's;
+//      --pipeline-runs N times each, with medians. `--only pipelines` (bench/results-pipelines.json).
 // Prints a table and writes bench/results.json.
 "use strict";
 const { execFileSync } = require("node:child_process");
@@ -66,7 +72,7 @@ const { spawnJob } = require("../scripts/stack");
 const { fmt, table } = require("./table");
 
 function flags(argv) {
-  const f = { sizes: [50, 200, 500], keys: 3, latency: 20, rateRules: 300, skipRate: false, skipCheckpoints: false, refreshRules: 500, refreshKeys: 10, skipRefresh: false, skipTeam: false, teamRules: 100, perObjectUp: false, skipEmulator: false, models: ["window", "bucket"], skipSet: false, setRules: 500, setLarge: 5000, setPerRule: true, skipPlugin: false, pluginRules: 200, pluginSet: 500, skipAccounts: false, accountSizes: [19000, 50000, 100000], accountLimited: 19000, accountSet: 100, skipBounds: false, boundsRules: 300, skipMemory: false, memoryRules: 5000, memoryRuns: 1, memoryHosts: ["dynamic", "plugin", "floor"], skipWalks: false, walkSizes: [20000, 50000, 100000], walksSet: 100 };
+  const f = { sizes: [50, 200, 500], keys: 3, latency: 20, rateRules: 300, skipRate: false, skipCheckpoints: false, refreshRules: 500, refreshKeys: 10, skipRefresh: false, skipTeam: false, teamRules: 100, perObjectUp: false, skipEmulator: false, models: ["window", "bucket"], skipSet: false, setRules: 500, setLarge: 5000, setPerRule: true, skipPlugin: false, pluginRules: 200, pluginSet: 500, skipAccounts: false, accountSizes: [19000, 50000, 100000], accountLimited: 19000, accountSet: 100, skipBounds: false, boundsRules: 300, skipMemory: false, memoryRules: 5000, memoryRuns: 1, memoryHosts: ["dynamic", "plugin", "floor"], skipWalks: false, walkSizes: [20000, 50000, 100000], walksSet: 100, skipPipelines: false, pipelines: [1, 3, 10], pipelineRules: 100, pipelineRuns: 3 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--sizes") f.sizes = argv[++i].split(",").map(Number);
@@ -92,6 +98,9 @@ function flags(argv) {
     else if (a === "--bounds-rules") f.boundsRules = Number(argv[++i]);
     else if (a === "--memory-rules") f.memoryRules = Number(argv[++i]);
     else if (a === "--memory-runs") f.memoryRuns = Number(argv[++i]);
+    else if (a === "--pipelines") f.pipelines = argv[++i].split(",").map(Number);
+    else if (a === "--pipeline-rules") f.pipelineRules = Number(argv[++i]);
+    else if (a === "--pipeline-runs") f.pipelineRuns = Number(argv[++i]);
     else if (a === "--memory-hosts") f.memoryHosts = argv[++i].split(","); // of dynamic,plugin,floor
     else if (a === "--walk-sizes") f.walkSizes = argv[++i].split(",").map(Number);
     else if (a === "--walks-set") f.walksSet = Number(argv[++i]);
@@ -109,6 +118,7 @@ function flags(argv) {
       f.skipBounds = !only.includes("bounds");
       f.skipMemory = !only.includes("memory");
       f.skipWalks = !only.includes("walks");
+      f.skipPipelines = !only.includes("pipelines");
     }
     else throw new Error(`unknown flag ${a}`);
   }
@@ -797,6 +807,65 @@ function printMemory(r) {
   console.log("(dynamic floor: bench/floor-set.ts, a dynamic provider that does no work for a resource of the same size: what Pulumi's dynamic-provider host itself holds)");
 }
 
+/**
+ * 13. `stacks` pipelines at once on one account at the service's 120/60, each an IpPolicyRuleSet of
+ * --pipeline-rules rules on a policy of its own (the emulator's account given as many policies, through
+ * its --data file), each stack with its own file backend, every client at the default budget.
+ */
+async function measurePipelines(ctx, stacks) {
+  const rules = ctx.f.pipelineRules;
+  const data = (dir) => ["--data", path.join(dir, "emulator.json")];
+  return withSession(ctx, { emuArgs: data, project: ctx.projects.set }, async (s) => {
+    await stopEmulator(s.emu);
+    const file = path.join(s.dir, "emulator.json");
+    const snapshot = JSON.parse(fs.readFileSync(file, "utf8"));
+    const id = () => `ipp_${require("node:crypto").randomBytes(18).toString("base64url").replace(/[-_]/g, "x").slice(0, 24)}`;
+    while (snapshot.accounts[0].ipPolicies.length < stacks) snapshot.accounts[0].ipPolicies.push(id());
+    fs.writeFileSync(file, JSON.stringify(snapshot));
+    s.emu = await startEmulator(data(s.dir));
+    const policies = s.emu.fixtures.ipPolicies;
+    const jobs = Array.from({ length: stacks }, (_, i) => {
+      const backend = path.join(s.dir, `pipeline-${i}`);
+      fs.mkdirSync(backend);
+      return s.job(`pipeline-${i}`, "up", { ipPolicyId: { value: policies[i] }, allow: { value: JSON.stringify(setCidrs(rules, 10 + i)) } }, { backend });
+    });
+    const started = process.hrtime.bigint();
+    const since = () => Number(process.hrtime.bigint() - started) / 1e9;
+    const results = await Promise.all(jobs.map((job) => spawnJob(job).done.then((r) => ({ ...r, seconds: since() }))));
+    const seconds = since();
+    const st = await stats(s.emu);
+    const rateLimited429 = st.byStatus["429"] ?? 0;
+    const accepted = st.requests - rateLimited429;
+    const ends = results.map((r) => r.seconds);
+    const r = {
+      stacks, rules, seconds, requestSpanSeconds: requestSpan(s.emu), stackSeconds: ends, requests: st.requests, accepted, rateLimited429,
+      boundSeconds: accepted / 2, windowBoundSeconds: rateLowerBound("window", accepted),
+      // Converged: every rule made (the emulator's count of rule creates), whatever the harness said.
+      rulesMade: st.byMethod?.["POST 2xx"] ?? 0,
+      ok: results.every((x) => x.ok), errors: results.filter((x) => !x.ok).map((x) => String(x.error).slice(0, 300)),
+    };
+    process.stderr.write(`bench: pipelines ${stacks}: ${seconds.toFixed(1)} s (requests ${r.requestSpanSeconds.toFixed(1)} s, bound ${r.boundSeconds} s), ${st.requests} answers, ${rateLimited429} × 429, stacks ${ends.map((e) => e.toFixed(0)).join(", ")} s\n`);
+    return r;
+  });
+}
+
+/** The pipelines table: each run, then the medians of each number of stacks. */
+function printPipelines(rows) {
+  console.log("\nPipelines on one account at 120 per rolling 60 s, each an IpPolicyRuleSet on its own policy, every client with the whole budget:");
+  const median = (xs) => {
+    const sorted = [...xs].sort((a, b) => a - b);
+    const mid = Math.floor(sorted.length / 2);
+    return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  };
+  const line = (label, r) => [label, fmt(r.seconds), fmt(r.requestSpanSeconds), r.accepted, fmt(r.boundSeconds, 0), fmt(r.seconds / r.boundSeconds, 2), fmt(r.windowBoundSeconds, 0), `${r.rateLimited429} of ${r.requests} (${fmt((100 * r.rateLimited429) / r.requests)}%)`, fmt(Math.max(...r.stackSeconds) / Math.min(...r.stackSeconds), 2), `${r.rulesMade} of ${r.stacks * r.rules} rules${r.ok ? "" : `; the harness: ${r.errors.join("; ")}`}`];
+  const medians = [...new Set(rows.map((r) => r.stacks))].filter((n) => rows.filter((r) => r.stacks === n).length > 1).map((n) => {
+    const runs = rows.filter((r) => r.stacks === n);
+    const m = (f) => median(runs.map(f));
+    return [`${n} stacks, median of ${runs.length}`, fmt(m((r) => r.seconds)), fmt(m((r) => r.requestSpanSeconds)), m((r) => r.accepted), fmt(m((r) => r.boundSeconds), 0), fmt(m((r) => r.seconds / r.boundSeconds), 2), "", `${fmt(m((r) => (100 * r.rateLimited429) / r.requests))}%`, fmt(m((r) => Math.max(...r.stackSeconds) / Math.min(...r.stackSeconds)), 2), runs.every((r) => r.rulesMade === r.stacks * r.rules) ? "all" : "not all"];
+  });
+  table(["run", "wall s", "requests s", "accepted", "bound s", "wall/bound", "window bound s", "429", "slowest/fastest", "converged"], [...rows.map((r) => line(`${r.stacks} stacks × ${r.rules} rules`, r)), ...medians]);
+}
+
 function makeProjects(root, plugin, memory) {
   const tarball = packTarball(root);
   const project = (name, options) => makeProject(path.join(root, name), { name: "accessctl-bench", tarball, ...options });
@@ -827,8 +896,8 @@ async function main() {
   const ctx = { f, binDir: pulumiBinDir(), projects: makeProjects(root, !f.skipPlugin || !f.skipMemory, f.skipMemory ? [] : f.memoryHosts) };
   const cli = execFileSync(path.join(ctx.binDir, "pulumi"), ["version"]).toString().trim();
   const results = { date: new Date().toISOString(), machine: `${os.cpus().length} × ${os.cpus()[0].model}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}, node ${process.version}, pulumi ${cli}`, command: `npm run bench -- ${process.argv.slice(2).join(" ")}`.trim(), flags: f, engine: [], rateLimit: [], team: [] };
-  const alone = (section) => ["rate", "refresh", "team", "emulator", "set", "plugin", "accounts", "bounds", "memory", "walks"].every((k) => k === section || f[`skip${k[0].toUpperCase()}${k.slice(1)}`]) && f.sizes.length === 0;
-  const name = alone("walks") ? "results-walks" : alone("memory") ? "results-memory" : alone("accounts") ? "results-accounts" : alone("bounds") ? "results-bounds" : f.skipCheckpoints ? "results-skip-checkpoints" : f.sizes.length > 0 ? "results" : f.skipRate && f.skipRefresh && f.skipTeam && !f.skipSet ? "results-set" : f.skipRate && f.skipRefresh && f.skipTeam && f.skipEmulator && !f.skipPlugin ? "results-plugin" : f.skipRefresh && f.skipEmulator ? "results-rate-team" : "results-refresh-team";
+  const alone = (section) => ["rate", "refresh", "team", "emulator", "set", "plugin", "accounts", "bounds", "memory", "walks", "pipelines"].every((k) => k === section || f[`skip${k[0].toUpperCase()}${k.slice(1)}`]) && f.sizes.length === 0;
+  const name = alone("pipelines") ? "results-pipelines" : alone("walks") ? "results-walks" : alone("memory") ? "results-memory" : alone("accounts") ? "results-accounts" : alone("bounds") ? "results-bounds" : f.skipCheckpoints ? "results-skip-checkpoints" : f.sizes.length > 0 ? "results" : f.skipRate && f.skipRefresh && f.skipTeam && !f.skipSet ? "results-set" : f.skipRate && f.skipRefresh && f.skipTeam && f.skipEmulator && !f.skipPlugin ? "results-plugin" : f.skipRefresh && f.skipEmulator ? "results-rate-team" : "results-refresh-team";
   const out = path.join(REPO, `bench/${name}.json`);
   // Written after every section too: a long run that fails late keeps what it measured.
   const save = () => fs.writeFileSync(out, JSON.stringify({ ...results, totalSeconds: (Date.now() - started) / 1000 }, null, 2) + "\n");
@@ -878,6 +947,16 @@ async function main() {
       results.bounds = await measureBounds(ctx);
       save();
     }
+    if (!f.skipPipelines) {
+      results.pipelines = [];
+      for (const stacks of f.pipelines) {
+        for (let run = 1; run <= f.pipelineRuns; run++) {
+          log(`${stacks} pipelines at once, ${f.pipelineRules} rules each, run ${run} of ${f.pipelineRuns}`);
+          results.pipelines.push(await measurePipelines(ctx, stacks));
+          save();
+        }
+      }
+    }
     if (!f.skipMemory) {
       log(`memory: one IpPolicyRuleSet of ${f.memoryRules} rules on each host`);
       results.memory = await measureMemory(ctx);
@@ -905,6 +984,7 @@ async function main() {
   if (results.bounds) printBounds(results.bounds);
   if (results.memory) printMemory(results.memory);
   if (results.walks) printWalks(results.walks, f);
+  if (results.pipelines) printPipelines(results.pipelines);
   console.log(`\ntotal ${fmt(results.totalSeconds, 0)} s; figures in ${path.relative(REPO, out)}`);
 }
 

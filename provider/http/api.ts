@@ -7,7 +7,7 @@ import { SERVICE_VERSION } from "../../contract/common";
 import { authHint, Connection, connection, refuseConfigKey, unprovenFallback, urlHint } from "../config";
 import { setMessage } from "../errors";
 import { stopped, stopSignal } from "../engine";
-import { SlotDone, takeRateSlot, WaitEnded } from "../limiter";
+import { limiterState, SlotDone, takeRateSlot, WaitEnded } from "../limiter";
 import { boundHint, boundText, currentOperation, Operation } from "../operation";
 import { processState } from "../state";
 import { ApiFailure, failure, finish } from "./failures";
@@ -42,7 +42,7 @@ export async function api<T = any>(method: string, pathOrUrl: string, options: R
     const sent = await takeTurn(call, n);
     counters().requests++;
     const sentAt = Date.now();
-    const result = await send<T>(call, sent, sentAt);
+    const result = await send<T>(call, sent, sentAt, n);
     if ("response" in result) return answered(call, result.response);
     if (result.status === 401 && call.conn.fallbackApiKey) {
       // The key from the stack config was refused: try the one in ACCESSCTL_API_KEY, once, and keep to it.
@@ -114,7 +114,7 @@ async function takeTurn(call: Call, n: number): Promise<SlotDone> {
   if (Date.now() >= call.until) throw overTime(call, n);
   let sent: SlotDone;
   try {
-    sent = await takeRateSlot(call.conn, call.blockFor, { until: call.until, signal: stopSignal() });
+    sent = await takeRateSlot(call.conn, call.blockFor > 0, { until: call.until, signal: stopSignal() });
   } catch (e) {
     if ((e as WaitEnded).waitEnded === "stopped") checkNotStopped(call.options, n);
     if ((e as WaitEnded).waitEnded) throw overTime(call, n);
@@ -132,8 +132,8 @@ async function takeTurn(call: Call, n: number): Promise<SlotDone> {
   return sent;
 }
 
-/** One attempt; its slot of the rate limit is given back with its status (or none: no answer). */
-async function send<T>(call: Call, sent: SlotDone, sentAt: number): Promise<Attempt<T>> {
+/** One attempt; its slot of the rate limit is given back with its status (or none: no answer), a 429 with its wait. */
+async function send<T>(call: Call, sent: SlotDone, sentAt: number, n: number): Promise<Attempt<T>> {
   const { method, url, headers, payload, options, conn } = call;
   const run = () => attempt<T>(method, url, headers, payload, { ...options, urlHint: urlHint(conn) }, call.deadlineMs, [conn.apiKey, conn.fallbackApiKey]);
   // a read or delete under way: see trust.ts believe404
@@ -141,7 +141,10 @@ async function send<T>(call: Call, sent: SlotDone, sentAt: number): Promise<Atte
     sent();
     throw Object.assign(e as ApiFailure, { sentAt });
   });
-  sent("response" in result ? result.response.status : result.status);
+  const status = "response" in result ? result.response.status : result.status;
+  // A 429's Retry-After (or a backoff without one): the retry, and every request of the account, wait it.
+  if (status === 429 && "error" in result) call.blockFor = backoff(n, result.retryAfter);
+  sent(status, call.blockFor);
   return result;
 }
 
@@ -174,7 +177,6 @@ async function failed(call: Call, result: Extract<Attempt<unknown>, { error: Api
   if (result.status === 429) {
     count.rateLimited++;
     call.rateLimited = true;
-    call.blockFor = backoff(n, result.retryAfter);
   }
   const delay = call.blockFor || backoff(n, result.retryAfter);
   if (err.ambiguous || n >= call.retries) throw finish(err, n + 1, url.origin, options.unseen);
@@ -197,13 +199,15 @@ async function failed(call: Call, result: Extract<Attempt<unknown>, { error: Api
 function overTime(call: Call, n: number, waitMs?: number): ApiFailure {
   const { options, url } = call;
   const spent = !call.bound ? "" : waitMs === undefined ? `${boundText(call.bound)} is spent` : `the next try (in ${Math.round(waitMs / 1000)} s) would pass ${boundText(call.bound)}`;
+  // This call, or another of the account's in this process, was answered 429: the pace is cut.
+  const limited = call.rateLimited || (limiterState(call.conn)?.rateLimited ?? 0) > 0;
   let err = call.lastError;
   if (err && spent) setMessage(err, `${err.message}; gave up: ${spent}`);
   if (!err) {
-    const waited = spent || `its time budget (${((options.budgetMs ?? RETRY_BUDGET_MS) / 1000).toFixed(0)} s) is spent waiting for the account's rate limit (${call.conn.maxRequestsPerMinute} requests a minute)`;
+    const waited = spent ? `${limited ? "the service answered 429 and requests wait their turn; " : ""}${spent}` : `its time budget (${((options.budgetMs ?? RETRY_BUDGET_MS) / 1000).toFixed(0)} s) is spent waiting for the account's rate limit (${call.conn.maxRequestsPerMinute} requests a minute)`;
     err = failure(`${options.what}: not sent: ${waited}`, {});
   }
-  if (call.bound) err.hint = boundHint(call.rateLimited);
+  if (call.bound) err.hint = boundHint(limited);
   return finish(err, n, url.origin, options.unseen);
 }
 

@@ -140,9 +140,11 @@ describe("time bounds", () => {
     const started = Date.now();
     const err = await client.api("GET", "/api_keys", { what: "list API keys", budgetMs: 2500 }).catch((e: Error) => e);
     const took = Date.now() - started;
-    expect(err.message).toMatch(/^list API keys: HTTP 429 ERR_RATE_LIMITED: slow down \(operation op_1\) \(after 3 attempts\)$/);
+    // (a 429 also cuts the pace, which spaces the retries further once nothing gets through)
+    expect(err.message).toMatch(/^list API keys: HTTP 429 ERR_RATE_LIMITED: slow down \(operation op_1\) \(after [23] attempts\)$/);
     expect(took).toBeLessThan(2500);
-    expect(server.hits.length).toBe(3);
+    expect(server.hits.length).toBeGreaterThanOrEqual(2);
+    expect(server.hits.length).toBeLessThanOrEqual(3);
   }, 30_000);
 
   it("gives up on a refused connection within seconds, with one line that says what to do", async () => {
