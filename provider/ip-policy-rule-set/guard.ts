@@ -3,12 +3,12 @@
 // what the preview did not show, what another resource of this run manages, what would touch a
 // rule that changed since it was recorded (then nothing is written at all), and what would open
 // more than the preview showed now that the policy changed; it says what it left, and why.
-import { canonicalCidr } from "../access";
+import { AccessRule, accessChange, accessOf, canonicalCidr, describeSpace, intersect, isEmpty, Space, spaceOf, subtract } from "../access";
 import { asDeclared } from "../fields";
 import { makerName, Marker } from "../ownership";
-import { DeclaredRule, MEMBER_FIELDS } from "./declared";
+import { DeclaredRule, isUnknownValue, MEMBER_FIELDS } from "./declared";
 import { IpPolicyRuleSetMember, named } from "./live";
-import { changeOpens, opens, Plan, Step, texts } from "./plan";
+import { changeOpens, opens, phase, Plan, Step, stepRules, texts } from "./plan";
 import { covers, Shown, StepSeen } from "./promise";
 
 type Member = IpPolicyRuleSetMember;
@@ -188,8 +188,10 @@ export function reconcile(p: Plan, s: Situation): Decision {
   const changedByHand = changedRules.map((r) => (live[r.id] ? `${named(r)}, now ${named(live[r.id])}${texts(live[r.id], s.secret)}` : `${named(r)}, deleted`));
   const strangers = s.live.filter((r) => !known[r.id] && !adopted.includes(r));
   const others = strangers.flatMap((rule) => (s.othersOf(rule.id) ? [{ rule, maker: s.othersOf(rule.id)! }] : []));
-  const hold = holdBack(steps, s, { kept, live, changedRules, strangers, planned });
-  return { steps: hold.steps, refused, withheld: mine.withheld, leftUndone: held.left, heldBack: hold.held, heldBecause: hold.because, adopted, strangers, others, changedByHand };
+  const first = holdBack(steps, s, { kept, live, changedRules, strangers, planned });
+  const hold = holdToShownOpening(first.steps, s, strangers);
+  const heldBack = [...first.held, ...hold.held];
+  return { steps: hold.steps, refused, withheld: mine.withheld, leftUndone: held.left, heldBack, heldBecause: [...first.because, ...hold.because], adopted, strangers, others, changedByHand };
 }
 
 /**
@@ -215,6 +217,76 @@ function holdBack(steps: Step[], s: Situation, c: { kept: Member[]; live: Record
   const order = (x: Step) => (x.op === "delete" ? 0 : x.op === "create" ? 1 : x.op === "move" ? 2 : 3); // deletes named first, as they are checked first
   for (const x of [...steps].sort((a, b) => order(a) - order(b))) if (holds(x)) held.push(say(x));
   return { steps: steps.filter((x) => !holds(x)), held, because };
+}
+
+/**
+ * What the previews showed opening: allowed by the declared rules and not by the rules as the preview
+ * saw them (those its steps touch, as it saw them; the others as recorded), beside the rules not
+ * recorded that its refresh saw (`beside`: another stack's). Every promise bounds it; undefined: none
+ * does (no preview, or one that did not know the rules or a CIDR).
+ */
+export function shownOpening(promises: Shown[][], recorded: Member[], declared: DeclaredRule[], beside: AccessRule[] = []): Space | undefined {
+  const after = [...beside, ...declared.map((d): AccessRule => ({ cidr: d.cidr, action: d.action === "deny" ? "deny" : "allow" }))];
+  let bound: Space | undefined;
+  for (const shown of promises) {
+    // A preview that did not know the rules, or a CIDR, bounds nothing.
+    if (shown.some((x) => "anyOf" in x || x.steps.some((p) => isUnknownValue(p.to?.cidr)))) continue;
+    const union = spaceOf(shown.flatMap((x) => cidrsOf(accessChange([...beside, ...previewBefore(x as { steps: StepSeen[] }, recorded)], after).opens)));
+    bound = bound ? intersect(bound, union) : union;
+  }
+  return bound;
+}
+
+const cidrsOf = (s: Space) => [...s.v4, ...s.v6];
+
+/** The rules a preview planned from: those its steps touch, as it saw them; the others as recorded. */
+function previewBefore(x: { steps: StepSeen[] }, recorded: Member[]): AccessRule[] {
+  const touched = new Set(x.steps.flatMap((p) => (p.rule ? [p.rule.id] : [])));
+  const seen = x.steps.flatMap((p): AccessRule[] => (p.rule ? [{ cidr: p.rule.cidr, action: p.rule.action as AccessRule["action"] }] : []));
+  return [...recorded.filter((r) => !touched.has(r.id)), ...seen];
+}
+
+/**
+ * Nothing an update writes opens, against the policy as the update found it, more than the preview
+ * showed opening (shownOpening): the policy may have changed since the preview, by hand or by a run.
+ * The steps run phase by phase (plan.ts phase(), several at once within one); for each phase, the most
+ * it can allow at any moment (every allow it adds, none of the denies it removes) is checked, and a
+ * step adding an allow or removing a deny over what would open unshown is held back.
+ */
+function holdToShownOpening(steps: Step[], s: Situation, strangers: Member[]): { steps: Step[]; held: string[]; because: string[] } {
+  const shown = shownOpening(s.promises, s.recorded, s.declared, strangers.filter(s.previewSaw));
+  if (!shown || !steps.some(opens)) return { steps, held: [], because: [] };
+  const held = new Set<Step>();
+  let unshown: Space[] = [];
+  let now: (AccessRule & { id?: string })[] = s.live.map((r) => ({ id: r.id, cidr: r.cidr, action: r.action }));
+  const limit = spaceOf([accessOf(now), shown].flatMap(cidrsOf));
+  for (const p of [0, 1, 2, 3, 4]) {
+    const batch = steps.filter((x) => phase(x) === p);
+    const removed = new Set(batch.flatMap((x) => ("rule" in x && x.op !== "retext" ? [x.rule.id] : [])));
+    const removedDenies = now.filter((r) => r.id !== undefined && removed.has(r.id) && r.action === "deny");
+    const added = (x: Step) => stepRules(x).after.filter((r) => r.action === "allow" && x.op !== "retext");
+    const worst = [...now.filter((r) => !removedDenies.includes(r)), ...batch.flatMap(added)];
+    const excess = subtract(accessOf(worst), limit);
+    if (!isEmpty(excess)) {
+      unshown.push(excess);
+      for (const x of batch) {
+        const own = [...added(x), ...removedDenies.filter((r) => "rule" in x && r.id === x.rule.id)].map((r) => r.cidr);
+        if (own.length && !isEmpty(intersect(spaceOf(own), excess))) held.add(x);
+      }
+    }
+    now = batch.filter((x) => !held.has(x)).reduce(applied, now);
+  }
+  unshown = unshown.length ? [spaceOf(unshown.flatMap(cidrsOf))] : [];
+  const because = unshown.map((u) => `it would open ${describeSpace(u)}, which the preview did not show opening`);
+  return { steps: steps.filter((x) => !held.has(x)), held: steps.filter((x) => held.has(x)).map(say), because };
+}
+
+/** The policy's rules after a step (by id: a rule the step touches as the policy holds it). */
+function applied(rules: (AccessRule & { id?: string })[], x: Step): (AccessRule & { id?: string })[] {
+  if (x.op === "retext") return rules;
+  const rest = "rule" in x ? rules.filter((r) => r.id !== x.rule.id) : rules;
+  if (x.op === "delete") return rest;
+  return [...rest, ...stepRules(x).after.map((r) => ({ ...r, id: "rule" in x ? x.rule.id : undefined }))];
 }
 
 function byId(rules: Member[]): Record<string, Member> {
