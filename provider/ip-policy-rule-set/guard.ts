@@ -3,7 +3,8 @@
 // what the preview did not show, what another resource of this run manages, what would touch a
 // rule that changed since it was recorded (then nothing is written at all), and what would open
 // more than the preview showed now that the policy changed; it says what it left, and why.
-import { AccessRule, accessChange, accessOf, canonicalCidr, describeSpace, intersect, isEmpty, Space, spaceOf, subtract } from "../access";
+import { AccessRule, accessChange, accessOf, canonicalCidr, describeSpace } from "../access";
+import { intersect, isEmpty, Space, spaceOf, subtract } from "../access";
 import { asDeclared } from "../fields";
 import { makerName, Marker } from "../ownership";
 import { DeclaredRule, isUnknownValue, MEMBER_FIELDS } from "./declared";
@@ -191,7 +192,9 @@ export function reconcile(p: Plan, s: Situation): Decision {
   const first = holdBack(steps, s, { kept, live, changedRules, strangers, planned });
   const hold = holdToShownOpening(first.steps, s, strangers);
   const heldBack = [...first.held, ...hold.held];
-  return { steps: hold.steps, refused, withheld: mine.withheld, leftUndone: held.left, heldBack, heldBecause: [...first.because, ...hold.because], adopted, strangers, others, changedByHand };
+  const heldBecause = [...first.because, ...hold.because];
+  const undone = { withheld: mine.withheld, leftUndone: held.left, heldBack, heldBecause };
+  return { steps: hold.steps, refused, ...undone, adopted, strangers, others, changedByHand };
 }
 
 /**
@@ -225,24 +228,32 @@ function holdBack(steps: Step[], s: Situation, c: { kept: Member[]; live: Record
  * recorded that its refresh saw (`beside`: another stack's). Every promise bounds it; undefined: none
  * does (no preview, or one that did not know the rules or a CIDR).
  */
-export function shownOpening(promises: Shown[][], recorded: Member[], declared: DeclaredRule[], beside: AccessRule[] = []): Space | undefined {
-  const after = [...beside, ...declared.map((d): AccessRule => ({ cidr: d.cidr, action: d.action === "deny" ? "deny" : "allow" }))];
+export function shownOpening(
+  promises: Shown[][],
+  recorded: Member[],
+  declared: DeclaredRule[],
+  beside: AccessRule[] = [],
+): Space | undefined {
+  const after = [...beside, ...declared.map((d): AccessRule => ({ cidr: d.cidr, action: actionOf(d.action) }))];
   let bound: Space | undefined;
   for (const shown of promises) {
     // A preview that did not know the rules, or a CIDR, bounds nothing.
     if (shown.some((x) => "anyOf" in x || x.steps.some((p) => isUnknownValue(p.to?.cidr)))) continue;
-    const union = spaceOf(shown.flatMap((x) => cidrsOf(accessChange([...beside, ...previewBefore(x as { steps: StepSeen[] }, recorded)], after).opens)));
+    const before = (x: Shown) => [...beside, ...previewBefore(x as { steps: StepSeen[] }, recorded)];
+    const union = spaceOf(shown.flatMap((x) => cidrsOf(accessChange(before(x), after).opens)));
     bound = bound ? intersect(bound, union) : union;
   }
   return bound;
 }
 
 const cidrsOf = (s: Space) => [...s.v4, ...s.v6];
+/** An action as the model reads it: one not known (or not read) may be allow. */
+const actionOf = (a: unknown): AccessRule["action"] => (a === "deny" ? "deny" : "allow");
 
 /** The rules a preview planned from: those its steps touch, as it saw them; the others as recorded. */
 function previewBefore(x: { steps: StepSeen[] }, recorded: Member[]): AccessRule[] {
   const touched = new Set(x.steps.flatMap((p) => (p.rule ? [p.rule.id] : [])));
-  const seen = x.steps.flatMap((p): AccessRule[] => (p.rule ? [{ cidr: p.rule.cidr, action: p.rule.action as AccessRule["action"] }] : []));
+  const seen = x.steps.flatMap((p) => (p.rule ? [{ cidr: p.rule.cidr, action: actionOf(p.rule.action) }] : []));
   return [...recorded.filter((r) => !touched.has(r.id)), ...seen];
 }
 
@@ -253,7 +264,7 @@ function previewBefore(x: { steps: StepSeen[] }, recorded: Member[]): AccessRule
  * it can allow at any moment (every allow it adds, none of the denies it removes) is checked, and a
  * step adding an allow or removing a deny over what would open unshown is held back.
  */
-function holdToShownOpening(steps: Step[], s: Situation, strangers: Member[]): { steps: Step[]; held: string[]; because: string[] } {
+function holdToShownOpening(steps: Step[], s: Situation, strangers: Member[]) {
   const shown = shownOpening(s.promises, s.recorded, s.declared, strangers.filter(s.previewSaw));
   if (!shown || !steps.some(opens)) return { steps, held: [], because: [] };
   const held = new Set<Step>();
@@ -263,14 +274,17 @@ function holdToShownOpening(steps: Step[], s: Situation, strangers: Member[]): {
   for (const p of [0, 1, 2, 3, 4]) {
     const batch = steps.filter((x) => phase(x) === p);
     const removed = new Set(batch.flatMap((x) => ("rule" in x && x.op !== "retext" ? [x.rule.id] : [])));
-    const removedDenies = now.filter((r) => r.id !== undefined && removed.has(r.id) && r.action === "deny");
+    // The most the phase can allow at a moment: every allow it adds, none of the denies it removes.
+    const removedDenies = new Map<string, AccessRule>();
+    for (const r of now) if (r.id && removed.has(r.id) && r.action === "deny") removedDenies.set(r.id, r);
     const added = (x: Step) => stepRules(x).after.filter((r) => r.action === "allow" && x.op !== "retext");
-    const worst = [...now.filter((r) => !removedDenies.includes(r)), ...batch.flatMap(added)];
+    const worst = [...now.filter((r) => !r.id || removedDenies.get(r.id) !== r), ...batch.flatMap(added)];
     const excess = subtract(accessOf(worst), limit);
     if (!isEmpty(excess)) {
       unshown.push(excess);
       for (const x of batch) {
-        const own = [...added(x), ...removedDenies.filter((r) => "rule" in x && r.id === x.rule.id)].map((r) => r.cidr);
+        const deny = "rule" in x ? removedDenies.get(x.rule.id) : undefined;
+        const own = [...added(x), ...(deny ? [deny] : [])].map((r) => r.cidr);
         if (own.length && !isEmpty(intersect(spaceOf(own), excess))) held.add(x);
       }
     }
