@@ -224,6 +224,21 @@ describe("reconcile: what an update writes, between the listing and the first wr
     expect(decide(situation)).toEqual({ ...expected, heldBecause: undefined });
   });
 
+  it("a step held back as it would open what the preview did not show opening names that range", () => {
+    const B = m("B", "192.0.2.128/25 allow");
+    const r = reconcile(plan([A, B], [d("192.0.2.0/24 allow")]), {
+      recorded: [A, B], declared: [d("192.0.2.0/24 allow")], live: [A], promises: [[{ steps: plan([A, B], [d("192.0.2.0/24 allow")]).steps.map(see) }]],
+      see, secret: false, claimedElsewhere: () => false, adoptExisting: false, othersOf: () => undefined, previewSaw: () => false,
+    });
+    expect(r.heldBecause).toEqual(["it would open 192.0.2.128/25 (128 addresses), which the preview did not show opening"]);
+    // No preview (no promise): nothing bounds what opens, and the move is made.
+    const free = reconcile(plan([A, B], [d("192.0.2.0/24 allow")]), {
+      recorded: [A, B], declared: [d("192.0.2.0/24 allow")], live: [A], promises: [],
+      see, secret: false, claimedElsewhere: () => false, adoptExisting: false, othersOf: () => undefined, previewSaw: () => false,
+    });
+    expect(steps(free)).toEqual(["move ipr_A→192.0.2.0/24 allow"]);
+  });
+
   it("with nothing shown (no engine), every step passes; with two promises, a step passes only if both hold it", () => {
     expect(holdToShown(plan([A], []), [], see).steps.length).toBe(1);
     const both = [[{ steps: plan([A, D], []).steps.map(see) }], [{ steps: plan([A], []).steps.map(see) }]];
