@@ -268,39 +268,41 @@ function holdToShownOpening(steps: Step[], s: Situation, strangers: Member[]) {
   const shown = shownOpening(s.promises, s.recorded, s.declared, strangers.filter(s.previewSaw));
   if (!shown || !steps.some(opens)) return { steps, held: [], because: [] };
   const held = new Set<Step>();
-  let unshown: Space[] = [];
-  let now: (AccessRule & { id?: string })[] = s.live.map((r) => ({ id: r.id, cidr: r.cidr, action: r.action }));
-  const limit = spaceOf([accessOf(now), shown].flatMap(cidrsOf));
+  const unshown: string[] = [];
+  // The policy's rules as the phases leave them: by id (a rule made by a create: `+` and its CIDR).
+  const now = new Map<string, AccessRule>(s.live.map((r) => [r.id, { cidr: r.cidr, action: r.action }]));
+  const limit = spaceOf([accessOf([...now.values()]), shown].flatMap(cidrsOf));
+  const added = (x: Step) => (x.op === "retext" ? [] : stepRules(x).after.filter((r) => r.action === "allow"));
   for (const p of [0, 1, 2, 3, 4]) {
     const batch = steps.filter((x) => phase(x) === p);
-    const removed = new Set(batch.flatMap((x) => ("rule" in x && x.op !== "retext" ? [x.rule.id] : [])));
     // The most the phase can allow at a moment: every allow it adds, none of the denies it removes.
     const removedDenies = new Map<string, AccessRule>();
-    for (const r of now) if (r.id && removed.has(r.id) && r.action === "deny") removedDenies.set(r.id, r);
-    const added = (x: Step) => stepRules(x).after.filter((r) => r.action === "allow" && x.op !== "retext");
-    const worst = [...now.filter((r) => !r.id || removedDenies.get(r.id) !== r), ...batch.flatMap(added)];
-    const excess = subtract(accessOf(worst), limit);
+    for (const x of batch) {
+      const r = "rule" in x && x.op !== "retext" ? now.get(x.rule.id) : undefined;
+      if (r?.action === "deny") removedDenies.set((x as { rule: Member }).rule.id, r);
+    }
+    const kept = [...now].filter(([id]) => !removedDenies.has(id)).map(([, r]) => r);
+    const excess = subtract(accessOf([...kept, ...batch.flatMap(added)]), limit);
     if (!isEmpty(excess)) {
-      unshown.push(excess);
+      unshown.push(...cidrsOf(excess));
       for (const x of batch) {
         const deny = "rule" in x ? removedDenies.get(x.rule.id) : undefined;
         const own = [...added(x), ...(deny ? [deny] : [])].map((r) => r.cidr);
         if (own.length && !isEmpty(intersect(spaceOf(own), excess))) held.add(x);
       }
     }
-    now = batch.filter((x) => !held.has(x)).reduce(applied, now);
+    for (const x of batch) if (!held.has(x)) applyTo(now, x);
   }
-  unshown = unshown.length ? [spaceOf(unshown.flatMap(cidrsOf))] : [];
-  const because = unshown.map((u) => `it would open ${describeSpace(u)}, which the preview did not show opening`);
+  const opened = unshown.length ? describeSpace(spaceOf(unshown)) : "";
+  const because = opened ? [`it would open ${opened}, which the preview did not show opening`] : [];
   return { steps: steps.filter((x) => !held.has(x)), held: steps.filter((x) => held.has(x)).map(say), because };
 }
 
-/** The policy's rules after a step (by id: a rule the step touches as the policy holds it). */
-function applied(rules: (AccessRule & { id?: string })[], x: Step): (AccessRule & { id?: string })[] {
-  if (x.op === "retext") return rules;
-  const rest = "rule" in x ? rules.filter((r) => r.id !== x.rule.id) : rules;
-  if (x.op === "delete") return rest;
-  return [...rest, ...stepRules(x).after.map((r) => ({ ...r, id: "rule" in x ? x.rule.id : undefined }))];
+/** A step made on the policy's rules (`now`: by id). */
+function applyTo(now: Map<string, AccessRule>, x: Step): void {
+  if (x.op === "retext") return;
+  if ("rule" in x) now.delete(x.rule.id);
+  for (const r of stepRules(x).after) now.set("rule" in x ? x.rule.id : `+${r.cidr}`, r);
 }
 
 function byId(rules: Member[]): Record<string, Member> {
