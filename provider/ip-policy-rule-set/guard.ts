@@ -190,7 +190,7 @@ export function reconcile(p: Plan, s: Situation): Decision {
   const strangers = s.live.filter((r) => !known[r.id] && !adopted.includes(r));
   const others = strangers.flatMap((rule) => (s.othersOf(rule.id) ? [{ rule, maker: s.othersOf(rule.id)! }] : []));
   const first = holdBack(steps, s, { kept, live, changedRules, strangers, planned });
-  const hold = holdToShownOpening(first.steps, s, strangers);
+  const hold = holdOpeningSafely(first.steps, s, strangers);
   const heldBack = [...first.held, ...hold.held];
   const heldBecause = [...first.because, ...hold.because];
   const undone = { withheld: mine.withheld, leftUndone: held.left, heldBack, heldBecause };
@@ -296,6 +296,17 @@ function holdToShownOpening(steps: Step[], s: Situation, strangers: Member[]) {
   const opened = unshown.length ? describeSpace(spaceOf(unshown)) : "";
   const because = opened ? [`it would open ${opened}, which the preview did not show opening`] : [];
   return { steps: steps.filter((x) => !held.has(x)), held: steps.filter((x) => held.has(x)).map(say), because };
+}
+
+/** holdToShownOpening; when a CIDR is one the model cannot read, every step that opens is held back (fail safe). */
+function holdOpeningSafely(steps: Step[], s: Situation, strangers: Member[]) {
+  try {
+    return holdToShownOpening(steps, s, strangers);
+  } catch (e) {
+    const held = steps.filter(opens);
+    const because = [`what it would open cannot be computed (${(e as Error).message})`];
+    return { steps: steps.filter((x) => !held.includes(x)), held: held.map(say), because };
+  }
 }
 
 /** A step made on the policy's rules (`now`: by id). */

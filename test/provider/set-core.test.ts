@@ -237,6 +237,13 @@ describe("reconcile: what an update writes, between the listing and the first wr
       see, secret: false, claimedElsewhere: () => false, adoptExisting: false, othersOf: () => undefined, previewSaw: () => false,
     });
     expect(steps(free)).toEqual(["move ipr_A→192.0.2.0/24 allow"]);
+    // A listed CIDR the model cannot read: what opens cannot be bounded, so it is held back (fail safe).
+    const odd = reconcile(plan([A], [d("172.16.0.0/12 allow")]), {
+      recorded: [A], declared: [d("172.16.0.0/12 allow")], live: [A, m("X", "bogus deny")], promises: [[{ steps: plan([A], [d("172.16.0.0/12 allow")]).steps.map(see) }]],
+      see, secret: false, claimedElsewhere: () => false, adoptExisting: false, othersOf: () => undefined, previewSaw: () => false,
+    });
+    expect([steps(odd), odd.heldBack]).toEqual([[], ["move 10.0.0.0/8 allow (ipr_A) → 172.16.0.0/12"]]);
+    expect(odd.heldBecause.join()).toContain("cannot be computed");
   });
 
   it("with nothing shown (no engine), every step passes; with two promises, a step passes only if both hold it", () => {
