@@ -226,22 +226,20 @@ describe("reconcile: what an update writes, between the listing and the first wr
 
   it("a step held back as it would open what the preview did not show opening names that range", () => {
     const B = m("B", "192.0.2.128/25 allow");
-    const r = reconcile(plan([A, B], [d("192.0.2.0/24 allow")]), {
-      recorded: [A, B], declared: [d("192.0.2.0/24 allow")], live: [A], promises: [[{ steps: plan([A, B], [d("192.0.2.0/24 allow")]).steps.map(see) }]],
-      see, secret: false, claimedElsewhere: () => false, adoptExisting: false, othersOf: () => undefined, previewSaw: () => false,
-    });
-    expect(r.heldBecause).toEqual(["it would open 192.0.2.128/25 (128 addresses), which the preview did not show opening"]);
+    const none = { see, secret: false, adoptExisting: false };
+    const no = { claimedElsewhere: () => false, othersOf: () => undefined, previewSaw: () => false };
+    /** The update of `recorded` to `declared` on the policy `live`; `shown`: a preview made the same plan. */
+    const run = (recorded: Rule[], declared: any[], live: Rule[], shown = true) => {
+      const promises = shown ? [[{ steps: plan(recorded, declared).steps.map(see) }]] : [];
+      return reconcile(plan(recorded, declared), { ...none, ...no, recorded, declared, live, promises });
+    };
+    expect(run([A, B], [d("192.0.2.0/24 allow")], [A]).heldBecause).toEqual([
+      "it would open 192.0.2.128/25 (128 addresses), which the preview did not show opening",
+    ]);
     // No preview (no promise): nothing bounds what opens, and the move is made.
-    const free = reconcile(plan([A, B], [d("192.0.2.0/24 allow")]), {
-      recorded: [A, B], declared: [d("192.0.2.0/24 allow")], live: [A], promises: [],
-      see, secret: false, claimedElsewhere: () => false, adoptExisting: false, othersOf: () => undefined, previewSaw: () => false,
-    });
-    expect(steps(free)).toEqual(["move ipr_A→192.0.2.0/24 allow"]);
+    expect(steps(run([A, B], [d("192.0.2.0/24 allow")], [A], false))).toEqual(["move ipr_A→192.0.2.0/24 allow"]);
     // A listed CIDR the model cannot read: what opens cannot be bounded, so it is held back (fail safe).
-    const odd = reconcile(plan([A], [d("172.16.0.0/12 allow")]), {
-      recorded: [A], declared: [d("172.16.0.0/12 allow")], live: [A, m("X", "bogus deny")], promises: [[{ steps: plan([A], [d("172.16.0.0/12 allow")]).steps.map(see) }]],
-      see, secret: false, claimedElsewhere: () => false, adoptExisting: false, othersOf: () => undefined, previewSaw: () => false,
-    });
+    const odd = run([A], [d("172.16.0.0/12 allow")], [A, m("X", "bogus deny")]);
     expect([steps(odd), odd.heldBack]).toEqual([[], ["move 10.0.0.0/8 allow (ipr_A) → 172.16.0.0/12"]]);
     expect(odd.heldBecause.join()).toContain("cannot be computed");
   });
