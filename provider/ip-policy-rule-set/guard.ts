@@ -3,12 +3,13 @@
 // what the preview did not show, what another resource of this run manages, what would touch a
 // rule that changed since it was recorded (then nothing is written at all), and what would open
 // more than the preview showed now that the policy changed; it says what it left, and why.
-import { canonicalCidr } from "../access";
+import { AccessRule, accessChange, accessOf, canonicalCidr, describeSpace } from "../access";
+import { intersect, isEmpty, Space, spaceOf, subtract } from "../access";
 import { asDeclared } from "../fields";
 import { makerName, Marker } from "../ownership";
-import { DeclaredRule, MEMBER_FIELDS } from "./declared";
+import { DeclaredRule, isUnknownValue, MEMBER_FIELDS } from "./declared";
 import { IpPolicyRuleSetMember, named } from "./live";
-import { changeOpens, opens, Plan, Step, texts } from "./plan";
+import { changeOpens, opens, phase, Plan, Step, stepRules, texts } from "./plan";
 import { covers, Shown, StepSeen } from "./promise";
 
 type Member = IpPolicyRuleSetMember;
@@ -188,8 +189,12 @@ export function reconcile(p: Plan, s: Situation): Decision {
   const changedByHand = changedRules.map((r) => (live[r.id] ? `${named(r)}, now ${named(live[r.id])}${texts(live[r.id], s.secret)}` : `${named(r)}, deleted`));
   const strangers = s.live.filter((r) => !known[r.id] && !adopted.includes(r));
   const others = strangers.flatMap((rule) => (s.othersOf(rule.id) ? [{ rule, maker: s.othersOf(rule.id)! }] : []));
-  const hold = holdBack(steps, s, { kept, live, changedRules, strangers, planned });
-  return { steps: hold.steps, refused, withheld: mine.withheld, leftUndone: held.left, heldBack: hold.held, heldBecause: hold.because, adopted, strangers, others, changedByHand };
+  const first = holdBack(steps, s, { kept, live, changedRules, strangers, planned });
+  const hold = holdOpeningSafely(first.steps, s, strangers);
+  const heldBack = [...first.held, ...hold.held];
+  const heldBecause = [...first.because, ...hold.because];
+  const undone = { withheld: mine.withheld, leftUndone: held.left, heldBack, heldBecause };
+  return { steps: hold.steps, refused, ...undone, adopted, strangers, others, changedByHand };
 }
 
 /**
@@ -215,6 +220,100 @@ function holdBack(steps: Step[], s: Situation, c: { kept: Member[]; live: Record
   const order = (x: Step) => (x.op === "delete" ? 0 : x.op === "create" ? 1 : x.op === "move" ? 2 : 3); // deletes named first, as they are checked first
   for (const x of [...steps].sort((a, b) => order(a) - order(b))) if (holds(x)) held.push(say(x));
   return { steps: steps.filter((x) => !holds(x)), held, because };
+}
+
+/**
+ * What the previews showed opening: allowed by the declared rules and not by the rules as the preview
+ * saw them (those its steps touch, as it saw them; the others as recorded), beside the rules not
+ * recorded that its refresh saw (`beside`: another stack's). Every promise bounds it; undefined: none
+ * does (no preview, or one that did not know the rules or a CIDR).
+ */
+export function shownOpening(
+  promises: Shown[][],
+  recorded: Member[],
+  declared: DeclaredRule[],
+  beside: AccessRule[] = [],
+): Space | undefined {
+  const after = [...beside, ...declared.map((d): AccessRule => ({ cidr: d.cidr, action: actionOf(d.action) }))];
+  let bound: Space | undefined;
+  for (const shown of promises) {
+    // A preview that did not know the rules, or a CIDR, bounds nothing.
+    if (shown.some((x) => "anyOf" in x || x.steps.some((p) => isUnknownValue(p.to?.cidr)))) continue;
+    const before = (x: Shown) => [...beside, ...previewBefore(x as { steps: StepSeen[] }, recorded)];
+    const union = spaceOf(shown.flatMap((x) => cidrsOf(accessChange(before(x), after).opens)));
+    bound = bound ? intersect(bound, union) : union;
+  }
+  return bound;
+}
+
+const cidrsOf = (s: Space) => [...s.v4, ...s.v6];
+/** An action as the model reads it: one not known (or not read) may be allow. */
+const actionOf = (a: unknown): AccessRule["action"] => (a === "deny" ? "deny" : "allow");
+
+/** The rules a preview planned from: those its steps touch, as it saw them; the others as recorded. */
+function previewBefore(x: { steps: StepSeen[] }, recorded: Member[]): AccessRule[] {
+  const touched = new Set(x.steps.flatMap((p) => (p.rule ? [p.rule.id] : [])));
+  const seen = x.steps.flatMap((p) => (p.rule ? [{ cidr: p.rule.cidr, action: actionOf(p.rule.action) }] : []));
+  return [...recorded.filter((r) => !touched.has(r.id)), ...seen];
+}
+
+/**
+ * Nothing an update writes opens, against the policy as the update found it, more than the preview
+ * showed opening (shownOpening): the policy may have changed since the preview, by hand or by a run.
+ * The steps run phase by phase (plan.ts phase(), several at once within one); for each phase, the most
+ * it can allow at any moment (every allow it adds, none of the denies it removes) is checked, and a
+ * step adding an allow or removing a deny over what would open unshown is held back.
+ */
+function holdToShownOpening(steps: Step[], s: Situation, strangers: Member[]) {
+  const shown = shownOpening(s.promises, s.recorded, s.declared, strangers.filter(s.previewSaw));
+  if (!shown || !steps.some(opens)) return { steps, held: [], because: [] };
+  const held = new Set<Step>();
+  const unshown: string[] = [];
+  // The policy's rules as the phases leave them: by id (a rule made by a create: `+` and its CIDR).
+  const now = new Map<string, AccessRule>(s.live.map((r) => [r.id, { cidr: r.cidr, action: r.action }]));
+  const limit = spaceOf([accessOf([...now.values()]), shown].flatMap(cidrsOf));
+  const added = (x: Step) => (x.op === "retext" ? [] : stepRules(x).after.filter((r) => r.action === "allow"));
+  for (const p of [0, 1, 2, 3, 4]) {
+    const batch = steps.filter((x) => phase(x) === p);
+    // The most the phase can allow at a moment: every allow it adds, none of the denies it removes.
+    const removedDenies = new Map<string, AccessRule>();
+    for (const x of batch) {
+      const r = "rule" in x && x.op !== "retext" ? now.get(x.rule.id) : undefined;
+      if (r?.action === "deny") removedDenies.set((x as { rule: Member }).rule.id, r);
+    }
+    const kept = [...now].filter(([id]) => !removedDenies.has(id)).map(([, r]) => r);
+    const excess = subtract(accessOf([...kept, ...batch.flatMap(added)]), limit);
+    if (!isEmpty(excess)) {
+      unshown.push(...cidrsOf(excess));
+      for (const x of batch) {
+        const deny = "rule" in x ? removedDenies.get(x.rule.id) : undefined;
+        const own = [...added(x), ...(deny ? [deny] : [])].map((r) => r.cidr);
+        if (own.length && !isEmpty(intersect(spaceOf(own), excess))) held.add(x);
+      }
+    }
+    for (const x of batch) if (!held.has(x)) applyTo(now, x);
+  }
+  const opened = unshown.length ? describeSpace(spaceOf(unshown)) : "";
+  const because = opened ? [`it would open ${opened}, which the preview did not show opening`] : [];
+  return { steps: steps.filter((x) => !held.has(x)), held: steps.filter((x) => held.has(x)).map(say), because };
+}
+
+/** holdToShownOpening; when a CIDR is one the model cannot read, every step that opens is held back (fail safe). */
+function holdOpeningSafely(steps: Step[], s: Situation, strangers: Member[]) {
+  try {
+    return holdToShownOpening(steps, s, strangers);
+  } catch (e) {
+    const held = steps.filter(opens);
+    const because = [`what it would open cannot be computed (${(e as Error).message})`];
+    return { steps: steps.filter((x) => !held.includes(x)), held: held.map(say), because };
+  }
+}
+
+/** A step made on the policy's rules (`now`: by id). */
+function applyTo(now: Map<string, AccessRule>, x: Step): void {
+  if (x.op === "retext") return;
+  if ("rule" in x) now.delete(x.rule.id);
+  for (const r of stepRules(x).after) now.set("rule" in x ? x.rule.id : `+${r.cidr}`, r);
 }
 
 function byId(rules: Member[]): Record<string, Member> {

@@ -192,6 +192,15 @@ describe("reconcile: what an update writes, between the listing and the first wr
     ["plain up: a deny whose description alone changed by hand opens nothing: the plan goes ahead",
       { recorded: [A, D, m("H", "192.168.5.0/24 deny")], previewed: [A, D, m("H", "192.168.5.0/24 deny")], live: [A, D, m("H", "192.168.5.0/24 deny", "noted by hand")], declared: [d("172.16.0.0/12 allow"), d("192.168.5.0/24 deny")] },
       { ...ok, steps: ["move ipr_A→172.16.0.0/12 allow", "delete ipr_D"], changedByHand: ['192.168.5.0/24 deny (ipr_H), now 192.168.5.0/24 deny (ipr_H), description "noted by hand"'] }],
+    ["plain up: an allow the plan deletes was deleted by hand; the move onto its range would open it " +
+      "again: held back (seed 519162520)",
+      { recorded: [A, m("B", "192.0.2.128/25 allow")], previewed: [A, m("B", "192.0.2.128/25 allow")], live: [A],
+        declared: [d("192.0.2.0/24 allow")] },
+      { ...ok, steps: [], heldBack: ["move 10.0.0.0/8 allow (ipr_A) → 192.0.2.0/24"] }],
+    ["plain up: what the preview showed opening still opens; a range it showed open, closed by hand since, stays closed",
+      { recorded: [m("B", "192.0.2.128/25 allow")], previewed: [m("B", "192.0.2.128/25 allow")], live: [],
+        declared: [d("192.0.2.0/25 allow"), d("192.0.2.128/25 allow")] },
+      { ...ok, steps: ["create →192.0.2.0/25 allow"], changedByHand: ["192.0.2.128/25 allow (ipr_B), deleted"] }],
     ["a rule the plan touches changed since it was recorded: refused, nothing written",
       { recorded: [A], live: [m("A", "10.0.0.0/8 allow", "by hand")], declared: [d("172.16.0.0/12 allow")] },
       { ...ok, steps: ["move ipr_A→172.16.0.0/12 allow"], refused: ['10.0.0.0/8 allow (ipr_A) (now 10.0.0.0/8 allow (ipr_A), description "by hand")'] }],
@@ -216,6 +225,26 @@ describe("reconcile: what an update writes, between the listing and the first wr
       { ...ok, steps: [], refused: ["10.0.0.0/8 allow (ipr_O) (IpPolicyRuleSet office of stack p/prod's: its metadata says so)"], strangers: ["ipr_O"], others: ["ipr_O p/prod"] }],
   ] as [string, Parameters<typeof decide>[0], object][])("%s", (_, situation, expected) => {
     expect(decide(situation)).toEqual({ ...expected, heldBecause: undefined });
+  });
+
+  it("a step held back as it would open what the preview did not show opening names that range", () => {
+    const B = m("B", "192.0.2.128/25 allow");
+    const none = { see, secret: false, adoptExisting: false };
+    const no = { claimedElsewhere: () => false, othersOf: () => undefined, previewSaw: () => false };
+    /** The update of `recorded` to `declared` on the policy `live`; `shown`: a preview made the same plan. */
+    const run = (recorded: Rule[], declared: any[], live: Rule[], shown = true) => {
+      const promises = shown ? [[{ steps: plan(recorded, declared).steps.map(see) }]] : [];
+      return reconcile(plan(recorded, declared), { ...none, ...no, recorded, declared, live, promises });
+    };
+    expect(run([A, B], [d("192.0.2.0/24 allow")], [A]).heldBecause).toEqual([
+      "it would open 192.0.2.128/25 (128 addresses), which the preview did not show opening",
+    ]);
+    // No preview (no promise): nothing bounds what opens, and the move is made.
+    expect(steps(run([A, B], [d("192.0.2.0/24 allow")], [A], false))).toEqual(["move ipr_A→192.0.2.0/24 allow"]);
+    // A listed CIDR the model cannot read: what opens cannot be bounded, so it is held back (fail safe).
+    const odd = run([A], [d("172.16.0.0/12 allow")], [A, m("X", "bogus deny")]);
+    expect([steps(odd), odd.heldBack]).toEqual([[], ["move 10.0.0.0/8 allow (ipr_A) → 172.16.0.0/12"]]);
+    expect(odd.heldBecause.join()).toContain("cannot be computed");
   });
 
   it("with nothing shown (no engine), every step passes; with two promises, a step passes only if both hold it", () => {

@@ -21,7 +21,7 @@ const config = compiled("provider/config.js");
 const state = (): Record<string, any> => ((globalThis as any)[Symbol.for("@accessctl/pulumi/state/v1")] ??= {});
 const URN = "urn:pulumi:dev::promise-property::accessctl:index:IpPolicyRuleSet::s";
 /** Seeds kept as regression cases; add one that fails here. */
-const REGRESSION = [20261127];
+const REGRESSION = [20261127, 519162520];
 const FRESH = Number(process.env.SET_PROMISE_SEED ?? Date.now() % 2 ** 31);
 const RUNS = Number(process.env.SET_PROMISE_RUNS ?? 12);
 const POOL = ["10.0.0.0/8", "10.0.0.0/16", "10.0.1.0/24", "10.1.0.0/16", "192.0.2.0/24", "192.0.2.128/25", "2001:db8::/32", "2001:db8::/48"];

@@ -107,6 +107,24 @@ it("a rule changed by hand after the preview showed its delete is not deleted (t
   await cleanUp(p);
 });
 
+it.each([false, true])(
+  "a range closed by hand after the preview stays closed: the move onto a range around it is held back " +
+    "(seed 519162520; refresh: %s)",
+  async (refresh) => {
+    const p = emu.fixtures.ipPolicies[0];
+    await cleanUp(p); // a run before that failed leaves nothing in the way
+    const recorded = [{ cidr: "10.0.0.0/8", action: "allow" }, { cidr: "192.0.2.128/25", action: "allow" }];
+    const state0 = await existing(p, recorded);
+    const declared = [{ cidr: "192.0.2.0/24", action: "allow" }];
+    // The preview shows ~ 10.0.0.0/8 → 192.0.2.0/24, - 192.0.2.128/25: it opens 192.0.2.0/25 only.
+    await preview(p, state0, declared);
+    await api().delete(`/ip_policy_rules/${state0.rules["192.0.2.128/25"].id}`); // a responder closes that range
+    await update(p, state0, declared, refresh);
+    expect(await live(p)).toEqual(["10.0.0.0/8 allow"]); // not 192.0.2.0/24: that would open 192.0.2.128/25 again
+    await cleanUp(p);
+  },
+);
+
 describe("another stack's allow on the policy", () => {
   const ownership = compiled("provider/ownership.js");
   /** Stack promise/b's allow, its marker signed with the team key (as its provider writes it); `forged`: the same claim, unsigned. */
