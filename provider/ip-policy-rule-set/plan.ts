@@ -6,7 +6,7 @@
 import { RULE_ACTIONS, RuleAction } from "../../contract/ip-policy-rule";
 import { DiffKind } from "../fields";
 import { processState } from "../state";
-import { AccessRule, Action, canonicalCidr, opensAny } from "../access";
+import { AccessRule, accessOf, Action, canonicalCidr, intersect, isEmpty, opensAny, parseCidr, spaceOf, subtract } from "../access";
 import { DeclaredRule, isUnknownValue, MEMBER_FIELDS, Unknown } from "./declared";
 import { IpPolicyRuleSetMember } from "./live";
 
@@ -56,13 +56,16 @@ export function plan(recorded: Member[], declared: DeclaredRule[]): Plan {
   const added: Record<string, DeclaredRule[]> = {};
   const retexts: Step[] = [];
   const flips: Step[] = [];
+  const declaredBy: Record<string, DeclaredRule> = {};
   for (const d of declared) {
     wanted[d.cidr] = true;
+    declaredBy[d.cidr] = d;
     const r = byCidr[d.cidr];
     if (!r) (added[isUnknownValue(d.action) ? "unknown" : d.action] ??= []).push(d);
     else if (!sameAction(r, d)) flips.push({ op: "flip", rule: r, to: d });
     else if (changedTexts(r, d).length) retexts.push({ op: "retext", rule: r, to: d });
   }
+  const kept = recorded.filter((r) => { const d = declaredBy[canonicalCidr(r.cidr)]; return d !== undefined && sameAction(r, d); });
   const removed: Record<string, Member[]> = {};
   for (const r of recorded) if (!wanted[canonicalCidr(r.cidr)]) (removed[r.action] ??= []).push(r);
   const creates: Step[] = [];
@@ -71,10 +74,11 @@ export function plan(recorded: Member[], declared: DeclaredRule[]): Plan {
   for (const action of RULE_ACTIONS) {
     const adds = added[action] ?? [];
     const rems = removed[action] ?? [];
-    const n = action === "allow" ? Math.min(adds.length, rems.length) : 0;
-    for (let i = 0; i < n; i++) moves.push({ op: "move", rule: rems[i], to: adds[i] });
+    const movable = action === "allow" ? movableAllows(rems, declared, kept) : [];
+    const n = Math.min(adds.length, movable.length);
+    for (let i = 0; i < n; i++) moves.push({ op: "move", rule: movable[i], to: adds[i] });
     creates.push(...adds.slice(n).map((to): Step => ({ op: "create", to })));
-    deletes.push(...rems.slice(n).map((rule): Step => ({ op: "delete", rule })));
+    deletes.push(...rems.filter((r) => !movable.slice(0, n).includes(r)).map((rule): Step => ({ op: "delete", rule })));
   }
   creates.push(...(added.unknown ?? []).map((to): Step => ({ op: "create", to }))); // an action not known yet: a create, reusing no rule
   return { steps: [...creates, ...retexts, ...moves, ...flips, ...deletes] };
@@ -82,6 +86,27 @@ export function plan(recorded: Member[], declared: DeclaredRule[]): Plan {
 
 /** The rule a step touches (none for a create). */
 export const ruleOf = (s: Step): Member | undefined => ("rule" in s ? s.rule : undefined);
+
+/**
+ * The removed allow rules that may move: those whose range, as far as the declaration allows it after
+ * the run, the rules kept through it (declared with the same action) allow already. A move closes its
+ * old range at once, before the creates of its phase: a part still to be allowed after the run and
+ * allowed by nothing else would be closed in between, or for good if a create failed. An action not
+ * known yet counts as allow, a CIDR not known yet as none; a CIDR the model cannot read: no move.
+ */
+function movableAllows(removed: Member[], declared: DeclaredRule[], kept: Member[]): Member[] {
+  if (!removed.length) return removed;
+  const known = declared.filter((d) => typeof d.cidr === "string" && !("reason" in parseCidr(d.cidr)));
+  const after = accessOf(known.map((d): AccessRule => ({ cidr: d.cidr as string, action: d.action === "deny" ? "deny" : "allow" })));
+  try {
+    const held = accessOf(kept.map((r): AccessRule => ({ cidr: r.cidr, action: r.action as Action })));
+    const exposed = subtract(intersect(spaceOf(removed.map((r) => r.cidr)), after), held);
+    if (isEmpty(exposed)) return removed;
+    return removed.filter((r) => isEmpty(intersect(spaceOf([r.cidr]), exposed)));
+  } catch {
+    return [];
+  }
+}
 
 /** The action a step leaves on its CIDR: a create's or flip's target, the rule's own for a move or retext; undefined for a delete. */
 export function actionAfter(s: Step): RuleAction | Unknown | undefined {

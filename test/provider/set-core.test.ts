@@ -39,6 +39,10 @@ describe("plan: recorded × declared → steps", () => {
     ["an undeclared rule is deleted", [A, C], [d("10.0.0.0/8 allow", "a")], ["delete ipr_C"]],
     ["an allow replaced by another is a move (the first undeclared allow, in CIDR order)", [B, D], [d("172.16.0.0/12 allow")], ["move ipr_B→172.16.0.0/12 allow", "delete ipr_D"]],
     ["a deny never moves: created, the old one deleted", [C], [d("192.0.2.0/24 deny")], ["create →192.0.2.0/24 deny", "delete ipr_C"]],
+    // set-property's seed 521419614: moving the /64 first would close it until the /32's create (for good if that failed).
+    ["an allow whose range stays allowed after, by nothing kept, does not move", [m("V6", "2001:db8:0:1::/64 allow")],
+      [d("10.0.0.0/8 allow"), d("2001:db8::/32 allow")], ["create →10.0.0.0/8 allow", "create →2001:db8::/32 allow", "delete ipr_V6"]],
+    ["an allow whose range a kept allow holds moves", [A, B], [d("10.0.0.0/8 allow", "a"), d("172.16.0.0/12 allow")], ["move ipr_B→172.16.0.0/12 allow"]],
     ["an action not known yet is a create, reusing no rule", [B], [d("172.16.0.0/12 ?")], ["create →172.16.0.0/12 ?", "delete ipr_B"]],
     ["a text not known yet is a retext", [B], [d("10.1.0.0/16 allow", UNKNOWN_VALUE)], ["retext ipr_B→10.1.0.0/16 allow"]],
     ["every kind at once, in the order a preview lists them", [A, B, C, D], [d("10.0.0.0/8 allow", "a2"), d("10.2.0.0/16 allow"), d("172.16.0.0/12 allow"), d("192.168.0.0/16 deny", "lab")],
