@@ -76,7 +76,8 @@ function summaryFrom(eventLog) {
 /** Creates the stack unless it exists, selecting nothing (another run in this directory may have selected another). */
 async function initStack(job) {
   const r = await pulumi(job, ["stack", "init", "--stack", job.stack, "--no-select", "--non-interactive"], { quiet: true });
-  if (r.code === 0 || /stack '[^']*' already exists/.test(r.stderr)) return;
+  // A stack that is locked (a killed run's lock, which `pulumi cancel` is about to remove) exists too.
+  if (r.code === 0 || /stack '[^']*' already exists|the stack is currently locked/.test(r.stderr)) return;
   throw new Error(`pulumi stack init failed (exit ${r.code}): ${(r.stderr || r.stdout).trim().split("\n").slice(-3).join(" ")}`);
 }
 
