@@ -12,9 +12,9 @@ import { listAll } from "./http/pages";
 import { asDeclared, changedFields, checkFields, createBody, Fields, liveInputs, outputsOf, propertyDiff, Reference, updateBody } from "./fields";
 import { lastListed, listsChanged, policyRulesOf, readObject } from "./list-reads";
 import { ruleAccessWords } from "./messages";
-import { adoptExistingAllowed, adoptGone, claim, claimed, claimPolicy, heldBySet, makerName, Marker, marked, noteReplacing, objectExists, othersMarker, ownerOf, provenMarker, readMarker, replacing, resourceLabel, ruleIdentity, visibleMetadata } from "./ownership";
+import { adoptExistingAllowed, adoptGone, claim, claimed, claimPolicy, heldBySet, idBoundMarker, makerName, Marker, marked, markerText, pendingText, noteReplacing, objectExists, othersMarker, ownerOf, readMarker, ruleMarkerVerdict, replacing, resourceLabel, ruleIdentity, visibleMetadata } from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
-import { ConfigSource, profileSource } from "./config";
+import { ConfigSource, profileSource, teamKeySetting } from "./config";
 import { processState } from "./state";
 import { CheckFailure, id, isUnknown, limitedText, oneOf, sameText, text } from "./validate";
 
@@ -132,8 +132,9 @@ export async function create(inputs: IpPolicyRuleInputs & { __urn?: string }) {
     const source = profileSource(inputs.profile);
     const created = (await api<IpPolicyRuleBody>("POST", IP_POLICY_RULES_PATH, { what, body, expect: IP_POLICY_RULE_ANSWER, source }).finally(listsChanged)).body;
     claim(KIND, created.id, what);
-    return { id: created.id, outs: { ...toOutputs(created), ...keptInputs(inputs) } };
+    return { id: created.id, outs: { ...toOutputs(await bound(created, marker, inputs)), ...keptInputs(inputs) } };
   } catch (e) {
+    if ((e as { id?: string }).id) throw e; // made, its marker not bound: a partial create (bound)
     const err = e as ApiFailure;
     if (!err.ambiguous && err.status !== 409) throw err;
     // The rule is there already (409), or our create may have made it before its answer was lost.
@@ -194,10 +195,35 @@ async function adopt(id: string, inputs: IpPolicyRuleInputs) {
   return converge(found, inputs);
 }
 
+/**
+ * A create's second write: its marker signed again onto the rule's id, now known (ownership.ts
+ * markerVerdict). A failure is a partial create: the rule is recorded, and the next up's update binds it.
+ */
+async function bound(created: IpPolicyRuleBody, marker: Marker | undefined, inputs: IpPolicyRuleInputs): Promise<IpPolicyRuleBody> {
+  const withId = marker && idBoundMarker(marker, signedOnto(inputs), created.id);
+  if (!withId) return created;
+  const what = `sign the marker of IP policy rule ${created.id} onto its id`;
+  const request = { what, body: { metadata: markerText(withId) }, expect: IP_POLICY_RULE_ANSWER, source: profileSource(inputs.profile) };
+  try {
+    return (await api<IpPolicyRuleBody>("PATCH", rulePath(created.id), request).finally(listsChanged)).body;
+  } catch (e) {
+    throw objectExists(e as Error, created.id, { ...toOutputs(created), ...keptInputs(inputs) }, inputs);
+  }
+}
+
+/** Whether a rule found (a lost create's, by its attempt) carries this resource's marker not yet bound to its id. */
+function unbound(found: IpPolicyRuleBody, inputs: IpPolicyRuleInputs & { __urn?: string }): boolean {
+  const m = readMarker(found.metadata);
+  const me = ownerOf(inputs.__urn);
+  if (!m || inputs.metadata || !teamKeySetting() || m.stack !== me.stack || m.resource !== me.resource) return false;
+  return ruleMarkerVerdict(m, signedOnto(inputs), { id: found.id, createdAt: found.created_at }, profileSource(inputs.profile)).kind !== "verified";
+}
+
 async function converge(found: IpPolicyRuleBody, inputs: IpPolicyRuleInputs) {
   const current = { ...toOutputs(found), ...keptInputs(inputs) };
   try {
-    const outs = asDeclared(FIELDS, current, inputs) ? current : { ...toOutputs(await patch(found.id, inputs)), ...keptInputs(inputs) };
+    const as = asDeclared(FIELDS, current, inputs) && !unbound(found, inputs);
+    const outs = as ? current : { ...toOutputs(await patch(found.id, inputs)), ...keptInputs(inputs) };
     return { id: found.id, outs };
   } catch (e) {
     // The rule exists either way: a partial create keeps it in state, as it is now.
@@ -211,12 +237,14 @@ const signedOnto = (inputs: IpPolicyRuleInputs) =>
 
 /**
  * PATCHes the rule to the inputs: the fields that differ from `current` (the state's), or, with none,
- * all three. A metadata cleared gets the marker back; so does a move (a marker is signed onto the CIDR).
+ * all three. A metadata cleared gets the marker back; so does a move (a marker is signed onto the CIDR),
+ * and, with a team key, every update: its marker is signed onto the rule's id (one an older version, or
+ * a create whose second write failed, left without it becomes proof).
  */
 async function patch(id: string, inputs: IpPolicyRuleInputs & { __urn?: string }, current?: IpPolicyRuleOutputs): Promise<IpPolicyRuleBody> {
   const changes = updateBody<IpPolicyRuleUpdateBody>(FIELDS, inputs, current);
-  if (changes.cidr !== undefined && !inputs.metadata) changes.metadata = "";
-  const { body } = marked(changes, inputs.__urn, true, signedOnto(inputs));
+  if ((changes.cidr !== undefined || teamKeySetting()) && !inputs.metadata) changes.metadata = "";
+  const { body } = marked(changes, inputs.__urn, true, signedOnto(inputs), id);
   return (await api<IpPolicyRuleBody>("PATCH", rulePath(id), { what: `update IP policy rule ${id}`, body, expect: IP_POLICY_RULE_ANSWER, source: profileSource(inputs.profile) }).finally(listsChanged)).body;
 }
 
@@ -259,9 +287,10 @@ async function remove(id: string, props: IpPolicyRuleOutputs & { __urn?: string 
  */
 function changedSince(recorded: IpPolicyRuleOutputs & { __urn?: string }, now: IpPolicyRuleBody): string | undefined {
   const m = readMarker(now.metadata);
-  const proven = m && provenMarker(m, ruleIdentity(now.ip_policy.id, canonicalCidr(now.cidr), now.action));
-  const other = proven ? othersMarker(m, recorded.__urn) : undefined;
-  if (other) return `it is ${makerName(other)}'s now (its metadata says so)`;
+  const on = ruleIdentity(now.ip_policy.id, canonicalCidr(now.cidr), now.action);
+  const verdict = m && ruleMarkerVerdict(m, on, { id: now.id, createdAt: now.created_at }, profileSource(recorded.profile));
+  const other = verdict && verdict.kind !== "unverified" ? othersMarker(m, recorded.__urn) : undefined;
+  if (other) return `it is ${makerName(other)}'s now (its metadata says so${verdict?.kind === "pending" ? `; ${pendingText(other, verdict.until)}` : ""})`;
   const moved = !sameCidr(now.cidr, recorded.cidr) || now.action !== recorded.action || now.ip_policy.id !== recorded.ipPolicyId;
   return moved ? `it changed since this stack recorded it (${recorded.cidr} ${recorded.action}, now ${now.cidr} ${now.action}${now.ip_policy.id !== recorded.ipPolicyId ? ` in ${now.ip_policy.id}` : ""})` : undefined;
 }

@@ -11,7 +11,8 @@
 
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { ConfigSource, connection, teamKeySetting } from "./config";
-import { timeResolution } from "./http/clock";
+import { serverClock, timeResolution } from "./http/clock";
+import { DEFAULT_OPERATION_BOUND_MS } from "./operation";
 import { plainError, setMessage } from "./errors";
 import { addRecord, engineRecords } from "./run-record";
 import { processState } from "./state";
@@ -213,6 +214,8 @@ export interface Marker {
   attempt: string;
   /** The MAC (markerMac), base64url; none: written without a team key (or an API key's: see newMarker). */
   sig?: string;
+  /** The MAC that also covers the rule's id (markerIdMac), written once the create's answer names it; then no `sig`. */
+  idSig?: string;
 }
 
 /**
@@ -257,9 +260,70 @@ export function markerVerifies(teamKey: string | undefined, m: Marker, on: Marke
   return have.length === want.length && timingSafeEqual(have, want);
 }
 
-/** Whether the marker on this object proves its maker, with the team key configured now. */
-export function provenMarker(m: Marker, on: MarkedObject): boolean {
-  return markerVerifies(teamKeySetting()?.key, m, on);
+/**
+ * Pure: the MAC of a marker bound to its rule's id as well (the second signature, written once the
+ * create's answer names the id): a copy onto another rule, even an identical one made later, fails.
+ */
+export function markerIdMac(teamKey: string, m: Omit<Marker, "sig" | "idSig">, on: MarkedObject, ruleId: string): string {
+  const canonical = JSON.stringify(["accessctl-marker/v2-id", m.stack ?? "", m.resource ?? "", m.attempt, ...on, ruleId]);
+  return createHmac("sha256", teamKey).update(canonical).digest().subarray(0, SIG_BYTES).toString("base64url");
+}
+
+function sameMac(have: string, want: string): boolean {
+  const a = Buffer.from(have);
+  const b = Buffer.from(want);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * How long a marker signed without its rule's id (a stack between its create and the second
+ * signature, see markerVerdict) is left alone after the rule's created_at: the default bound of one
+ * operation (operation.ts), which a create and its second signature run within.
+ */
+export const ID_SIGNING_GRACE_MS = DEFAULT_OPERATION_BOUND_MS;
+
+/** Why a marker proves nothing: the words are unverifiedWhy's. */
+export type Unverified = "no-team-key" | "unsigned" | "bad-signature" | "other-rule" | "never-bound";
+
+/** What a marker on a rule proves (markerVerdict). `until`: the end of the grace, on the service's clock (RFC 3339). */
+export type MarkerVerdict = { kind: "verified" } | { kind: "pending"; until: string } | { kind: "unverified"; because: Unverified };
+
+/**
+ * Pure: what the marker `m` on the rule `rule` (on `on`) proves, with `teamKey`, at `nowMs` on the
+ * service's clock. Only a signature bound to the rule's id verifies. The id-less one (written at the
+ * create, before the id is known) is a claim, left alone as pending for ID_SIGNING_GRACE_MS after the
+ * rule was created, and after that proves nothing. A marker with an id-bound signature is never pending.
+ */
+export function markerVerdict(teamKey: string | undefined, m: Marker, on: MarkedObject, rule: { id: string; createdAt: string }, nowMs: number): MarkerVerdict {
+  const unverified = (because: Unverified): MarkerVerdict => ({ kind: "unverified", because });
+  if (!teamKey) return unverified("no-team-key");
+  if (typeof m.idSig === "string") return sameMac(m.idSig, markerIdMac(teamKey, m, on, rule.id)) ? { kind: "verified" } : unverified("other-rule");
+  if (typeof m.sig !== "string") return unverified("unsigned");
+  if (!markerVerifies(teamKey, m, on)) return unverified("bad-signature");
+  const until = Date.parse(rule.createdAt) + ID_SIGNING_GRACE_MS;
+  return Number.isFinite(until) && nowMs < until ? { kind: "pending", until: new Date(until).toISOString() } : unverified("never-bound");
+}
+
+/** Now on the service's clock, at its latest as this process knows it (the grace ends no later than it should). */
+export function serviceNow(source?: ConfigSource): number {
+  return Date.now() + (serverClock(source).upper ?? 0);
+}
+
+/** What the marker on this rule proves, with the team key configured now. */
+export function ruleMarkerVerdict(m: Marker, on: MarkedObject, rule: { id: string; createdAt: string }, source?: ConfigSource): MarkerVerdict {
+  return markerVerdict(teamKeySetting()?.key, m, on, rule, serviceNow(source));
+}
+
+/**
+ * The marker a create's second write puts on its rule once the id is known: the same maker and
+ * attempt, signed onto the rule and its id (and no id-less signature, which a copy could use for a
+ * grace). Undefined without a team key: an unsigned marker has nothing to bind.
+ */
+export function idBoundMarker(m: Marker, on: MarkedObject, ruleId: string): Marker | undefined {
+  const key = teamKeySetting()?.key;
+  if (!key) return undefined;
+  const { sig: _sig, idSig: _idSig, ...fields } = m;
+  return { ...fields, idSig: markerIdMac(key, fields, on, ruleId) };
 }
 
 /**
@@ -279,7 +343,8 @@ export function newMarker(urn: unknown, on?: MarkedObject): Marker {
 /** The metadata text of a marker. */
 export function markerText(m: Marker): string {
   const named = { ...(m.stack ? { stack: m.stack } : {}), ...(m.resource ? { resource: m.resource } : {}) };
-  return JSON.stringify({ "managed-by": MANAGED_BY, ...named, attempt: m.attempt, ...(m.sig ? { sig: m.sig } : {}) });
+  const sigs = { ...(m.sig ? { sig: m.sig } : {}), ...(m.idSig ? { idSig: m.idSig } : {}) };
+  return JSON.stringify({ "managed-by": MANAGED_BY, ...named, attempt: m.attempt, ...sigs });
 }
 
 /** The marker an object's metadata holds, or undefined (metadata of a program's, a hand's, or none). */
@@ -290,7 +355,8 @@ export function readMarker(metadata: unknown): Marker | undefined {
     const str = (v: unknown) => (typeof v === "string" ? v : undefined);
     if (typeof m.attempt !== "string") return undefined;
     const sig = str(m.sig) ? { sig: str(m.sig) } : {};
-    return { stack: str(m.stack), resource: str(m.resource), attempt: m.attempt, ...sig };
+    const idSig = str(m.idSig) ? { idSig: str(m.idSig) } : {};
+    return { stack: str(m.stack), resource: str(m.resource), attempt: m.attempt, ...sig, ...idSig };
   } catch {
     return undefined;
   }
@@ -310,15 +376,18 @@ export function marked<B extends { metadata?: string }>(
   urn: unknown,
   update = false,
   on?: MarkedObject,
+  ruleId?: string,
 ): { body: B; marker?: Marker } {
   if (update ? body.metadata !== "" : body.metadata) return { body };
-  const marker = newMarker(urn, on);
+  // An update knows the rule's id: its marker is bound to it at once (idBoundMarker).
+  const made = newMarker(urn, on);
+  const marker = (on && ruleId !== undefined ? idBoundMarker(made, on, ruleId) : undefined) ?? made;
   return { body: { ...body, metadata: markerText(marker) }, marker };
 }
 
 /**
  * Another stack's claim: the marker names a stack, and not `urn`'s. (No marker, or no stack to
- * compare: not known to be another's.) A claim proves nothing unless it verifies (provenMarker).
+ * compare: not known to be another's.) A claim proves nothing unless it verifies (ruleMarkerVerdict).
  */
 export function othersMarker(marker: Marker | undefined, urn: unknown): Marker | undefined {
   const mine = ownerOf(urn).stack;
@@ -340,13 +409,23 @@ function shown(text: string): string {
   return plain.length > 100 ? `${plain.slice(0, 99)}…` : plain;
 }
 
-/** Pure: why a marker did not verify, in words. */
-export function unverifiedWhy(m: Marker, teamKeySet: boolean): string {
-  if (!teamKeySet) return "no team key is set (accessctl:teamKey or ACCESSCTL_TEAM_KEY)";
-  return m.sig ? "its signature does not match this rule and the team key" : "it is not signed";
+/** Why a marker did not verify, in words. */
+export function unverifiedWhy(because: Unverified): string {
+  switch (because) {
+    case "no-team-key": return "no team key is set (accessctl:teamKey or ACCESSCTL_TEAM_KEY)";
+    case "unsigned": return "it is not signed";
+    case "bad-signature": return "its signature does not match this rule and the team key";
+    case "other-rule": return "its signature is bound to another rule";
+    case "never-bound": return "it was signed before its rule id was known and never bound to it";
+  }
 }
 
 /** An unverified claim in words: `claims IpPolicyRule partner of stack shop/b: not verified (it is not signed)`. */
-export function claimText(m: Marker): string {
-  return `claims ${makerName(m)}: not verified (${unverifiedWhy(m, teamKeySetting() !== undefined)})`;
+export function claimText(m: Marker, because: Unverified): string {
+  return `claims ${makerName(m)}: not verified (${unverifiedWhy(because)})`;
+}
+
+/** A pending claim in words: `pending: signed by IpPolicyRule partner of stack shop/b before its id was known, left alone until …`. */
+export function pendingText(m: Marker, until: string): string {
+  return `pending: signed by ${makerName(m)} before its id was known, left alone until ${until}`;
 }

@@ -4,7 +4,7 @@
 // with progress shown live under the resource, and, on a failure, an error that carries what exists
 // now (a partial create or update: the engine records it, and the next `up` finishes the job).
 import { IP_POLICY_RULE_ANSWER, IP_POLICY_RULES_PATH, IpPolicyRuleBody, IpPolicyRuleCreateBody, IpPolicyRuleUpdateBody } from "../../contract/ip-policy-rule";
-import { connection, profileSource } from "../config";
+import { connection, profileSource, teamKeySetting } from "../config";
 import { report } from "../engine";
 import { plainError } from "../errors";
 import { createBody, updateBody } from "../fields";
@@ -13,9 +13,9 @@ import { ApiFailure } from "../http/failures";
 import { canonicalCidr, FIELDS as RULE_FIELDS, rulePath } from "../ip-policy-rule";
 import { limiterState } from "../limiter";
 import { listsChanged } from "../list-reads";
-import { marked, ruleIdentity } from "../ownership";
+import { idBoundMarker, Marker, marked, markerText, ownerOf, ruleIdentity } from "../ownership";
 import { DeclaredRule } from "./declared";
-import { IpPolicyRuleSetMember, member as memberOf, named, outputs, policyRules } from "./live";
+import { IpPolicyRuleSetMember, LivePolicy, member as memberOf, named, outputs, policyRules } from "./live";
 import { phase, Step } from "./plan";
 
 type Member = IpPolicyRuleSetMember;
@@ -81,8 +81,9 @@ function calls(set: Target, live: Record<string, Member>, shown: ReturnType<type
   const post = async (d: DeclaredRule) => {
     const on = ruleIdentity(set.ipPolicyId, d.cidr, String(d.action)); // known by now: a create is made with known values
     const { body, marker } = marked(createBody<IpPolicyRuleCreateBody>(RULE_FIELDS, { ...d, ipPolicyId: set.ipPolicyId }), set.__urn, false, on);
+    let made: IpPolicyRuleBody;
     try {
-      const made = (await api<IpPolicyRuleBody>("POST", IP_POLICY_RULES_PATH, { what: `create IP policy rule ${d.cidr}`, body, expect: IP_POLICY_RULE_ANSWER, source }).finally(() => listsChanged(set.ipPolicyId))).body;
+      made = (await api<IpPolicyRuleBody>("POST", IP_POLICY_RULES_PATH, { what: `create IP policy rule ${d.cidr}`, body, expect: IP_POLICY_RULE_ANSWER, source }).finally(() => listsChanged(set.ipPolicyId))).body;
       live[made.id] = memberOf(made);
       shown.count("created");
     } catch (e) {
@@ -91,13 +92,16 @@ function calls(set: Target, live: Record<string, Member>, shown: ReturnType<type
       if (err.ambiguous) run.lostCreates.push({ cidr: d.cidr, action: String(d.action), attempt: marker?.attempt });
       throw e;
     }
+    // Its marker bound to its id, now known: a failure here leaves the rule recorded, and the next up binds it.
+    const bound = marker && (await bindMarker(set, made.id, marker, on));
+    if (bound) live[made.id] = memberOf(bound);
   };
   const patch = async (r: Member, d: DeclaredRule) => {
     const moving = canonicalCidr(r.cidr) !== d.cidr ? ` → ${d.cidr}` : "";
     const changes = updateBody<IpPolicyRuleUpdateBody>(RULE_FIELDS, d, r); // what the step changes: texts, or the cidr of a move
     // A marker is signed onto the rule's CIDR: a move without metadata of the program's writes a new one.
     if (moving && !d.metadata) changes.metadata = "";
-    const { body } = marked(changes, set.__urn, true, ruleIdentity(set.ipPolicyId, d.cidr, r.action));
+    const { body } = marked(changes, set.__urn, true, ruleIdentity(set.ipPolicyId, d.cidr, r.action), r.id);
     const done = (await api<IpPolicyRuleBody>("PATCH", rulePath(r.id), { what: `update IP policy rule ${r.id} (${r.cidr}${moving})`, body, expect: IP_POLICY_RULE_ANSWER, source }).finally(() => listsChanged(set.ipPolicyId))).body;
     live[r.id] = memberOf(done);
     shown.count("updated");
@@ -114,6 +118,44 @@ function calls(set: Target, live: Record<string, Member>, shown: ReturnType<type
     return patch(s.rule, s.to);
   };
   return run;
+}
+
+/**
+ * A create's second write: the marker it wrote, signed again onto the rule's id (ownership.ts
+ * markerVerdict: only that signature proves; the first is pending for a grace). None without a team key.
+ */
+export async function bindMarker(set: Target, ruleId: string, marker: Marker, on: readonly string[]): Promise<IpPolicyRuleBody | undefined> {
+  const bound = idBoundMarker(marker, on, ruleId);
+  if (!bound) return undefined;
+  const request = { what: `sign the marker of IP policy rule ${ruleId} onto its id`, body: { metadata: markerText(bound) }, expect: IP_POLICY_RULE_ANSWER, source: profileSource(set.profile) };
+  return (await api<IpPolicyRuleBody>("PATCH", rulePath(ruleId), request).finally(() => listsChanged(set.ipPolicyId))).body;
+}
+
+/**
+ * The set's own rules (by id in its state) whose marker, this very resource's, is not bound to their id
+ * (written by an older version, or by a create whose second write failed): each signed onto its id,
+ * one PATCH each (none once bound). `skip`: rules this run's steps wrote. Returns the rules after; a
+ * failure is a partial update whose outputs are the rules as they are (the next up binds the rest).
+ */
+export async function bindOwnMarkers(set: Target, rules: Member[], live: LivePolicy, skip: Set<string>, id: string, what: string): Promise<Member[]> {
+  const me = ownerOf(set.__urn);
+  const todo = rules.filter((r) => {
+    const m = live.markers[r.id];
+    return !skip.has(r.id) && m && m.stack === me.stack && m.resource === me.resource && live.verdicts[r.id]?.kind !== "verified";
+  });
+  if (!todo.length || !teamKeySetting()) return rules;
+  const after: Record<string, Member> = {};
+  for (const r of rules) after[r.id] = r;
+  const failed: ApiFailure[] = [];
+  const bind = async (r: Member) => {
+    const bound = await bindMarker(set, r.id, live.markers[r.id], ruleIdentity(set.ipPolicyId, canonicalCidr(r.cidr), r.action));
+    if (bound) after[r.id] = memberOf(bound);
+  };
+  await pool(todo.map((r) => () => bind(r)), CONCURRENCY, (e) => failed.push(e as ApiFailure));
+  if (!failed.length) return Object.values(after);
+  const message = `${what}: signing the markers of ${todo.length} rule${todo.length === 1 ? "" : "s"} onto their ids: ${failed.length} failed, first: ${failed[0].message}. Run \`pulumi up\` again to finish`;
+  const properties = { ...outputs(set, Object.values(after), set), __provider: set.__provider };
+  throw plainError(message, { id, properties, reasons: [message], status: failed[0].status });
 }
 
 /** The error of a failed run: what exists now (a lost create's rule too, when proven), and what to do. */

@@ -17,7 +17,7 @@ import { plainError } from "../errors";
 import { api } from "../http/api";
 import { canonicalCidr, rulePath } from "../ip-policy-rule";
 import { rulesListedSinceWrite } from "../list-reads";
-import { adoptExistingAllowed, claim, makerName, Marker } from "../ownership";
+import { adoptExistingAllowed, claim, makerName, Marker, pendingText } from "../ownership";
 import { listedElsewhere, noteListed } from "../run-record";
 import { CheckFailure, isUnknown } from "../validate";
 import { AfterFirst, apply, listed } from "./apply";
@@ -131,7 +131,7 @@ async function viewBeforeFirst(inputs: CheckedRuleSetInputs, what: string): Prom
     const res = await api<IpPolicyRuleBody>("GET", rulePath(id), read);
     if (res.status !== 404 && res.body.ip_policy.id === inputs.ipPolicyId) bodies.push(res.body);
   }
-  return livePolicy(bodies);
+  return livePolicy(bodies, source);
 }
 
 /** A create's plan: what it takes over (rules exactly as declared, under ACCESSCTL_ADOPT_EXISTING=1) and what it creates. */
@@ -189,9 +189,10 @@ export function reportLeftUndone(urn: string | undefined, what: string, left: st
     "Run `pulumi up` again: its preview shows them.", { warning: true });
 }
 
-export function reportOthers(urn: string | undefined, what: string, others: { rule: Member; maker: Marker }[]): void {
+export function reportOthers(urn: string | undefined, what: string, others: { rule: Member; maker: Marker; pending?: string }[]): void {
   if (!others.length) return;
-  report(urn, `${what}: left ${others.length} rule${others.length === 1 ? "" : "s"} other stacks made, not recorded (their metadata say so): ${listed(others.map((o) => `${named(o.rule)} by ${makerName(o.maker)}`))}`, { warning: true });
+  const whose = (o: (typeof others)[number]) => (o.pending ? `, ${pendingText(o.maker, o.pending)}` : ` by ${makerName(o.maker)}`);
+  report(urn, `${what}: left ${others.length} rule${others.length === 1 ? "" : "s"} other stacks made, not recorded (their metadata say so): ${listed(others.map((o) => `${named(o.rule)}${whose(o)}`))}`, { warning: true });
 }
 
 /**

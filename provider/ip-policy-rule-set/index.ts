@@ -13,11 +13,11 @@ import { policyAccessWords } from "../messages";
 import { plainError } from "../errors";
 import { changedFields, checkFields, DiffKind, Fields } from "../fields";
 import { accessEffect, canonicalCidr } from "../access";
-import { adoptExistingAllowed, claim, claimed, claimPolicy, claimText, makerName, noteSetMembers, othersMarker, resourceLabel } from "../ownership";
+import { adoptExistingAllowed, claim, claimed, claimPolicy, claimText, makerName, pendingText, noteSetMembers, othersMarker, resourceLabel } from "../ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD } from "../profiles";
 import { processState } from "../state";
 import { boolean, CheckFailure, id, isUnknown, UNKNOWN } from "../validate";
-import { apply, listed } from "./apply";
+import { apply, bindOwnMarkers, listed } from "./apply";
 import { create, previewCreate, previewUnknownCreate, reportLeftUndone, reportOthers, stillOnPolicy } from "./create";
 import { checkRules, CheckedRuleSetInputs, declaredList, DeclaredRule, declaredRules, IpPolicyRuleSetInputs, isUnknownValue, keyedRules, secretRules } from "./declared";
 import { reconcile, unchanged } from "./guard";
@@ -135,7 +135,7 @@ export async function read(id: string, props: Partial<IpPolicyRuleSetOutputs> = 
 /** What a rule's unverified marker claims, `, claims IpPolicyRule p of stack s/b: not verified (…)`. */
 const claimOf = (claims: Claimed[], r: IpPolicyRuleSetMember) => {
   const c = claims.find((x) => x.rule.id === r.id);
-  return c ? `, ${claimText(c.maker)}` : "";
+  return c ? `, ${claimText(c.maker, c.because ?? "unsigned")}` : "";
 };
 
 /** What changed in a rule: `cidr a → b, description "x" → "y"`. */
@@ -173,7 +173,7 @@ function sayDrift(props: Partial<IpPolicyRuleSetOutputs>, rules: IpPolicyRuleSet
   const head = counts.length ? `rules changed since the state last recorded the policy: ${counts.join(", ")}` : `the policy holds ${others.length} rule${others.length === 1 ? "" : "s"} other stacks made, left to them`;
   report(props.__urn, [`refresh of the IpPolicyRuleSet of ${props.ipPolicyId}: ${head}`,
     ...lines("added", added.map((r) => `${named(r)}${texts(r, secret)}${claimOf(claims, r)}`)), ...lines("changed", changed), ...lines("deleted", deleted),
-    ...lines("left", others.map((o) => `${named(o.rule)}, made by ${makerName(o.maker)} (not recorded)`)),
+    ...lines("left", others.map((o) => `${named(o.rule)}, ${o.pending ? pendingText(o.maker, o.pending) : `made by ${makerName(o.maker)}`} (not recorded)`)),
     // What the changes found did to the policy's access: a drift gate's log names the exposure.
     ...(counts.length ? [accessDrift(props, rules)] : []),
   ].join("\n"));
@@ -206,7 +206,9 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
   }
   // A failure halfway is a partial update: the engine keeps the old inputs, and so the outputs keep their __plan.
   const before = current.filter((r) => !decided.strangers.includes(r));
-  const rules = await apply({ ...news, __plan: olds.__plan }, before, decided.steps, id, what);
+  const target = { ...news, __plan: olds.__plan };
+  const stepped = new Set(decided.steps.flatMap((s) => ("rule" in s ? [s.rule.id] : [])));
+  const rules = await bindOwnMarkers(target, await apply(target, before, decided.steps, id, what), live, stepped, id, what);
   if (decided.steps.length) report(news.__urn, policyAccessWords(news.ipPolicyId, accessEffect(before, rules), "done"));
   reportDecision(news.__urn, what, decided);
   return { outs: outputs(news, rules, news) };

@@ -6,7 +6,8 @@ import { liveInputs, outputsOf } from "../fields";
 import { api } from "../http/api";
 import { canonicalCidr, rulePath } from "../ip-policy-rule";
 import { policyRulesOf } from "../list-reads";
-import { Marker, markerVerifies, othersMarker, readMarker, ruleIdentity } from "../ownership";
+import { ConfigSource } from "../config";
+import { Marker, markerVerdict, MarkerVerdict, othersMarker, readMarker, ruleIdentity, serviceNow, Unverified } from "../ownership";
 import { keptInputs } from "../profiles";
 import { compareCidrs, IpPolicyRuleSetRule, MEMBER_FIELDS } from "./declared";
 
@@ -76,12 +77,13 @@ export function outputs(inputs: { ipPolicyId: string }, rules: IpPolicyRuleSetMe
 
 /**
  * A policy's rules as listed now, and the markers their metadata holds (by rule id: who each claims
- * made it, ownership.ts); `proven`: the ids whose marker verifies with the team key on that very rule.
+ * made it, ownership.ts); `verdicts`: what each marker proves with the team key on that very rule
+ * (markerVerdict: verified only when bound to the rule's id; pending within the grace after its create).
  */
 export interface LivePolicy {
   rules: IpPolicyRuleSetMember[];
   markers: Record<string, Marker>;
-  proven: Record<string, true>;
+  verdicts: Record<string, MarkerVerdict>;
 }
 
 /**
@@ -101,33 +103,46 @@ export async function policyRules(ipPolicyId: string, profile: unknown, what: st
     const res = await api<IpPolicyRuleBody>("GET", rulePath(r.id), { what: `${what}: read IP policy rule ${r.id}`, allow404: true, expect: IP_POLICY_RULE_ANSWER, source });
     if (res.status !== 404 && res.body.ip_policy.id === ipPolicyId) bodies.push(res.body);
   }
-  return livePolicy(bodies);
+  return livePolicy(bodies, source);
 }
 
-export function livePolicy(bodies: IpPolicyRuleBody[]): LivePolicy {
+export function livePolicy(bodies: IpPolicyRuleBody[], source?: ConfigSource): LivePolicy {
   const markers: Record<string, Marker> = {};
-  const proven: Record<string, true> = {};
+  const verdicts: Record<string, MarkerVerdict> = {};
   const teamKey = teamKeySetting()?.key; // read once: a listing may hold many thousands of rules
+  const now = serviceNow(source);
   for (const b of bodies) {
     const m = readMarker(b.metadata);
-    if (m) markers[b.id] = m;
+    if (!m) continue;
+    markers[b.id] = m;
     const on = ruleIdentity(b.ip_policy.id, canonicalCidr(b.cidr), b.action);
-    if (m && markerVerifies(teamKey, m, on)) proven[b.id] = true;
+    verdicts[b.id] = markerVerdict(teamKey, m, on, { id: b.id, createdAt: b.created_at }, now);
   }
-  return { rules: bodies.map(member), markers, proven };
+  return { rules: bodies.map(member), markers, verdicts };
 }
 
-/** The marker of a rule another stack's resource made, when it verifies (a claim alone proves nothing). */
+/**
+ * The marker of a rule another stack's resource made, when it verifies or is pending (left alone
+ * either way: a claim that proves nothing is drift).
+ */
 export function provenOthers(live: LivePolicy, urn: unknown): (ruleId: string) => Marker | undefined {
-  return (ruleId) => (live.proven[ruleId] ? othersMarker(live.markers[ruleId], urn) : undefined);
+  return (ruleId) => (live.verdicts[ruleId] && live.verdicts[ruleId].kind !== "unverified" ? othersMarker(live.markers[ruleId], urn) : undefined);
+}
+
+/** The end of the grace of a rule whose marker is pending (signed without its id yet), else undefined. */
+export function pendingUntil(live: LivePolicy, ruleId: string): string | undefined {
+  const v = live.verdicts[ruleId];
+  return v?.kind === "pending" ? v.until : undefined;
 }
 
 type Member = IpPolicyRuleSetMember;
 
-/** A rule and whose its marker says it is. */
+/** A rule and whose its marker says it is; `pending`: the end of its grace (left alone until then); `because`: why a claim proves nothing. */
 export interface Claimed {
   rule: Member;
   maker: Marker;
+  pending?: string;
+  because?: Unverified;
 }
 
 /**
@@ -137,9 +152,11 @@ export interface Claimed {
  */
 export function byStack(live: LivePolicy, urn: unknown): { rest: Member[]; others: Claimed[]; claims: Claimed[] } {
   const proven = provenOthers(live, urn);
-  const whose = (rule: Member, verified: boolean) => {
+  const whose = (rule: Member, verified: boolean): Claimed[] => {
     const maker = othersMarker(live.markers[rule.id], urn);
-    return maker && !!proven(rule.id) === verified ? [{ rule, maker }] : [];
+    if (!maker || !!proven(rule.id) !== verified) return [];
+    const v = live.verdicts[rule.id];
+    return [{ rule, maker, ...(v?.kind === "pending" ? { pending: v.until } : {}), ...(v?.kind === "unverified" ? { because: v.because } : {}) }];
   };
   const others = live.rules.flatMap((r) => whose(r, true));
   const rest = live.rules.filter((r) => !others.some((o) => o.rule === r));

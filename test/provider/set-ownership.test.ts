@@ -278,13 +278,13 @@ describe("unverified markers prove nothing (issue 39, reproduction 5)", () => {
     newRun();
     const theirs = await rule.create((await rule.check({}, { ipPolicyId: p, cidr: "10.7.0.0/16", action: "allow", __urn: URN_B })).inputs);
     const signed = (await api().get(`/ip_policy_rules/${theirs.id}`)).body;
-    expect(JSON.parse(signed.metadata).sig).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(JSON.parse(signed.metadata).idSig).toMatch(/^[A-Za-z0-9_-]{22}$/);
     const forged = (await api().post("/ip_policy_rules", { ip_policy_id: p, cidr: "0.0.0.0/0", action: "allow", metadata: forge(signed) })).body;
-    const ghost = (await api().post("/ip_policy_rules", { ip_policy_id: p, cidr: "10.9.0.0/16", action: "allow", metadata: forge(signed, { stack: "shop/nowhere", sig: "" }) })).body;
+    const ghost = (await api().post("/ip_policy_rules", { ip_policy_id: p, cidr: "10.9.0.0/16", action: "allow", metadata: forge(signed, { stack: "shop/nowhere", idSig: "" }) })).body;
     freshProcess();
     const { value, text } = await said(() => set.read(p, { ...made.outs, __urn: URN_A }));
     expect(Object.keys(value.props.rules).sort()).toEqual(["0.0.0.0/0", "10.9.0.0/16", "192.0.2.0/24"]);
-    expect(text).toContain(`added 0.0.0.0/0 allow (${forged.id}), claims IpPolicyRule partner of stack shop/b: not verified (its signature does not match this rule and the team key)`);
+    expect(text).toContain(`added 0.0.0.0/0 allow (${forged.id}), claims IpPolicyRule partner of stack shop/b: not verified (its signature is bound to another rule)`);
     expect(text).toContain(`added 10.9.0.0/16 allow (${ghost.id}), claims IpPolicyRule partner of stack shop/nowhere: not verified (it is not signed)`);
     expect(text).toContain(`left 10.7.0.0/16 allow (${theirs.id}), made by IpPolicyRule partner of stack shop/b (not recorded)`);
     const next = (await set.check(value.props, { ipPolicyId: p, rules: [{ cidr: "192.0.2.0/24", action: "deny" }], __urn: URN_A })).inputs;
@@ -374,6 +374,114 @@ describe("a lost create takes only the rule it sent (an insider's attack)", () =
       const recorded = Object.values(err?.properties?.rules ?? {}).map((r: any) => `${r.cidr} ${r.action}`).sort();
       expect(recorded).toEqual(["10.0.0.0/8 deny", "192.0.2.0/24 deny"]);
       expect(String(err)).toContain("not recorded, as nothing proves a create of this run made them: 0.0.0.0/0 allow");
+    } finally {
+      await proxy.close();
+      await withKey(emu.adminToken);
+      await cleanUp(p);
+    }
+  });
+});
+
+// A signed marker outlives its rule (issue 39, an insider's attack after the fix of reproduction 5): the
+// create signs the marker again once the rule id is known (a PATCH), and only that signature proves.
+describe("a marker is bound to its rule's id", () => {
+  const ownership = compiled("provider/ownership.js");
+  /** A marker of stack B signed as a create signs it before the rule id is known (id-less). */
+  const idLess = (cidr: string, action: string, p: string) =>
+    ownership.markerText(ownership.newMarker(URN_B, ownership.ruleIdentity(p, cidr, action)));
+  const saidBy = async <T>(fn: () => Promise<T>): Promise<{ value: T; text: string }> => {
+    const lines: string[] = [];
+    const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk: any) => (lines.push(String(chunk)), true));
+    try {
+      return { value: await fn(), text: lines.join("") };
+    } finally {
+      spy.mockRestore();
+    }
+  };
+
+  it("stack B removes its allow (reviewed); the insider copies its old marker onto a new identical rule: drift to set A, deleted by up", async () => {
+    await withKey(emu.adminToken);
+    const p = emu.fixtures.ipPolicies[0];
+    freshProcess();
+    const made = await set.create((await set.check({}, { ipPolicyId: p, rules: [{ cidr: "192.0.2.0/24", action: "deny" }], __urn: URN_A })).inputs);
+    newRun(); // stack B: its IpPolicyRule, signed marker
+    const theirs = await rule.create((await rule.check({}, { ipPolicyId: p, cidr: "10.0.0.0/8", action: "allow", __urn: URN_B })).inputs);
+    const metadata = (await api().get(`/ip_policy_rules/${theirs.id}`)).body.metadata; // the insider reads it in the console
+    expect(JSON.parse(metadata)).toMatchObject({ stack: "shop/b", idSig: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/) });
+    expect(JSON.parse(metadata).sig).toBeUndefined(); // the id-less signature is gone: nothing to copy that is pending
+    freshProcess(); // while it stands, set A leaves it
+    expect(Object.keys((await set.read(p, { ...made.outs, __urn: URN_A })).props.rules)).toEqual(["192.0.2.0/24"]);
+    newRun(); // stack B removes the rule from its program: a reviewed `up` deletes it
+    await rule.delete(theirs.id, theirs.outs);
+    const copy = (await api().post("/ip_policy_rules", { ip_policy_id: p, cidr: "10.0.0.0/8", action: "allow", metadata })).body;
+    freshProcess(); // stack A's drift gate: preview --refresh --expect-no-changes
+    const { value, text } = await saidBy(() => set.read(p, { ...made.outs, __urn: URN_A }));
+    expect(Object.keys(value.props.rules)).toEqual(["10.0.0.0/8", "192.0.2.0/24"]);
+    expect(text).toContain(`added 10.0.0.0/8 allow (${copy.id}), claims IpPolicyRule partner of stack shop/b: not verified (its signature is bound to another rule)`);
+    const next = (await set.check(value.props, { ipPolicyId: p, rules: [{ cidr: "192.0.2.0/24", action: "deny" }], __urn: URN_A })).inputs;
+    expect((await set.diff(p, value.props, next)).changes).toBe(true);
+    await set.update(p, value.props, next);
+    expect(await live(p)).toEqual(["192.0.2.0/24 deny"]);
+    await cleanUp(p);
+  });
+
+  it("an id-less signed marker (a stack between its create and its second signature) is pending for the grace, then drift", async () => {
+    await withKey(emu.adminToken);
+    const p = emu.fixtures.ipPolicies[0];
+    freshProcess();
+    const made = await set.create((await set.check({}, { ipPolicyId: p, rules: [{ cidr: "192.0.2.0/24", action: "deny" }], __urn: URN_A })).inputs);
+    const midway = (await api().post("/ip_policy_rules", { ip_policy_id: p, cidr: "10.0.0.0/8", action: "allow", metadata: idLess("10.0.0.0/8", "allow", p) })).body;
+    freshProcess();
+    const within = await saidBy(() => set.read(p, { ...made.outs, __urn: URN_A }));
+    expect(Object.keys(within.value.props.rules)).toEqual(["192.0.2.0/24"]);
+    expect(within.text).toMatch(new RegExp(`left 10\\.0\\.0\\.0/8 allow \\(${midway.id}\\), pending: signed by IpPolicyRule partner of stack shop/b before its id was known, left alone until \\S+Z`));
+    // Set A's up and destroy within the grace leave it too.
+    const next = (await set.check(within.value.props, { ipPolicyId: p, rules: [{ cidr: "192.0.2.0/24", action: "deny" }], __urn: URN_A })).inputs;
+    expect((await set.diff(p, within.value.props, next)).changes).toBe(false);
+    // Past the grace (the service's clock, as this process knows it, 11 minutes on).
+    const now = Date.now();
+    const spy = vi.spyOn(Date, "now").mockReturnValue(now + ownership.ID_SIGNING_GRACE_MS + 60_000);
+    try {
+      freshProcess();
+      const past = await saidBy(() => set.read(p, { ...made.outs, __urn: URN_A }));
+      expect(Object.keys(past.value.props.rules)).toEqual(["10.0.0.0/8", "192.0.2.0/24"]);
+      expect(past.text).toContain(`added 10.0.0.0/8 allow (${midway.id}), claims IpPolicyRule partner of stack shop/b: not verified (it was signed before its rule id was known and never bound to it)`);
+      const later = (await set.check(past.value.props, { ipPolicyId: p, rules: [{ cidr: "192.0.2.0/24", action: "deny" }], __urn: URN_A })).inputs;
+      await set.diff(p, past.value.props, later);
+      await set.update(p, past.value.props, later);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(await live(p)).toEqual(["192.0.2.0/24 deny"]);
+    await cleanUp(p);
+  });
+
+  it("a second signature that fails after the create: the rule is recorded, and the stack's next up signs it (bound to its id)", async () => {
+    const p = emu.fixtures.ipPolicies[1];
+    const proxy = await startFaultProxy(emu.url);
+    try {
+      await config.configure(configureRequest({ "accessctl:apiUrl": proxy.url, "accessctl:apiKey": emu.adminToken, "accessctl:maxRequestsPerMinute": "1000000", "accessctl:maxRetries": "0" }));
+      freshProcess();
+      const inputs = (await set.check({}, { ipPolicyId: p, rules: [{ cidr: "10.0.0.0/8", action: "allow" }], __urn: URN_A })).inputs;
+      proxy.fail({ method: "PATCH", path: /^\/ip_policy_rules\/ipr_/, when: "before", status: 503 });
+      const err = await set.create(inputs).then(() => undefined, (e: any) => e);
+      expect(err?.id).toBe(p);
+      const rec = err.properties.rules["10.0.0.0/8"];
+      const before = JSON.parse((await api().get(`/ip_policy_rules/${rec.id}`)).body.metadata);
+      expect(before).toMatchObject({ stack: "shop/a", sig: expect.any(String) });
+      expect(before.idSig).toBeUndefined();
+      // The next up (the engine updates a resource whose create failed partway): it finishes the signature.
+      freshProcess();
+      const next = (await set.check(err.properties, { ipPolicyId: p, rules: [{ cidr: "10.0.0.0/8", action: "allow" }], __urn: URN_A })).inputs;
+      await set.update(p, { ...err.properties, __urn: URN_A }, next);
+      const after = JSON.parse((await api().get(`/ip_policy_rules/${rec.id}`)).body.metadata);
+      expect(after).toMatchObject({ stack: "shop/a", idSig: expect.any(String) });
+      expect(after.sig).toBeUndefined();
+      // Another stack's set sees it as proven, not pending (its grace not needed).
+      await withKey(emu.adminToken);
+      freshProcess();
+      const verdict = ownership.markerVerdict(TEAM_KEY, ownership.readMarker(JSON.stringify(after)), ownership.ruleIdentity(p, "10.0.0.0/8", "allow"), { id: rec.id, createdAt: rec.createdAt }, Date.now());
+      expect(verdict).toEqual({ kind: "verified" });
     } finally {
       await proxy.close();
       await withKey(emu.adminToken);
