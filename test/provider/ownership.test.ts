@@ -270,8 +270,12 @@ describe("a signed marker (issue 39): proof only when it verifies with the team 
   it("writes a signed marker with a team key (and reads it back), an unsigned one without; a short key is refused, naming the setting and the limit", () => {
     const signed = withTeamKey(KEY, () => ownership.newMarker(urn, on));
     expect(ownership.readMarker(ownership.markerText(signed))).toEqual(signed);
-    expect(withTeamKey(KEY, () => ownership.provenMarker(signed, on))).toBe(true);
-    expect(withTeamKey(undefined, () => ownership.provenMarker(signed, on))).toBe(false);
+    const rule = { id: "ipr_1", createdAt: new Date().toISOString() };
+    expect(withTeamKey(KEY, () => ownership.ruleMarkerVerdict(signed, on, rule)).kind).toBe("pending"); // id-less: not proof yet
+    const bound = withTeamKey(KEY, () => ownership.idBoundMarker(signed, on, "ipr_1"));
+    expect(ownership.readMarker(ownership.markerText(bound))).toEqual(bound);
+    expect(withTeamKey(KEY, () => ownership.ruleMarkerVerdict(bound, on, rule))).toEqual({ kind: "verified" });
+    expect(withTeamKey(undefined, () => ownership.ruleMarkerVerdict(bound, on, rule))).toEqual({ kind: "unverified", because: "no-team-key" });
     expect(withTeamKey(undefined, () => ownership.newMarker(urn, on)).sig).toBeUndefined();
     expect(withTeamKey(KEY, () => ownership.newMarker(urn)).sig).toBeUndefined(); // an API key's: nothing to sign onto
     expect(() => withTeamKey("short", () => ownership.newMarker(urn, on))).toThrow("ACCESSCTL_TEAM_KEY must be at least 16 characters long (it has 5)");
@@ -285,10 +289,37 @@ describe("a signed marker (issue 39): proof only when it verifies with the team 
   });
 
   it("says why a claim is not verified", () => {
-    const m = { stack: "shop/b", resource: "IpPolicyRule::partner", attempt: "a" };
-    expect(ownership.unverifiedWhy(m, false)).toBe("no team key is set (accessctl:teamKey or ACCESSCTL_TEAM_KEY)");
-    expect(ownership.unverifiedWhy(m, true)).toBe("it is not signed");
-    expect(ownership.unverifiedWhy({ ...m, sig: "x" }, true)).toBe("its signature does not match this rule and the team key");
+    expect(ownership.unverifiedWhy("no-team-key")).toBe("no team key is set (accessctl:teamKey or ACCESSCTL_TEAM_KEY)");
+    expect(ownership.unverifiedWhy("unsigned")).toBe("it is not signed");
+    expect(ownership.unverifiedWhy("bad-signature")).toBe("its signature does not match this rule and the team key");
+    expect(ownership.unverifiedWhy("other-rule")).toBe("its signature is bound to another rule");
+    expect(ownership.unverifiedWhy("never-bound")).toBe("it was signed before its rule id was known and never bound to it");
+  });
+
+  it("verdict: only a signature bound to the rule's id verifies; an id-less one is pending for the grace after the rule's creation, then proves nothing", () => {
+    const m = { stack: "shop/b", resource: "IpPolicyRule::partner", attempt: "0123456789abcdef" };
+    const idLess = { ...m, sig: ownership.markerMac(KEY, m, on) };
+    const bound = { ...m, idSig: ownership.markerIdMac(KEY, m, on, "ipr_1") };
+    const created = "2026-11-27T10:00:00.000Z";
+    const at = (ms: number) => Date.parse(created) + ms;
+    const grace = ownership.ID_SIGNING_GRACE_MS;
+    const verdict = (mk: object, id = "ipr_1", now = at(1000), key: string | undefined = KEY) => ownership.markerVerdict(key, mk, on, { id, createdAt: created }, now);
+    expect(verdict(bound)).toEqual({ kind: "verified" });
+    expect(verdict(bound, "ipr_1", at(grace * 100))).toEqual({ kind: "verified" }); // no grace needed
+    // A copy onto another rule (an identical one made after the first was deleted): never, not even pending.
+    expect(verdict(bound, "ipr_2")).toEqual({ kind: "unverified", because: "other-rule" });
+    expect(verdict({ ...bound, sig: idLess.sig }, "ipr_2")).toEqual({ kind: "unverified", because: "other-rule" });
+    // The id-less signature cannot pass as the id-bound one (another domain).
+    expect(verdict({ ...m, idSig: idLess.sig })).toEqual({ kind: "unverified", because: "other-rule" });
+    expect(verdict(idLess)).toEqual({ kind: "pending", until: new Date(at(grace)).toISOString() });
+    expect(verdict(idLess, "ipr_1", at(grace - 1)).kind).toBe("pending");
+    expect(verdict(idLess, "ipr_1", at(grace))).toEqual({ kind: "unverified", because: "never-bound" });
+    expect(ownership.markerVerdict(KEY, idLess, on, { id: "ipr_1", createdAt: "not a time" }, at(0))).toEqual({ kind: "unverified", because: "never-bound" });
+    expect(verdict({ ...m, sig: "x".repeat(22) })).toEqual({ kind: "unverified", because: "bad-signature" });
+    expect(verdict(m)).toEqual({ kind: "unverified", because: "unsigned" });
+    expect(ownership.markerVerdict(undefined, bound, on, { id: "ipr_1", createdAt: created }, at(0))).toEqual({ kind: "unverified", because: "no-team-key" });
+    expect(verdict(bound, "ipr_1", at(0), `${KEY}x`)).toEqual({ kind: "unverified", because: "other-rule" });
+    for (const field of ["stack", "resource", "attempt"] as const) expect(verdict({ ...bound, [field]: `${m[field]}x` }).kind).toBe("unverified");
   });
 });
 
