@@ -6,11 +6,12 @@
 //   4. a refresh through another account's key: fails, naming the key's setting, and forgets nothing.
 // The two stacks share a team key (A in its secret config, B in the environment): their markers verify.
 // Issue 39: a marker that does not verify proves nothing (a forged claim on a set's policy is drift),
-// and ACCESSCTL_ACCEPT_GONE never empties a state by destroy.
+// and ACCESSCTL_ACCEPT_GONE never empties a state by destroy; a marker is bound to its rule's id, so a
+// copy of another stack's marker onto a new identical rule (after that stack removed its own) is drift.
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { client, listAll, RunningEmulator, startEmulator } from "../helpers/emulator";
 import { startFaultProxy } from "../helpers/fault-proxy";
-import { Spec, testStack } from "../helpers/stack";
+import { packedPlugin, Spec, testStack } from "../helpers/stack";
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {
@@ -103,7 +104,7 @@ describe("ownership between stacks", () => {
     const forged = (await api.post("/ip_policy_rules", { ip_policy_id: p, cidr: "0.0.0.0/0", action: "allow", metadata: JSON.stringify(claim) })).body;
     const gate = await stack.run("preview", spec, { refresh: true, expectNoChanges: true });
     expect(gate.ok).toBe(false);
-    expect(gate.output).toContain(`added 0.0.0.0/0 allow (${forged.id}), claims IpPolicyRule partner of stack accessctl-e2e/ghost: not verified (its signature does not match this rule and the team key)`);
+    expect(gate.output).toContain(`added 0.0.0.0/0 allow (${forged.id}), claims IpPolicyRule partner of stack accessctl-e2e/ghost: not verified (its signature is bound to another rule)`);
     await stack.ok("up", spec, { refresh: true });
     expect(await live()).toEqual(["10.20.0.0/16 allow", "10.5.0.0/16 deny"]);
     // Reproduction 4: destroy with the user's say-so and a key of another account: fails, nothing deleted or forgotten.
@@ -114,6 +115,37 @@ describe("ownership between stacks", () => {
     const set = stack.state().resources.find((r) => r.type.endsWith(":IpPolicyRuleSet"));
     expect(Object.keys(set.outputs.rules).sort()).toEqual(["10.20.0.0/16", "10.5.0.0/16"]);
     await stack.ok("destroy", spec);
+    expect(await live()).toEqual([]);
+  });
+
+  it("a marker does not outlive its rule: B removes its allow; its old marker copied onto a new identical rule is drift to A's set (plugin host)", async () => {
+    const emu = await startEmulator(["--rate-limit", "off"]);
+    cleanups.push(() => emu.stop());
+    const { home } = packedPlugin(cleanups);
+    const api = client(emu.url, emu.adminToken);
+    const p = emu.fixtures.ipPolicies[0];
+    const stackA = testStack({ project: inject("e2e"), emulator: emu, name: "own-replay-a", extraConfig: teamConfig, env: home.env });
+    const stackB = testStack({ project: inject("e2e"), emulator: emu, name: "own-replay-b", extraConfig: fast, env: teamEnv });
+    cleanups.push(() => stackA.cleanup(), () => stackB.cleanup());
+    const specA: Spec = { sets: { s: { ipPolicyId: p, rules: [{ cidr: "192.0.2.0/24", action: "deny" }] } }, idsOnly: true, plugin: true };
+    const live = async () => (await onPolicy(emu, p)).map((r) => `${r.cidr} ${r.action}`).sort();
+    await stackA.ok("up", specA);
+    // B's rule (dynamic host): its create signs the marker again onto the rule's id; A's set leaves it.
+    await stackB.ok("up", { rules: { partner: { ipPolicyId: p, cidr: "10.7.0.0/16", action: "allow" } } });
+    const partner = (await onPolicy(emu, p)).find((r) => r.cidr === "10.7.0.0/16")!;
+    expect(JSON.parse(partner.metadata)).toMatchObject({ stack: "accessctl-e2e/own-replay-b", idSig: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/) });
+    const clean = await stackA.run("preview", specA, { refresh: true, expectNoChanges: true });
+    expect(clean.exitCode).toBe(0);
+    expect(clean.output).toContain(`left 10.7.0.0/16 allow (${partner.id}), made by IpPolicyRule partner of stack accessctl-e2e/own-replay-b (not recorded)`);
+    // B removes it (a reviewed up); the insider (console, no secret) makes it again with B's old marker.
+    await stackB.ok("up", { rules: {} });
+    const copy = (await api.post("/ip_policy_rules", { ip_policy_id: p, cidr: "10.7.0.0/16", action: "allow", metadata: partner.metadata })).body;
+    const gate = await stackA.run("preview", specA, { refresh: true, expectNoChanges: true });
+    expect(gate.ok).toBe(false);
+    expect(gate.output).toContain(`added 10.7.0.0/16 allow (${copy.id}), claims IpPolicyRule partner of stack accessctl-e2e/own-replay-b: not verified (its signature is bound to another rule)`);
+    await stackA.ok("up", specA, { refresh: true });
+    expect(await live()).toEqual(["192.0.2.0/24 deny"]);
+    await stackA.ok("destroy", specA);
     expect(await live()).toEqual([]);
   });
 });
