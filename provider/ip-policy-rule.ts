@@ -199,11 +199,12 @@ async function adopt(id: string, inputs: IpPolicyRuleInputs) {
  * A create's second write: its marker signed again onto the rule's id, now known (ownership.ts
  * markerVerdict). A failure is a partial create: the rule is recorded, and the next up's update binds it.
  */
-async function bound(created: IpPolicyRuleBody, marker: Marker | undefined, inputs: IpPolicyRuleInputs): Promise<IpPolicyRuleBody> {
+async function bound(created: IpPolicyRuleBody, marker: Marker | undefined, inputs: IpPolicyRuleInputs) {
   const withId = marker && idBoundMarker(marker, signedOnto(inputs), created.id);
   if (!withId) return created;
   const what = `sign the marker of IP policy rule ${created.id} onto its id`;
-  const request = { what, body: { metadata: markerText(withId) }, expect: IP_POLICY_RULE_ANSWER, source: profileSource(inputs.profile) };
+  const source = profileSource(inputs.profile);
+  const request = { what, body: { metadata: markerText(withId) }, expect: IP_POLICY_RULE_ANSWER, source };
   try {
     return (await api<IpPolicyRuleBody>("PATCH", rulePath(created.id), request).finally(listsChanged)).body;
   } catch (e) {
@@ -216,7 +217,8 @@ function unbound(found: IpPolicyRuleBody, inputs: IpPolicyRuleInputs & { __urn?:
   const m = readMarker(found.metadata);
   const me = ownerOf(inputs.__urn);
   if (!m || inputs.metadata || !teamKeySetting() || m.stack !== me.stack || m.resource !== me.resource) return false;
-  return ruleMarkerVerdict(m, signedOnto(inputs), { id: found.id, createdAt: found.created_at }, profileSource(inputs.profile)).kind !== "verified";
+  const made = { id: found.id, createdAt: found.created_at };
+  return ruleMarkerVerdict(m, signedOnto(inputs), made, profileSource(inputs.profile)).kind !== "verified";
 }
 
 async function converge(found: IpPolicyRuleBody, inputs: IpPolicyRuleInputs) {
@@ -288,9 +290,11 @@ async function remove(id: string, props: IpPolicyRuleOutputs & { __urn?: string 
 function changedSince(recorded: IpPolicyRuleOutputs & { __urn?: string }, now: IpPolicyRuleBody): string | undefined {
   const m = readMarker(now.metadata);
   const on = ruleIdentity(now.ip_policy.id, canonicalCidr(now.cidr), now.action);
-  const verdict = m && ruleMarkerVerdict(m, on, { id: now.id, createdAt: now.created_at }, profileSource(recorded.profile));
+  const made = { id: now.id, createdAt: now.created_at };
+  const verdict = m && ruleMarkerVerdict(m, on, made, profileSource(recorded.profile));
   const other = verdict && verdict.kind !== "unverified" ? othersMarker(m, recorded.__urn) : undefined;
-  if (other) return `it is ${makerName(other)}'s now (its metadata says so${verdict?.kind === "pending" ? `; ${pendingText(other, verdict.until)}` : ""})`;
+  const pending = verdict?.kind === "pending" ? `; ${pendingText(other!, verdict.until)}` : "";
+  if (other) return `it is ${makerName(other)}'s now (its metadata says so${pending})`;
   const moved = !sameCidr(now.cidr, recorded.cidr) || now.action !== recorded.action || now.ip_policy.id !== recorded.ipPolicyId;
   return moved ? `it changed since this stack recorded it (${recorded.cidr} ${recorded.action}, now ${now.cidr} ${now.action}${now.ip_policy.id !== recorded.ipPolicyId ? ` in ${now.ip_policy.id}` : ""})` : undefined;
 }

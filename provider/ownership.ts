@@ -264,8 +264,8 @@ export function markerVerifies(teamKey: string | undefined, m: Marker, on: Marke
  * Pure: the MAC of a marker bound to its rule's id as well (the second signature, written once the
  * create's answer names the id): a copy onto another rule, even an identical one made later, fails.
  */
-export function markerIdMac(teamKey: string, m: Omit<Marker, "sig" | "idSig">, on: MarkedObject, ruleId: string): string {
-  const canonical = JSON.stringify(["accessctl-marker/v2-id", m.stack ?? "", m.resource ?? "", m.attempt, ...on, ruleId]);
+export function markerIdMac(teamKey: string, m: Omit<Marker, "sig" | "idSig">, on: MarkedObject, id: string): string {
+  const canonical = JSON.stringify(["accessctl-marker/v2-id", m.stack ?? "", m.resource ?? "", m.attempt, ...on, id]);
   return createHmac("sha256", teamKey).update(canonical).digest().subarray(0, SIG_BYTES).toString("base64url");
 }
 
@@ -286,7 +286,16 @@ export const ID_SIGNING_GRACE_MS = DEFAULT_OPERATION_BOUND_MS;
 export type Unverified = "no-team-key" | "unsigned" | "bad-signature" | "other-rule" | "never-bound";
 
 /** What a marker on a rule proves (markerVerdict). `until`: the end of the grace, on the service's clock (RFC 3339). */
-export type MarkerVerdict = { kind: "verified" } | { kind: "pending"; until: string } | { kind: "unverified"; because: Unverified };
+export type MarkerVerdict =
+  | { kind: "verified" }
+  | { kind: "pending"; until: string }
+  | { kind: "unverified"; because: Unverified };
+
+/** A rule as a verdict needs it: its id and the service's created_at. */
+export interface RuleMade {
+  id: string;
+  createdAt: string;
+}
 
 /**
  * Pure: what the marker `m` on the rule `rule` (on `on`) proves, with `teamKey`, at `nowMs` on the
@@ -294,14 +303,23 @@ export type MarkerVerdict = { kind: "verified" } | { kind: "pending"; until: str
  * create, before the id is known) is a claim, left alone as pending for ID_SIGNING_GRACE_MS after the
  * rule was created, and after that proves nothing. A marker with an id-bound signature is never pending.
  */
-export function markerVerdict(teamKey: string | undefined, m: Marker, on: MarkedObject, rule: { id: string; createdAt: string }, nowMs: number): MarkerVerdict {
+export function markerVerdict(
+  teamKey: string | undefined,
+  m: Marker,
+  on: MarkedObject,
+  rule: RuleMade,
+  nowMs: number,
+): MarkerVerdict {
   const unverified = (because: Unverified): MarkerVerdict => ({ kind: "unverified", because });
   if (!teamKey) return unverified("no-team-key");
-  if (typeof m.idSig === "string") return sameMac(m.idSig, markerIdMac(teamKey, m, on, rule.id)) ? { kind: "verified" } : unverified("other-rule");
+  if (typeof m.idSig === "string") {
+    return sameMac(m.idSig, markerIdMac(teamKey, m, on, rule.id)) ? { kind: "verified" } : unverified("other-rule");
+  }
   if (typeof m.sig !== "string") return unverified("unsigned");
   if (!markerVerifies(teamKey, m, on)) return unverified("bad-signature");
   const until = Date.parse(rule.createdAt) + ID_SIGNING_GRACE_MS;
-  return Number.isFinite(until) && nowMs < until ? { kind: "pending", until: new Date(until).toISOString() } : unverified("never-bound");
+  if (!Number.isFinite(until) || nowMs >= until) return unverified("never-bound");
+  return { kind: "pending", until: new Date(until).toISOString() };
 }
 
 /** Now on the service's clock, at its latest as this process knows it (the grace ends no later than it should). */
@@ -310,7 +328,7 @@ export function serviceNow(source?: ConfigSource): number {
 }
 
 /** What the marker on this rule proves, with the team key configured now. */
-export function ruleMarkerVerdict(m: Marker, on: MarkedObject, rule: { id: string; createdAt: string }, source?: ConfigSource): MarkerVerdict {
+export function ruleMarkerVerdict(m: Marker, on: MarkedObject, rule: RuleMade, source?: ConfigSource): MarkerVerdict {
   return markerVerdict(teamKeySetting()?.key, m, on, rule, serviceNow(source));
 }
 
@@ -425,7 +443,7 @@ export function claimText(m: Marker, because: Unverified): string {
   return `claims ${makerName(m)}: not verified (${unverifiedWhy(because)})`;
 }
 
-/** A pending claim in words: `pending: signed by IpPolicyRule partner of stack shop/b before its id was known, left alone until …`. */
+/** A pending claim in words: `pending: signed by IpPolicyRule p of stack shop/b before its id was known, left alone until …` */
 export function pendingText(m: Marker, until: string): string {
   return `pending: signed by ${makerName(m)} before its id was known, left alone until ${until}`;
 }

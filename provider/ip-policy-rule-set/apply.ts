@@ -124,11 +124,14 @@ function calls(set: Target, live: Record<string, Member>, shown: ReturnType<type
  * A create's second write: the marker it wrote, signed again onto the rule's id (ownership.ts
  * markerVerdict: only that signature proves; the first is pending for a grace). None without a team key.
  */
-export async function bindMarker(set: Target, ruleId: string, marker: Marker, on: readonly string[]): Promise<IpPolicyRuleBody | undefined> {
+export async function bindMarker(set: Target, ruleId: string, marker: Marker, on: readonly string[]) {
   const bound = idBoundMarker(marker, on, ruleId);
   if (!bound) return undefined;
-  const request = { what: `sign the marker of IP policy rule ${ruleId} onto its id`, body: { metadata: markerText(bound) }, expect: IP_POLICY_RULE_ANSWER, source: profileSource(set.profile) };
-  return (await api<IpPolicyRuleBody>("PATCH", rulePath(ruleId), request).finally(() => listsChanged(set.ipPolicyId))).body;
+  const what = `sign the marker of IP policy rule ${ruleId} onto its id`;
+  const source = profileSource(set.profile);
+  const request = { what, body: { metadata: markerText(bound) }, expect: IP_POLICY_RULE_ANSWER, source };
+  const done = await api<IpPolicyRuleBody>("PATCH", rulePath(ruleId), request).finally(() => listsChanged(set.ipPolicyId));
+  return done.body;
 }
 
 /**
@@ -137,23 +140,32 @@ export async function bindMarker(set: Target, ruleId: string, marker: Marker, on
  * one PATCH each (none once bound). `skip`: rules this run's steps wrote. Returns the rules after; a
  * failure is a partial update whose outputs are the rules as they are (the next up binds the rest).
  */
-export async function bindOwnMarkers(set: Target, rules: Member[], live: LivePolicy, skip: Set<string>, id: string, what: string): Promise<Member[]> {
+export async function bindOwnMarkers(
+  set: Target,
+  rules: Member[],
+  live: LivePolicy,
+  skip: Set<string>,
+  id: string,
+  what: string,
+): Promise<Member[]> {
   const me = ownerOf(set.__urn);
-  const todo = rules.filter((r) => {
-    const m = live.markers[r.id];
-    return !skip.has(r.id) && m && m.stack === me.stack && m.resource === me.resource && live.verdicts[r.id]?.kind !== "verified";
-  });
+  const mine = (m: Marker | undefined) => !!m && m.stack === me.stack && m.resource === me.resource;
+  const unbound = (r: Member) => mine(live.markers[r.id]) && live.verdicts[r.id]?.kind !== "verified";
+  const todo = rules.filter((r) => !skip.has(r.id) && unbound(r));
   if (!todo.length || !teamKeySetting()) return rules;
   const after: Record<string, Member> = {};
   for (const r of rules) after[r.id] = r;
   const failed: ApiFailure[] = [];
   const bind = async (r: Member) => {
-    const bound = await bindMarker(set, r.id, live.markers[r.id], ruleIdentity(set.ipPolicyId, canonicalCidr(r.cidr), r.action));
+    const on = ruleIdentity(set.ipPolicyId, canonicalCidr(r.cidr), r.action);
+    const bound = await bindMarker(set, r.id, live.markers[r.id], on);
     if (bound) after[r.id] = memberOf(bound);
   };
   await pool(todo.map((r) => () => bind(r)), CONCURRENCY, (e) => failed.push(e as ApiFailure));
   if (!failed.length) return Object.values(after);
-  const message = `${what}: signing the markers of ${todo.length} rule${todo.length === 1 ? "" : "s"} onto their ids: ${failed.length} failed, first: ${failed[0].message}. Run \`pulumi up\` again to finish`;
+  const n = `${todo.length} rule${todo.length === 1 ? "" : "s"}`;
+  const message = `${what}: signing the markers of ${n} onto their ids: ${failed.length} failed, ` +
+    `first: ${failed[0].message}. Run \`pulumi up\` again to finish`;
   const properties = { ...outputs(set, Object.values(after), set), __provider: set.__provider };
   throw plainError(message, { id, properties, reasons: [message], status: failed[0].status });
 }

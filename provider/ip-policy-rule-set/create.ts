@@ -189,9 +189,10 @@ export function reportLeftUndone(urn: string | undefined, what: string, left: st
     "Run `pulumi up` again: its preview shows them.", { warning: true });
 }
 
-export function reportOthers(urn: string | undefined, what: string, others: { rule: Member; maker: Marker; pending?: string }[]): void {
+type Other = { rule: Member; maker: Marker; pending?: string };
+export function reportOthers(urn: string | undefined, what: string, others: Other[]): void {
   if (!others.length) return;
-  const whose = (o: (typeof others)[number]) => (o.pending ? `, ${pendingText(o.maker, o.pending)}` : ` by ${makerName(o.maker)}`);
+  const whose = (o: Other) => (o.pending ? `, ${pendingText(o.maker, o.pending)}` : ` by ${makerName(o.maker)}`);
   report(urn, `${what}: left ${others.length} rule${others.length === 1 ? "" : "s"} other stacks made, not recorded (their metadata say so): ${listed(others.map((o) => `${named(o.rule)}${whose(o)}`))}`, { warning: true });
 }
 

@@ -132,6 +132,9 @@ export async function read(id: string, props: Partial<IpPolicyRuleSetOutputs> = 
   return { id, props: outputs({ ipPolicyId }, rules, props), inputs };
 }
 
+/** Whose a rule left to another stack is: `made by …`, or `pending: …` (its marker not bound to its id yet). */
+const madeBy = (o: Claimed) => (o.pending ? pendingText(o.maker, o.pending) : `made by ${makerName(o.maker)}`);
+
 /** What a rule's unverified marker claims, `, claims IpPolicyRule p of stack s/b: not verified (…)`. */
 const claimOf = (claims: Claimed[], r: IpPolicyRuleSetMember) => {
   const c = claims.find((x) => x.rule.id === r.id);
@@ -173,7 +176,7 @@ function sayDrift(props: Partial<IpPolicyRuleSetOutputs>, rules: IpPolicyRuleSet
   const head = counts.length ? `rules changed since the state last recorded the policy: ${counts.join(", ")}` : `the policy holds ${others.length} rule${others.length === 1 ? "" : "s"} other stacks made, left to them`;
   report(props.__urn, [`refresh of the IpPolicyRuleSet of ${props.ipPolicyId}: ${head}`,
     ...lines("added", added.map((r) => `${named(r)}${texts(r, secret)}${claimOf(claims, r)}`)), ...lines("changed", changed), ...lines("deleted", deleted),
-    ...lines("left", others.map((o) => `${named(o.rule)}, ${o.pending ? pendingText(o.maker, o.pending) : `made by ${makerName(o.maker)}`} (not recorded)`)),
+    ...lines("left", others.map((o) => `${named(o.rule)}, ${madeBy(o)} (not recorded)`)),
     // What the changes found did to the policy's access: a drift gate's log names the exposure.
     ...(counts.length ? [accessDrift(props, rules)] : []),
   ].join("\n"));
@@ -208,7 +211,8 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
   const before = current.filter((r) => !decided.strangers.includes(r));
   const target = { ...news, __plan: olds.__plan };
   const stepped = new Set(decided.steps.flatMap((s) => ("rule" in s ? [s.rule.id] : [])));
-  const rules = await bindOwnMarkers(target, await apply(target, before, decided.steps, id, what), live, stepped, id, what);
+  const applied = await apply(target, before, decided.steps, id, what);
+  const rules = await bindOwnMarkers(target, applied, live, stepped, id, what);
   if (decided.steps.length) report(news.__urn, policyAccessWords(news.ipPolicyId, accessEffect(before, rules), "done"));
   reportDecision(news.__urn, what, decided);
   return { outs: outputs(news, rules, news) };

@@ -126,7 +126,8 @@ export function livePolicy(bodies: IpPolicyRuleBody[], source?: ConfigSource): L
  * either way: a claim that proves nothing is drift).
  */
 export function provenOthers(live: LivePolicy, urn: unknown): (ruleId: string) => Marker | undefined {
-  return (ruleId) => (live.verdicts[ruleId] && live.verdicts[ruleId].kind !== "unverified" ? othersMarker(live.markers[ruleId], urn) : undefined);
+  const left = (ruleId: string) => !!live.verdicts[ruleId] && live.verdicts[ruleId].kind !== "unverified";
+  return (ruleId) => (left(ruleId) ? othersMarker(live.markers[ruleId], urn) : undefined);
 }
 
 /** The end of the grace of a rule whose marker is pending (signed without its id yet), else undefined. */
@@ -137,7 +138,10 @@ export function pendingUntil(live: LivePolicy, ruleId: string): string | undefin
 
 type Member = IpPolicyRuleSetMember;
 
-/** A rule and whose its marker says it is; `pending`: the end of its grace (left alone until then); `because`: why a claim proves nothing. */
+/**
+ * A rule and whose its marker says it is; `pending`: the end of its grace (left alone until then);
+ * `because`: why a claim proves nothing.
+ */
 export interface Claimed {
   rule: Member;
   maker: Marker;
@@ -156,7 +160,8 @@ export function byStack(live: LivePolicy, urn: unknown): { rest: Member[]; other
     const maker = othersMarker(live.markers[rule.id], urn);
     if (!maker || !!proven(rule.id) !== verified) return [];
     const v = live.verdicts[rule.id];
-    return [{ rule, maker, ...(v?.kind === "pending" ? { pending: v.until } : {}), ...(v?.kind === "unverified" ? { because: v.because } : {}) }];
+    const pending = v?.kind === "pending" ? { pending: v.until } : {};
+    return [{ rule, maker, ...pending, ...(v?.kind === "unverified" ? { because: v.because } : {}) }];
   };
   const others = live.rules.flatMap((r) => whose(r, true));
   const rest = live.rules.filter((r) => !others.some((o) => o.rule === r));
