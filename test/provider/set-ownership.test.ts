@@ -456,6 +456,27 @@ describe("a marker is bound to its rule's id", () => {
     await cleanUp(p);
   });
 
+  it("a rule resource whose second signature fails: a partial create holding the rule; its next update binds the marker", async () => {
+    const p = emu.fixtures.ipPolicies[1];
+    const proxy = await startFaultProxy(emu.url);
+    try {
+      await config.configure(configureRequest({ "accessctl:apiUrl": proxy.url, "accessctl:apiKey": emu.adminToken, "accessctl:maxRequestsPerMinute": "1000000", "accessctl:maxRetries": "0" }));
+      freshProcess();
+      const inputs = (await rule.check({}, { ipPolicyId: p, cidr: "10.3.0.0/16", action: "allow", __urn: URN_B })).inputs;
+      proxy.fail({ method: "PATCH", path: /^\/ip_policy_rules\/ipr_/, when: "before", status: 503 });
+      const err = await rule.create(inputs).then(() => undefined, (e: any) => e);
+      expect(err?.id).toMatch(/^ipr_/);
+      expect(JSON.parse((await api().get(`/ip_policy_rules/${err.id}`)).body.metadata).idSig).toBeUndefined();
+      freshProcess();
+      await rule.update(err.id, { ...err.properties, __urn: URN_B }, (await rule.check(err.properties, inputs)).inputs);
+      expect(JSON.parse((await api().get(`/ip_policy_rules/${err.id}`)).body.metadata)).toMatchObject({ stack: "shop/b", idSig: expect.any(String) });
+    } finally {
+      await proxy.close();
+      await withKey(emu.adminToken);
+      await cleanUp(p);
+    }
+  });
+
   it("a second signature that fails after the create: the rule is recorded, and the stack's next up signs it (bound to its id)", async () => {
     const p = emu.fixtures.ipPolicies[1];
     const proxy = await startFaultProxy(emu.url);
