@@ -2,7 +2,8 @@
 // Pulumi's serialization), a server's error answer as one line, and the advice once per service.
 import { plainError, setMessage } from "../errors";
 import { processState } from "../state";
-import { quote, redact } from "./redact";
+import { heldValues, quote, redact } from "./redact";
+import { keyWindows, renderMsg } from "./render-msg";
 
 /** An API failure. */
 export interface ApiFailure extends Error {
@@ -35,9 +36,21 @@ export function describeError(what: string, status: number, body: unknown, text:
   // Redact before truncating (quote): a key cut in half at the limit would leave its first characters.
   const size = Buffer.byteLength(text);
   const unknown = text ? `an answer that is not the service's error (${size} bytes, not shown)` : "empty answer";
-  const detail = typeof b.msg === "string" ? quote(b.msg, secrets) : unknown;
+  const render = (plain: string) => renderMsg(plain, what, credentialWindows(secrets));
+  const detail = typeof b.msg === "string" ? quote(b.msg, secrets, undefined, render) : unknown;
   const message = `${what}: HTTP ${status}${errorCode ? ` ${errorCode}` : ""}: ${detail}${operationId ? ` (operation ${operationId})` : ""}`;
   return failure(redact(message, secrets), { status, errorCode, operationId });
+}
+
+/** The windows renderMsg keeps out: of the request's credentials and of every one the process holds (cached). */
+function credentialWindows(secrets: (string | undefined)[]): Set<string> {
+  type Cache = { of: string; windows: Set<string> };
+  const cache = processState<Cache>("msg-key-windows", () => ({ of: "", windows: new Set() }));
+  const held = heldValues();
+  const all = [...new Set([...secrets.filter((s): s is string => typeof s === "string"), ...held.values])].sort();
+  const of = `${all.join("\u0000")}\u0001${held.open.join("\u0000")}`;
+  if (cache.of !== of) Object.assign(cache, { of, windows: keyWindows(all, held.open) });
+  return cache.windows;
 }
 
 /** The error an operation ends with: how many attempts it took, and what to do about it (once per process). */

@@ -136,6 +136,13 @@ export function holdSecret(value: unknown, publicPart?: string): void {
   for (const form of forms(value)) if (form.length >= WINDOW) addWindows(set, "a", form, WINDOW, open);
 }
 
+/** Every credential this process holds (and those of the environment), as given, and their public parts. */
+export function heldValues(): { values: string[]; open: string[] } {
+  holdEnvironmentKeys();
+  const held = Object.keys(secretSet().held).map((id) => id.split("\u0000"));
+  return { values: held.map((h) => h[0]), open: held.filter((h) => h[1]).map((h) => h[1]) };
+}
+
 /** The API keys in the environment: ACCESSCTL_API_KEY and every profile's ACCESSCTL_<PROFILE>_API_KEY. */
 function holdEnvironmentKeys(): void {
   for (const [name, value] of Object.entries(process.env)) if (/^ACCESSCTL_(\w+_)?API_KEY$/.test(name)) holdSecret(value);
@@ -297,15 +304,20 @@ export function redact(text: string, secrets: (string | undefined)[]): string {
  * cut in is dropped: it may be the start of a secret), every credential of the process taken out
  * (scrub), then terminal escapes and control characters removed, any "token"-like field value (even
  * one cut short), anything after "Bearer " and long token-like strings redacted, and only then cut
- * to `max` characters.
+ * to `max` characters. `render`: what the text may show at all (render-msg.ts), applied once it is plain.
  */
-export function quote(text: string, secrets: (string | undefined)[], max = MAX_QUOTED): string {
+export function quote(
+  text: string,
+  secrets: (string | undefined)[],
+  max = MAX_QUOTED,
+  render = (t: string) => t,
+): string {
   const read = text.length > MAX_READ ? `${text.slice(0, MAX_READ).replace(/\S*$/, "")}…` : text;
   const plain = redact(read, secrets)
     .replace(/\\u([0-9a-fA-F]{4})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))) // a JSON escape hides nothing
     .replace(/\u001b(\[[0-?]*[ -\/]*[@-~]|\][^\u0007\u001b]*(\u0007|\u001b\\)?|[@-Z\\-_])?/g, "")
     .replace(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2066-\u2069]+/g, " ");
-  const out = scrub(plain)
+  const out = scrub(render(plain))
     .replace(/\bBearer\s+[^\s"',;]+/gi, "Bearer [redacted]")
     .replace(/(["']?[\w-]*(?:token|key|secret|password)["']?\s*[:=]\s*["']?)[^"'\s,;}]*/gi, "$1[redacted]")
     .replace(/[A-Za-z0-9_\-+=~]{40,}/g, "[redacted]")

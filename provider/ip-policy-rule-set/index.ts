@@ -24,6 +24,7 @@ import { reconcile, unchanged } from "./guard";
 import { byStack, Claimed, declaredForms, IpPolicyRuleSetMember, IpPolicyRuleSetOutputs, keyed, members, named, outputs, policyRules, provenOthers } from "./live";
 import { describe, plan, planDiff, Step, summary, textChanges, texts } from "./plan";
 import { foundAfterPreview, noteRefresh, previewRefreshSaw, promisesFor, promiseTerms, showPlan } from "./promise";
+import { refuseDeleteWhenHolding } from "./saved-plan";
 
 export { configure } from "../config";
 export { create };
@@ -249,6 +250,7 @@ async function remove(id: string, props: IpPolicyRuleSetOutputs): Promise<void> 
     report(props.__urn, `${what}: left its rules in place: the IpPolicyRuleSet that replaces it in this run manages the policy now`, { warning: true });
     return;
   }
+  refuseDeleteWhenHolding(what);
   const recorded = members(props.rules);
   const live = await policyRules(ipPolicyId, props.profile, what, recorded, true);
   // Rules other stacks' resources made are theirs (their markers verify): never deleted, and they do

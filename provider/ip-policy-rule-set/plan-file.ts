@@ -10,6 +10,18 @@ import type { RuleSeen, Shown, StepSeen } from "./promise";
 
 export const FORMAT = "accessctl-plan/2";
 
+/**
+ * Whether a set's Delete may go on in a job of `role` (config.ts planRole). A plan never shows a set's
+ * delete: the engine's preview of a delete or a destroy calls no provider, so no file holds one. A job
+ * holding to a reviewed plan (ACCESSCTL_PLAN_HOLD) does what its reviewers saw and nothing else: it
+ * deletes no set. (A job saving one writes nothing at all: operation.ts refuses every write there.)
+ */
+export type SetDeleteDecision = { kind: "delete" } | { kind: "refuse"; because: "no-plan-shows-a-delete" };
+
+export function setDeleteUnderRole(role: "save" | "hold" | undefined): SetDeleteDecision {
+  return role === "hold" ? { kind: "refuse", because: "no-plan-shows-a-delete" } : { kind: "delete" };
+}
+
 export interface FileRule {
   id: string;
   cidr: string;

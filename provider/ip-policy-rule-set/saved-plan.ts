@@ -14,10 +14,12 @@ import * as path from "node:path";
 import { PLAN_HOLD, PLAN_KEY, PLAN_SAVE, planRole, planSecret } from "../config";
 import { engineProcess } from "../engine";
 import { plainError } from "../errors";
+import { holdRefusesDeleteWords } from "../messages";
 import { ownerOf } from "../ownership";
 import { sleep } from "../http/outcomes";
 import { listed } from "./apply";
 import { Binding, bindDeclared, bindRule, bindSet, FileSet, newPlan, PlanFile, planKeys, PlanKeys } from "./plan-file";
+import { setDeleteUnderRole } from "./plan-file";
 import { SetSeen, signed, unbindSteps, verify } from "./plan-file";
 import { RuleSeen } from "./promise";
 
@@ -82,6 +84,13 @@ export async function savePlan(urn: string, set: SavedSet, refreshed: boolean): 
 function withoutMac(plan: PlanFile): Omit<PlanFile, "mac"> {
   const { mac: _mac, ...body } = plan;
   return body;
+}
+
+/** A set's Delete, before its first request: refused in a job holding to a reviewed plan (no plan shows one). */
+export function refuseDeleteWhenHolding(what: string): void {
+  const role = planRole();
+  if (setDeleteUnderRole(role?.role).kind === "delete" || !role) return;
+  throw plainError(holdRefusesDeleteWords(what, role.setting, path.resolve(role.path)));
 }
 
 /**

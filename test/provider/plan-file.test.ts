@@ -185,3 +185,12 @@ describe("the roles are declared, never guessed", () => {
     expect(readers).toEqual([]);
   });
 });
+
+describe("a set's delete under a job's role (setDeleteUnderRole): no plan shows one", () => {
+  const { setDeleteUnderRole } = compiled("provider/ip-policy-rule-set/plan-file.js");
+  it("refused when the job holds to a reviewed plan; else the delete goes on (the save role refuses every write)", () => {
+    expect(setDeleteUnderRole("hold")).toEqual({ kind: "refuse", because: "no-plan-shows-a-delete" });
+    expect(setDeleteUnderRole(undefined)).toEqual({ kind: "delete" });
+    expect(setDeleteUnderRole("save")).toEqual({ kind: "delete" });
+  });
+});
