@@ -6,7 +6,7 @@ import { liveInputs, outputsOf } from "../fields";
 import { api } from "../http/api";
 import { canonicalCidr, rulePath } from "../ip-policy-rule";
 import { policyRulesOf } from "../list-reads";
-import { Marker, markerVerifies, othersMarker, readMarker, ruleIdentity } from "../ownership";
+import { claimed, Marker, markerVerifies, othersMarker, readMarker, ruleIdentity } from "../ownership";
 import { keptInputs } from "../profiles";
 import { compareCidrs, IpPolicyRuleSetRule, MEMBER_FIELDS } from "./declared";
 
@@ -144,6 +144,21 @@ export function byStack(live: LivePolicy, urn: unknown): { rest: Member[]; other
   const others = live.rules.flatMap((r) => whose(r, true));
   const rest = live.rules.filter((r) => !others.some((o) => o.rule === r));
   return { rest, others, claims: live.rules.flatMap((r) => whose(r, false)) };
+}
+
+/**
+ * Whose the policy's rules are, read once for the guard (guard.ts Situation, Ending): the rules
+ * (ids) another resource of this run manages (the run record: an IpPolicyRule in a handover), the
+ * markers of other stacks' rules that verify, and the rules whose marker names another stack at all.
+ */
+export function whoseRules(live: LivePolicy, recorded: Member[], urn: unknown) {
+  const ids = [...new Set([...recorded, ...live.rules].map((r) => r.id))];
+  const proven = provenOthers(live, urn);
+  return {
+    claimedElsewhere: new Set(ids.filter((id) => claimed("IP policy rule", id))),
+    othersOf: new Map(ids.flatMap((id): [string, Marker][] => (proven(id) ? [[id, proven(id)!]] : []))),
+    claimedByOther: new Set(live.rules.filter((r) => othersMarker(live.markers[r.id], urn)).map((r) => r.id)),
+  };
 }
 
 /** How a rule is named in messages: `10.0.0.0/8 allow (ipr_…)`. */

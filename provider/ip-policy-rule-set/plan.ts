@@ -5,6 +5,7 @@
 // phases and guard.ts's hold-backs.
 import { RULE_ACTIONS, RuleAction } from "../../contract/ip-policy-rule";
 import { DiffKind } from "../fields";
+import { plural } from "../messages";
 import { processState } from "../state";
 import { AccessRule, accessOf, Action, canonicalCidr, intersect, isEmpty, opensAny, parseCidr, spaceOf, subtract } from "../access";
 import { DeclaredRule, isUnknownValue, MEMBER_FIELDS, Unknown } from "./declared";
@@ -83,9 +84,6 @@ export function plan(recorded: Member[], declared: DeclaredRule[]): Plan {
   creates.push(...(added.unknown ?? []).map((to): Step => ({ op: "create", to }))); // an action not known yet: a create, reusing no rule
   return { steps: [...creates, ...retexts, ...moves, ...flips, ...deletes] };
 }
-
-/** The rule a step touches (none for a create). */
-export const ruleOf = (s: Step): Member | undefined => ("rule" in s ? s.rule : undefined);
 
 /**
  * The removed allow rules that may move: those whose range, as far as the declaration allows it after
@@ -206,7 +204,7 @@ export function textChanges(r: Member, d: DeclaredRule | Member, secret: boolean
   return changedTexts(r, to).map((k) => `${k} ${shownValue(r[k], secret)} → ${shownValue(to[k], secret)}`).join(", ");
 }
 
-export const requests = (n: number) => `${n} request${n === 1 ? "" : "s"}`;
+export const requests = (n: number) => plural(n, "request");
 
 function line(s: Step, secret: boolean): string {
   switch (s.op) {
