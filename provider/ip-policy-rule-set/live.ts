@@ -85,7 +85,7 @@ export interface LivePolicy {
 }
 
 /**
- * Every rule of the policy, from the account's rule list (http/list-reads.ts: the walk shared by the
+ * Every rule of the policy, from the account's rule list (list-reads.ts: the walk shared by the
  * reads of a refresh, or, for what a write is planned and checked against (`fresh`), one whose last
  * page came as the operation began; "anyAge": any whole walk of this process since its last write,
  * for a view a later walk checks again). A rule of `known` missing from the list is gone only by its
