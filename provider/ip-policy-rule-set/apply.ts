@@ -156,7 +156,9 @@ async function recoverLostCreates(set: Target, rules: Member[], lostCreates: Los
     const others = found.filter((r) => !made.includes(r));
     return others.length ? `; not recorded, as nothing proves a create of this run made them: ${listed(others.map(named))}` : "";
   } catch (listing) {
-    return `; the answers to ${plural(lostCreates.length, "create")} were lost (${listed(lostCreates.map((a) => a.cidr))}) and listing the policy failed too (${(listing as Error).message}): run \`pulumi refresh\` before the next up`;
+    const cidrs = listed(lostCreates.map((a) => a.cidr));
+    return `; the answers to ${plural(lostCreates.length, "create")} were lost (${cidrs}) ` +
+      `and listing the policy failed too (${(listing as Error).message}): run \`pulumi refresh\` before the next up`;
   }
 }
 

@@ -22,9 +22,11 @@ import { listedElsewhere, noteListed } from "../run-record";
 import { CheckFailure, isUnknown } from "../validate";
 import { AfterFirst, apply } from "./apply";
 import { CheckedRuleSetInputs, DeclaredRule, declaredRules, isUnknownValue, secretRules, UNKNOWN_VALUE } from "./declared";
-import { adoptableRule, cameFirst, exactlyAsDeclared, holdToShown, LeftUndone, oneSetOnPolicy, OtherSet } from "./guard";
+import { adoptableRule, cameFirst, exactlyAsDeclared, holdToShown, LeftUndone } from "./guard";
+import { oneSetOnPolicy, OtherSet } from "./guard";
 import { byStack, IpPolicyRuleSetMember, keyed, LivePolicy, livePolicy, named, outputs, policyRules } from "./live";
-import { alreadyHoldsWords, leftUndoneNotices, listed, Notice, oneSetOnlyWords, othersNotices, plural } from "./messages";
+import { alreadyHoldsWords, leftUndoneNotices, listed, Notice } from "./messages";
+import { oneSetOnlyWords, othersNotices, plural } from "./messages";
 import { describe, plan, requests, Step } from "./plan";
 import { noteTakeoverShown, promisesFor, promiseTerms, showPlan, takeoverShownFor } from "./promise";
 import { SavedSet } from "./saved-plan";
@@ -48,7 +50,9 @@ function sortOut(live: LivePolicy, urn: unknown) {
  * can have made); never one whose marker names another stack, verified or not.
  */
 const adoptable = (found: ReturnType<typeof sortOut>, declared: DeclaredRule[], r: Member) =>
-  adoptableRule(r, { adoptExisting: adoptExistingAllowed(), declared, theirs: new Set(found.claims.map((c) => c.rule.id)) });
+  adoptableRule(r, {
+    adoptExisting: adoptExistingAllowed(), declared, theirs: new Set(found.claims.map((c) => c.rule.id)),
+  });
 
 export async function previewUnknownCreate(inputs: CheckedRuleSetInputs, urn: string): Promise<void> {
   const takeover = inputs.takeOver === true || isUnknown(inputs.takeOver);
@@ -80,12 +84,16 @@ export async function previewCreate(inputs: CheckedRuleSetInputs): Promise<Check
   const head = `plan for ${inputs.ipPolicyId}`;
   if (!found) {
     if (takeover) report(urn, `${head}: takeOver: could not list the policy to say what the takeover will take (${listing.error}); up will take none of its rules`, { warning: true });
-    else report(urn, `${head}: create ${plural(declared.length, "rule")}: ${requests(declared.length)} (the policy could not be listed: ${listing.error})`);
+    else {
+      const creates = `create ${plural(declared.length, "rule")}: ${requests(declared.length)}`;
+      report(urn, `${head}: ${creates} (the policy could not be listed: ${listing.error})`);
+    }
     return [];
   }
   const what = `create IP policy rule set of ${inputs.ipPolicyId}`;
   const yields = oneSetOnPolicy([], found.otherSets);
-  if (yields) return [{ property: "ipPolicyId", reason: oneSetOnly(what, inputs.ipPolicyId, yields, "up would change nothing").message }];
+  const nothing = "up would change nothing";
+  if (yields) return [{ property: "ipPolicyId", reason: oneSetOnly(what, inputs.ipPolicyId, yields, nothing).message }];
   const refused = found.rest.filter((r) => !adoptable(found, declared, r));
   if (!takeover && refused.length) return [{ property: "takeOver", reason: alreadyHolds(what, refused).message.replace("nothing was changed", "up would change nothing") }];
   reportOthers(urn, `${head}`, found.others);
@@ -95,7 +103,8 @@ export async function previewCreate(inputs: CheckedRuleSetInputs): Promise<Check
   const asIs = current.filter((r) => exactlyAsDeclared(declared, r)).length;
   const undeclared = current.filter((r) => !declared.some((d) => d.cidr === canonicalCidr(r.cidr))).length;
   const then = describe(plan(Object.values(keyed(current)), declared), secretRules(inputs));
-  report(urn, `${head}: take over the ${plural(current.length, "rule")} the policy holds (${asIs} as declared, ${undeclared} not declared), ` +
+  report(urn, `${head}: take over the ${plural(current.length, "rule")} the policy holds ` +
+    `(${asIs} as declared, ${undeclared} not declared), ` +
     `writing nothing now; ${then ? `the next up then: ${then}` : "nothing more to do"}`);
   return [];
 }
@@ -240,9 +249,14 @@ function takeOver(inputs: CheckedRuleSetInputs, current: Member[], saved: SavedS
   const taken = (isUnknownValue(listedThen) || (!listedThen && !inputs.__urn) ? current : current.filter((r) => (listedThen as Set<string> | undefined)?.has(r.id))).filter(inSaved);
   const since = current.filter((r) => !taken.includes(r)).map(named);
   if (!taken.length) {
-    throw plainError(`${what}: the policy holds ${plural(since.length, "rule")} its preview did not show (added since): ${listed(since)}; nothing was changed. ` +
+    throw plainError(`${what}: the policy holds ${plural(since.length, "rule")} its preview did not show ` +
+      `(added since): ${listed(since)}; nothing was changed. ` +
       "Run `pulumi up` again: its preview shows what the takeover takes.");
   }
-  if (since.length) report(inputs.__urn, `${what}: left ${plural(since.length, "rule")} its preview did not list (added since), not recorded: ${listed(since)}. \`pulumi refresh\` records them; the preview after it shows what \`up\` will do to them.`, { warning: true });
+  if (since.length) {
+    report(inputs.__urn, `${what}: left ${plural(since.length, "rule")} its preview did not list (added since), ` +
+      `not recorded: ${listed(since)}. \`pulumi refresh\` records them; the preview after it shows what \`up\` will ` +
+      "do to them.", { warning: true });
+  }
   return { id: inputs.ipPolicyId, outs: outputs(inputs, taken, inputs) };
 }

@@ -77,9 +77,9 @@ export interface Situation {
   promises: Shown[][];
   /** A step in the promise's terms (pure: a keyed digest of its texts). */
   see: (s: Step) => StepSeen;
-  /** Rules (ids) another resource of this run manages (an IpPolicyRule in a handover): the set neither deletes nor moves them. */
+  /** Rules (ids) another resource of this run manages (an IpPolicyRule in a handover): neither deleted nor moved. */
   claimedElsewhere: ReadonlySet<string>;
-  /** The markers of rules other stacks' resources made, that verify (ownership.ts), by id: the set never touches them. */
+  /** The markers of rules other stacks' resources made, that verify (ownership.ts), by id: never touched. */
   othersOf: ReadonlyMap<string, Marker>;
   /** Rules (ids) whose marker names another stack, verified or not: ACCESSCTL_ADOPT_EXISTING never takes them. */
   claimedByOther?: ReadonlySet<string>;
@@ -156,7 +156,10 @@ export function exactlyAsDeclared(declared: DeclaredRule[], r: Member): boolean 
  * can have made; never one whose marker names another stack (`theirs`: verified or not, a claim that
  * does not verify contradicts the say-so all the same).
  */
-export function adoptableRule(r: Member, o: { adoptExisting: boolean; declared: DeclaredRule[]; theirs: ReadonlySet<string> }): boolean {
+export function adoptableRule(
+  r: Member,
+  o: { adoptExisting: boolean; declared: DeclaredRule[]; theirs: ReadonlySet<string> },
+): boolean {
   return o.adoptExisting && !o.theirs.has(r.id) && exactlyAsDeclared(o.declared, r);
 }
 
@@ -193,7 +196,8 @@ export function reconcile(p: Plan, s: Situation): Decision {
     r !== undefined && !known[r.id] && adoptableRule(r, { ...s, theirs });
 
   const touched = held.steps.flatMap((x) => (x.op === "create" || (x.op === "delete" && !live[x.rule.id]) ? [] : [x.rule]));
-  const stale = touched.filter((r) => !unchanged(r, live[r.id])).map((r): Refusal => ({ kind: "changed", rule: r, now: live[r.id] }));
+  const stale = touched.filter((r) => !unchanged(r, live[r.id]))
+    .map((rule): Refusal => ({ kind: "changed", rule, now: live[rule.id] }));
   const targets = held.steps.flatMap((x) => (x.op === "create" || x.op === "move" ? [x.to] : []));
   const taken = targets.map((d) => holder[d.cidr]).filter((r): r is Member => r !== undefined && !adoptable(r));
   const whose = (rule: Member): Refusal => {
@@ -219,7 +223,10 @@ export function reconcile(p: Plan, s: Situation): Decision {
   const changedRules = s.recorded.filter((r) => !planned[r.id] && !unchanged(r, live[r.id]));
   const changedByHand = changedRules.map((rule): ChangedByHand => ({ rule, now: live[rule.id] }));
   const strangers = s.live.filter((r) => !known[r.id] && !adopted.includes(r));
-  const others = strangers.flatMap((rule) => (s.othersOf.has(rule.id) ? [{ rule, maker: s.othersOf.get(rule.id)! }] : []));
+  const others = strangers.flatMap((rule) => {
+    const maker = s.othersOf.get(rule.id);
+    return maker ? [{ rule, maker }] : [];
+  });
   const first = holdBack(steps, s, { kept, live, changedRules, strangers, planned });
   const hold = holdOpeningSafely(first.steps, s, strangers);
   const heldBack = [...first.held, ...hold.held];
@@ -355,6 +362,41 @@ function byId(rules: Member[]): Record<string, Member> {
   return out;
 }
 
+// ---- what a refresh saw ---------------------------------------------------------------------------
+
+/**
+ * What a refresh found against the rules the state recorded: one value, which the refresh's words
+ * report (messages.ts driftWords) and the run record keeps for the update and destroy of the command.
+ */
+export interface RefreshSaw {
+  added: Member[];
+  changed: { was: Member; now: Member }[];
+  /** Recorded rules gone (not those another stack's marker now shows as its own: they are `others`). */
+  deleted: Member[];
+  /** Rules other stacks' resources made (their markers verify): left, not recorded. */
+  others: { rule: Member; maker: Marker }[];
+}
+
+/** What a refresh of the policy's `rules` (other stacks' apart: `others`) saw against `recorded`. */
+export function refreshSaw(recorded: Member[], rules: Member[], others: RefreshSaw["others"]): RefreshSaw {
+  const before = byId(recorded);
+  const now = byId(rules);
+  return {
+    added: rules.filter((r) => !before[r.id]),
+    changed: rules.filter((r) => before[r.id] && !unchanged(before[r.id], r))
+      .map((now) => ({ was: before[now.id], now })),
+    deleted: Object.values(before).filter((r) => !now[r.id] && !others.some((o) => o.rule.id === r.id)),
+    others,
+  };
+}
+
+/** The rules a refresh found as no preview before it could have: added, changed, another stack's. */
+export const foundRules = (s: RefreshSaw) => [
+  ...s.added,
+  ...s.changed.map((c) => c.now),
+  ...s.others.map((o) => o.rule),
+];
+
 // ---- a destroy -------------------------------------------------------------------------------------
 
 /** What a destroy of a set found (other stacks' rules, their markers verified, already taken out of `live`). */
@@ -385,7 +427,8 @@ export function teardown(e: Ending): Teardown {
   const known = byId(e.recorded);
   const handedOver = e.live.filter((r) => e.handedOver.has(r.id));
   const rest = e.live.filter((r) => !e.handedOver.has(r.id));
-  const changed = rest.filter((r) => known[r.id] && !unchanged(known[r.id], r)).map((now) => ({ was: known[now.id], now }));
+  const changed = rest.filter((r) => known[r.id] && !unchanged(known[r.id], r))
+    .map((now) => ({ was: known[now.id], now }));
   if (changed.length) return { kind: "refused", because: "changed", rules: changed };
   const ours = (r: Member) => !!known[r.id] && !e.unshown.has(r.id);
   const kept = rest.filter((r) => !ours(r));
@@ -405,7 +448,8 @@ export function teardown(e: Ending): Teardown {
 export function cameFirst(mine: Member[], theirs: Member[]): boolean {
   const at = (r: Member) => Date.parse(r.createdAt);
   const before = (a: Member, b: Member) => at(a) < at(b) || (at(a) === at(b) && a.id < b.id);
-  const first = (rules: Member[]) => rules.reduce<Member | undefined>((a, r) => (!a || before(r, a) ? r : a), undefined);
+  const first = (rules: Member[]) =>
+    rules.reduce<Member | undefined>((a, r) => (!a || before(r, a) ? r : a), undefined);
   const [m, t] = [first(mine), first(theirs)];
   return !m || !t || before(m, t);
 }

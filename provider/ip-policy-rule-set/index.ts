@@ -13,16 +13,17 @@ import { policyAccessWords } from "../messages";
 import { plainError } from "../errors";
 import { changedFields, checkFields, DiffKind, Fields } from "../fields";
 import { accessEffect } from "../access";
-import { adoptExistingAllowed, claim, claimed, claimPolicy, claimText, makerName, noteSetMembers, resourceLabel } from "../ownership";
+import { claim, claimed, claimPolicy, noteSetMembers, resourceLabel } from "../ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD } from "../profiles";
 import { processState } from "../state";
 import { boolean, CheckFailure, id, isUnknown, UNKNOWN } from "../validate";
 import { apply } from "./apply";
 import { create, previewCreate, previewUnknownCreate, reportAll, stillOnPolicy } from "./create";
 import { checkRules, CheckedRuleSetInputs, declaredList, DeclaredRule, declaredRules, IpPolicyRuleSetInputs, isUnknownValue, keyedRules, secretRules } from "./declared";
-import { reconcile, teardown, unchanged } from "./guard";
-import { byStack, Claimed, declaredForms, IpPolicyRuleSetMember, IpPolicyRuleSetOutputs, keyed, members, named, outputs, policyRules, whoseRules } from "./live";
-import { decisionNotices, driftOf, othersNotices, plural, refusedWords, replacedInRunWords } from "./messages";
+import { foundRules, reconcile, refreshSaw, teardown } from "./guard";
+import { byStack, Claimed, declaredForms, IpPolicyRuleSetMember, IpPolicyRuleSetOutputs, keyed, members } from "./live";
+import { named, outputs, policyRules, whoseRules } from "./live";
+import { claimOf, decisionNotices, driftWords, othersNotices, refusedWords, replacedInRunWords } from "./messages";
 import { teardownNotices, teardownRefusedWords } from "./messages";
 import { describe, plan, planDiff, summary, texts } from "./plan";
 import { foundAfterPreview, noteRefresh, previewRefreshSaw, promisesFor, promiseTerms, showPlan } from "./promise";
@@ -33,7 +34,6 @@ export type { CheckedRuleSetInputs, IpPolicyRuleSetInputs, IpPolicyRuleSetRule }
 export type { IpPolicyRuleSetMember, IpPolicyRuleSetOutputs } from "./live";
 
 const KIND = "IP policy rule set";
-const SHOWN = 5; // rules named per kind in a refresh's message
 
 export const FIELDS: Fields<IpPolicyRuleSetInputs> = {
   ipPolicyId: { required: true, check: id(ID_PREFIX.ipPolicy), onChange: "replace" },
@@ -134,44 +134,20 @@ export async function read(id: string, props: Partial<IpPolicyRuleSetOutputs> = 
   return { id, props: outputs({ ipPolicyId }, rules, props), inputs };
 }
 
-/** What a rule's unverified marker claims, `, claims IpPolicyRule p of stack s/b: not verified (…)`. */
-const claimOf = (claims: Claimed[], r: IpPolicyRuleSetMember) => {
-  const c = claims.find((x) => x.rule.id === r.id);
-  return c ? `, ${claimText(c.maker)}` : "";
-};
-
-/** What the rules changed since the state recorded them did to the policy's access, in a line. */
-const accessDrift = (props: Partial<IpPolicyRuleSetOutputs>, rules: IpPolicyRuleSetMember[]) =>
-  policyAccessWords(String(props.ipPolicyId), accessEffect(members(props.rules), rules), "drift");
-
 /**
  * A refresh names what it found changed (the diff of `rules` is hidden: it would print every rule),
- * and records the rules it found added or changed: this command's destroy leaves them (its preview
- * cannot name them).
+ * and records the rules it found added or changed (what it saw: guard.ts refreshSaw): this command's
+ * destroy leaves them (its preview cannot name them), and its update counts on another stack's rule
+ * only as the refresh of its preview saw it.
  */
 function sayDrift(props: Partial<IpPolicyRuleSetOutputs>, rules: IpPolicyRuleSetMember[], others: Claimed[], claims: Claimed[]): void {
-  const before: Record<string, IpPolicyRuleSetMember> = {};
-  for (const r of members(props.rules)) before[r.id] = r;
-  const now: Record<string, true> = {};
-  for (const r of rules) now[r.id] = true;
-  const secret = secretRules(props);
-  const added = rules.filter((r) => !before[r.id]);
-  const changedNow = rules.filter((r) => before[r.id] && !unchanged(before[r.id], r));
-  const changed = changedNow.map((r) => `${named(before[r.id])}: ${driftOf(before[r.id], r, secret)}`);
-  const deleted = Object.values(before).filter((r) => !now[r.id] && !others.some((o) => o.rule.id === r.id)).map(named);
-  if (props.__urn) noteRefresh(props.__urn, [...added, ...changedNow, ...others.map((o) => o.rule)].map(promiseTerms(props.profile).seeRule));
-  // A short first line (Pulumi's rows show a message's first line, again at each change of the row),
-  // then one line per rule, as a plan has them.
-  const counts = [[added.length, "added"], [changed.length, "changed"], [deleted.length, "deleted"]].filter(([n]) => n).map(([n, what]) => `${n} ${what}`);
-  const lines = (what: string, items: string[]) => [...items.slice(0, SHOWN).map((item) => `  ${what} ${item}`), ...(items.length > SHOWN ? [`  … ${items.length - SHOWN} more ${what}`] : [])];
-  if (!counts.length && !others.length) return;
-  const head = counts.length ? `rules changed since the state last recorded the policy: ${counts.join(", ")}` : `the policy holds ${plural(others.length, "rule")} other stacks made, left to them`;
-  report(props.__urn, [`refresh of the IpPolicyRuleSet of ${props.ipPolicyId}: ${head}`,
-    ...lines("added", added.map((r) => `${named(r)}${texts(r, secret)}${claimOf(claims, r)}`)), ...lines("changed", changed), ...lines("deleted", deleted),
-    ...lines("left", others.map((o) => `${named(o.rule)}, made by ${makerName(o.maker)} (not recorded)`)),
-    // What the changes found did to the policy's access: a drift gate's log names the exposure.
-    ...(counts.length ? [accessDrift(props, rules)] : []),
-  ].join("\n"));
+  const recorded = members(props.rules);
+  const saw = refreshSaw(recorded, rules, others);
+  if (props.__urn) noteRefresh(props.__urn, foundRules(saw).map(promiseTerms(props.profile).seeRule));
+  // What the changes found did to the policy's access: a drift gate's log names the exposure.
+  const access = policyAccessWords(String(props.ipPolicyId), accessEffect(recorded, rules), "drift");
+  const words = driftWords(String(props.ipPolicyId), saw, secretRules(props), claimOf(claims), access);
+  if (words) report(props.__urn, words);
 }
 
 export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: CheckedRuleSetInputs) {
@@ -190,7 +166,6 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
   const secret = secretRules(olds, news);
   const decided = reconcile(plan(recorded, declared), {
     recorded, declared, live: current, promises, see: terms.see, ...whoseRules(live, recorded, news.__urn),
-    adoptExisting: adoptExistingAllowed(),
     previewSaw: new Set(current.filter((r) => saw(terms.seeRule(r))).map((r) => r.id)),
   });
   if (decided.refused.length) throw plainError(refusedWords(what, decided.refused, secret));
@@ -216,9 +191,10 @@ async function remove(id: string, props: IpPolicyRuleSetOutputs): Promise<void> 
   const handedOver = whoseRules(live, recorded, props.__urn).claimedElsewhere;
   const decided = teardown({ recorded, live: current, handedOver, unshown: foundAfterPreview(props.__urn) });
   if (decided.kind === "refused") {
-    throw plainError(teardownRefusedWords(what, decided, secretRules(props), (r) => claimOf(claims, r)));
+    throw plainError(teardownRefusedWords(what, decided, secretRules(props), claimOf(claims)));
   }
-  await apply({ ipPolicyId, profile: props.profile, __urn: props.__urn }, current, decided.steps, id, what, { deleting: true });
+  const set = { ipPolicyId, profile: props.profile, __urn: props.__urn };
+  await apply(set, current, decided.steps, id, what, { deleting: true });
   reportAll(props.__urn, [...teardownNotices(what, decided), ...othersNotices(what, others)]);
 }
 export { remove as delete };

@@ -6,7 +6,8 @@ import { liveInputs, outputsOf } from "../fields";
 import { api } from "../http/api";
 import { canonicalCidr, rulePath } from "../ip-policy-rule";
 import { policyRulesOf } from "../list-reads";
-import { claimed, Marker, markerVerifies, othersMarker, readMarker, ruleIdentity } from "../ownership";
+import { adoptExistingAllowed, claimed } from "../ownership";
+import { Marker, markerVerifies, othersMarker, readMarker, ruleIdentity } from "../ownership";
 import { keptInputs } from "../profiles";
 import { compareCidrs, IpPolicyRuleSetRule, MEMBER_FIELDS } from "./declared";
 
@@ -149,7 +150,8 @@ export function byStack(live: LivePolicy, urn: unknown): { rest: Member[]; other
 /**
  * Whose the policy's rules are, read once for the guard (guard.ts Situation, Ending): the rules
  * (ids) another resource of this run manages (the run record: an IpPolicyRule in a handover), the
- * markers of other stacks' rules that verify, and the rules whose marker names another stack at all.
+ * markers of other stacks' rules that verify, the rules whose marker names another stack at all, and
+ * whether the user said ACCESSCTL_ADOPT_EXISTING=1.
  */
 export function whoseRules(live: LivePolicy, recorded: Member[], urn: unknown) {
   const ids = [...new Set([...recorded, ...live.rules].map((r) => r.id))];
@@ -158,6 +160,7 @@ export function whoseRules(live: LivePolicy, recorded: Member[], urn: unknown) {
     claimedElsewhere: new Set(ids.filter((id) => claimed("IP policy rule", id))),
     othersOf: new Map(ids.flatMap((id): [string, Marker][] => (proven(id) ? [[id, proven(id)!]] : []))),
     claimedByOther: new Set(live.rules.filter((r) => othersMarker(live.markers[r.id], urn)).map((r) => r.id)),
+    adoptExisting: adoptExistingAllowed(),
   };
 }
 

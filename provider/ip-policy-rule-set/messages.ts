@@ -2,8 +2,8 @@
 // decides; a test of a decision compares the typed values, and set-core's rendering test the words.
 import { canonicalCidr } from "../access";
 import { describeSpace, plural } from "../messages";
-import { makerName, Marker } from "../ownership";
-import type { ChangedByHand, Decision, HoldReason, LeftUndone, Refusal, Teardown, Withheld } from "./guard";
+import { claimText, makerName, Marker } from "../ownership";
+import type { ChangedByHand, Decision, HoldReason, LeftUndone, RefreshSaw, Refusal, Teardown, Withheld } from "./guard";
 import { IpPolicyRuleSetMember, named } from "./live";
 import { Step, textChanges, texts } from "./plan";
 
@@ -40,7 +40,8 @@ export function say(s: Step): string {
 }
 
 const theirs = (maker: Marker) => `${makerName(maker)}'s: its metadata says so`;
-const nowOrDeleted = (now: Member | undefined, secret: boolean) => (now ? `now ${named(now)}${texts(now, secret)}` : "deleted");
+const nowOrDeleted = (now: Member | undefined, secret: boolean) =>
+  now ? `now ${named(now)}${texts(now, secret)}` : "deleted";
 
 export function refusalWords(r: Refusal, secret: boolean): string {
   if (r.kind === "changed") return `${named(r.rule)} (${nowOrDeleted(r.now, secret)})`;
@@ -125,6 +126,35 @@ export function othersNotices(what: string, others: { rule: Member; maker: Marke
 
 /** What a rule's unverified marker claims, `, claims IpPolicyRule p of stack s/b: not verified (…)`. */
 export type ClaimOf = (r: Member) => string;
+export const claimOf = (claims: { rule: Member; maker: Marker }[]): ClaimOf => (r) => {
+  const c = claims.find((x) => x.rule.id === r.id);
+  return c ? `, ${claimText(c.maker)}` : "";
+};
+
+/**
+ * A refresh's report of what it found (undefined: nothing to say): a short first line (Pulumi's rows
+ * show a message's first line, again at each change of the row), then one line per rule, as a plan
+ * has them, and what the changes did to the policy's access (`access`).
+ */
+export function driftWords(ipPolicyId: string, saw: RefreshSaw, secret: boolean, claim: ClaimOf, access: string) {
+  const { added, changed, deleted, others } = saw;
+  const counts = ([[added.length, "added"], [changed.length, "changed"], [deleted.length, "deleted"]] as const)
+    .filter(([n]) => n).map(([n, what]) => `${n} ${what}`);
+  if (!counts.length && !others.length) return undefined;
+  const lines = (what: string, items: string[]) => [
+    ...items.slice(0, SHOWN).map((item) => `  ${what} ${item}`),
+    ...(items.length > SHOWN ? [`  … ${items.length - SHOWN} more ${what}`] : []),
+  ];
+  const head = counts.length ? `rules changed since the state last recorded the policy: ${counts.join(", ")}`
+    : `the policy holds ${plural(others.length, "rule")} other stacks made, left to them`;
+  return [`refresh of the IpPolicyRuleSet of ${ipPolicyId}: ${head}`,
+    ...lines("added", added.map((r) => `${named(r)}${texts(r, secret)}${claim(r)}`)),
+    ...lines("changed", changed.map((c) => `${named(c.was)}: ${driftOf(c.was, c.now, secret)}`)),
+    ...lines("deleted", deleted.map(named)),
+    ...lines("left", others.map((o) => `${named(o.rule)}, made by ${makerName(o.maker)} (not recorded)`)),
+    ...(counts.length ? [access] : []),
+  ].join("\n");
+}
 
 /** What changed in a rule: `cidr a → b, description "x" → "y"`. */
 export function driftOf(was: Member, now: Member, secret: boolean): string {
@@ -169,18 +199,20 @@ export function teardownNotices(what: string, t: Extract<Teardown, { kind: "dele
 export const replacedInRunWords = (what: string) =>
   `${what}: left its rules in place: the IpPolicyRuleSet that replaces it in this run manages the policy now`;
 
-/** A new set on a policy that holds rules it may not take: what it takes and how (`adopt`: ACCESSCTL_ADOPT_EXISTING=1). */
+/** A new set on a policy that holds rules it may not take, and how it may (`adopt`: ACCESSCTL_ADOPT_EXISTING=1). */
 export function alreadyHoldsWords(what: string, refused: Member[], outcome: string, adopt: boolean): string {
   return `${what}: the policy already holds ${plural(refused.length, "rule")}${adopt ? " not as declared" : ""}: ` +
     `${listed(refused.map(named))}; ${outcome}. ` +
     "To make them this resource's, declare takeOver: true: the set takes them over as they are, and the next `up`, " +
     "after a preview that shows each change, brings them to the declaration. " +
-    (adopt ? "ACCESSCTL_ADOPT_EXISTING=1 takes only rules exactly as declared (what an interrupted `pulumi up` of this " +
-      "stack can have made)." : "If an interrupted `pulumi up` of this stack made them, run `ACCESSCTL_ADOPT_EXISTING=1 pulumi up` once.");
+    (adopt
+      ? "ACCESSCTL_ADOPT_EXISTING=1 takes only rules exactly as declared (what an interrupted `pulumi up` of this " +
+        "stack can have made)."
+      : "If an interrupted `pulumi up` of this stack made them, run `ACCESSCTL_ADOPT_EXISTING=1 pulumi up` once.");
 }
 
 /** A set that yields its policy to other stacks' sets, named once each by their markers. */
-export function oneSetOnlyWords(what: string, ipPolicyId: string, otherSets: { maker: Marker }[], outcome: string): string {
+export function oneSetOnlyWords(what: string, ipPolicyId: string, otherSets: { maker: Marker }[], outcome: string) {
   const sets = [...new Set(otherSets.map((f) => makerName(f.maker)))];
   return `${what}: the rules of IP policy ${ipPolicyId} are managed by ${sets.join(", ")} (their metadata say so); ` +
     `${outcome}. A policy has one set: declare these rules in that set, or use another policy.`;
