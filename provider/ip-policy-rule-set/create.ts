@@ -26,8 +26,8 @@ import { adoptableRule, cameFirst, exactlyAsDeclared, holdToShown, LeftUndone } 
 import { oneSetOnPolicy, OtherSet } from "./guard";
 import { byStack, IpPolicyRuleSetMember, keyed, LivePolicy, livePolicy, named, outputs, policyRules } from "./live";
 import { alreadyHoldsWords, leftUndoneNotices, listed, Notice } from "./messages";
-import { oneSetOnlyWords, othersNotices, plural } from "./messages";
-import { describe, plan, requests, Step } from "./plan";
+import { describe, oneSetOnlyWords, othersNotices, plural, requests } from "./messages";
+import { plan, Step } from "./plan";
 import { noteTakeoverShown, promisesFor, promiseTerms, showPlan, takeoverShownFor } from "./promise";
 import { SavedSet } from "./saved-plan";
 

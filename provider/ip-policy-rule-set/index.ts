@@ -24,8 +24,8 @@ import { foundRules, reconcile, refreshSaw, teardown } from "./guard";
 import { byStack, Claimed, declaredForms, IpPolicyRuleSetMember, IpPolicyRuleSetOutputs, keyed, members } from "./live";
 import { named, outputs, policyRules, whoseRules } from "./live";
 import { claimOf, decisionNotices, driftWords, othersNotices, refusedWords, replacedInRunWords } from "./messages";
-import { teardownNotices, teardownRefusedWords } from "./messages";
-import { describe, plan, planDiff, summary, texts } from "./plan";
+import { describe, teardownNotices, teardownRefusedWords, texts } from "./messages";
+import { plan, planDiff, summary } from "./plan";
 import { foundAfterPreview, noteRefresh, previewRefreshSaw, promisesFor, promiseTerms, showPlan } from "./promise";
 
 export { configure } from "../config";

@@ -1,11 +1,14 @@
-// Words of the set: what its decisions (guard.ts, pure) come to, rendered for users. Nothing here
-// decides; a test of a decision compares the typed values, and set-core's rendering test the words.
+// Words of the set: its plan as a preview shows it, and what its decisions (guard.ts, pure) come to,
+// rendered for users. Nothing here decides; a test of a decision compares the typed values, and
+// set-core's tests of the words compare these.
+import { RuleAction } from "../../contract/ip-policy-rule";
 import { canonicalCidr } from "../access";
 import { describeSpace, plural } from "../messages";
 import { claimText, makerName, Marker } from "../ownership";
 import type { ChangedByHand, Decision, HoldReason, LeftUndone, RefreshSaw, Refusal, Teardown, Withheld } from "./guard";
+import { DeclaredRule, isUnknownValue, Unknown } from "./declared";
 import { IpPolicyRuleSetMember, named } from "./live";
-import { Step, textChanges, texts } from "./plan";
+import { changedTexts, Op, Plan, requestsOf, Step, TEXT_FIELDS } from "./plan";
 
 export { plural };
 type Member = IpPolicyRuleSetMember;
@@ -216,4 +219,61 @@ export function oneSetOnlyWords(what: string, ipPolicyId: string, otherSets: { m
   const sets = [...new Set(otherSets.map((f) => makerName(f.maker)))];
   return `${what}: the rules of IP policy ${ipPolicyId} are managed by ${sets.join(", ")} (their metadata say so); ` +
     `${outcome}. A policy has one set: declare these rules in that set, or use another policy.`;
+}
+
+// ---- what a preview shows -----------------------------------------------------------------------
+
+/** A value in a plan: quoted, and cut short (the whole value is in the state); one not known at preview, or secret, says so. */
+export function shownValue(v: unknown, secret: boolean): string {
+  if (isUnknownValue(v)) return "(known at update)";
+  if (secret) return "[secret]";
+  const text = JSON.stringify(v ?? "");
+  return text.length > 100 ? `${text.slice(0, 96)}…"` : text;
+}
+
+const shownAction = (a: RuleAction | Unknown) => (isUnknownValue(a) ? "(action known at update)" : a);
+
+/** What a rule declares besides its CIDR and action: `, description "…", metadata "…"` (`[secret]` when the program made them secret). */
+export function texts(d: { description?: string | Unknown; metadata?: string | Unknown }, secret: boolean): string {
+  return TEXT_FIELDS.filter((k) => d[k]).map((k) => `, ${k} ${shownValue(d[k], secret)}`).join("");
+}
+
+/** The texts a PATCH changes: `description "a" → "b"`. */
+export function textChanges(r: Member, d: DeclaredRule | Member, secret: boolean): string {
+  const to = d as DeclaredRule;
+  return changedTexts(r, to).map((k) => `${k} ${shownValue(r[k], secret)} → ${shownValue(to[k], secret)}`).join(", ");
+}
+
+export const requests = (n: number) => plural(n, "request");
+
+function line(s: Step, secret: boolean): string {
+  switch (s.op) {
+    case "create":
+      return `  + ${s.to.cidr} ${shownAction(s.to.action)}${texts(s.to, secret)}`;
+    case "retext":
+      return `  ~ ${canonicalCidr(s.rule.cidr)}: ${textChanges(s.rule, s.to, secret)}`;
+    case "move": {
+      const also = textChanges(s.rule, s.to, secret);
+      return `  ~ ${canonicalCidr(s.rule.cidr)} → ${s.to.cidr} (${s.rule.id}, ${s.rule.action}: one PATCH of cidr)${also ? `, ${also}` : ""}`;
+    }
+    case "flip":
+      return `  ± ${canonicalCidr(s.rule.cidr)}: action ${s.rule.action} → ${shownAction(s.to.action)} (${s.rule.id} deleted, then created again${isUnknownValue(s.to.action) ? ", unless it turns out the same" : ""})${texts(s.to, secret)}`;
+    case "delete":
+      return `  - ${canonicalCidr(s.rule.cidr)} ${s.rule.action} (${s.rule.id})${texts(s.rule, secret)}`;
+  }
+}
+
+const COUNTED: [Op, string][] = [["create", "create"], ["retext", "update"], ["move", "move"], ["flip", "replace"], ["delete", "delete"]];
+
+/**
+ * The plan in words: a first line that counts (`create 1, update 2, delete 1: 4 requests`), then one
+ * line per change, every change: `+` create, `~` update or move, `±` action changed (delete, then
+ * create), `-` delete. "" when there is nothing to do.
+ */
+export function describe(p: Plan, secret = false): string {
+  const count = (op: Op) => p.steps.filter((s) => s.op === op).length;
+  const head = COUNTED.filter(([op]) => count(op)).map(([op, word]) => `${word} ${count(op)}`).join(", ");
+  if (!head) return "";
+  const total = p.steps.reduce((n, s) => n + requestsOf(s), 0);
+  return [`${head}: ${requests(total)}`, ...p.steps.map((s) => line(s, secret))].join("\n");
 }

@@ -4,10 +4,11 @@
 import { describe, expect, it } from "vitest";
 import { compiled } from "../helpers/provider";
 
-const { plan, describe: words, planDiff, opens, phase } = compiled("provider/ip-policy-rule-set/plan.js");
+const { plan, planDiff, opens, phase } = compiled("provider/ip-policy-rule-set/plan.js");
 const { covers, seenStep, textsDigest } = compiled("provider/ip-policy-rule-set/promise.js");
 const { reconcile, holdToShown, teardown, oneSetOnPolicy, cameFirst } = compiled("provider/ip-policy-rule-set/guard.js");
 const messages = compiled("provider/ip-policy-rule-set/messages.js");
+const words = messages.describe;
 const { UNKNOWN_VALUE } = compiled("provider/ip-policy-rule-set/declared.js");
 const { canonicalCidr } = compiled("provider/ip-policy-rule.js");
 const { spaceOf } = compiled("provider/access.js");
