@@ -22,9 +22,9 @@ import { create, previewCreate, previewUnknownCreate, reportAll, stillOnPolicy }
 import { checkRules, CheckedRuleSetInputs, declaredList, DeclaredRule, declaredRules, IpPolicyRuleSetInputs, isUnknownValue, keyedRules, secretRules } from "./declared";
 import { foundRules, reconcile, refreshSaw, teardown } from "./guard";
 import { byStack, Claimed, declaredForms, IpPolicyRuleSetMember, IpPolicyRuleSetOutputs, keyed, members } from "./live";
-import { named, outputs, policyRules, whoseRules } from "./live";
-import { claimOf, decisionNotices, driftWords, othersNotices, refusedWords, replacedInRunWords } from "./messages";
-import { describe, teardownNotices, teardownRefusedWords, texts } from "./messages";
+import { outputs, policyRules, whoseRules } from "./live";
+import { decisionNotices, describe, driftWords, refusedWords, replacedInRunWords } from "./messages";
+import { teardownNotices, teardownRefusedWords, unknownRulesWords } from "./messages";
 import { plan, planDiff, summary } from "./plan";
 import { foundAfterPreview, noteRefresh, previewRefreshSaw, promisesFor, promiseTerms, showPlan } from "./promise";
 
@@ -102,8 +102,7 @@ export async function diff(_id: string, olds: IpPolicyRuleSetOutputs, news: Chec
   if (isUnknownValue(declared)) {
     // Which CIDRs the program declares is not known yet: no plan can say what up does; say what it may do.
     if (urn) {
-      const may = Object.values(keyed(recorded)).map((r) => `  ? ${named(r)}${texts(r, secret)}`);
-      report(urn, [`plan for ${olds.ipPolicyId}: the rules are not known yet (they depend on other resources): up makes the policy hold exactly the declared rules, and may change or delete any of the ${recorded.length} it holds now`, ...may].join("\n"));
+      report(urn, unknownRulesWords(olds.ipPolicyId, Object.values(keyed(recorded)), secret));
       await showPlan(urn, { policy: olds.ipPolicyId, from: recorded.map(terms.seeRule), shown: { anyOf: recorded.map(terms.seeRule) } }, what);
     }
     return { changes: true, replaces: [], detailedDiff: { rules: "update" as DiffKind } };
@@ -146,7 +145,7 @@ function sayDrift(props: Partial<IpPolicyRuleSetOutputs>, rules: IpPolicyRuleSet
   if (props.__urn) noteRefresh(props.__urn, foundRules(saw).map(promiseTerms(props.profile).seeRule));
   // What the changes found did to the policy's access: a drift gate's log names the exposure.
   const access = policyAccessWords(String(props.ipPolicyId), accessEffect(recorded, rules), "drift");
-  const words = driftWords(String(props.ipPolicyId), saw, secretRules(props), claimOf(claims), access);
+  const words = driftWords(String(props.ipPolicyId), saw, secretRules(props), claims, access);
   if (words) report(props.__urn, words);
 }
 
@@ -191,10 +190,10 @@ async function remove(id: string, props: IpPolicyRuleSetOutputs): Promise<void> 
   const handedOver = whoseRules(live, recorded, props.__urn).claimedElsewhere;
   const decided = teardown({ recorded, live: current, handedOver, unshown: foundAfterPreview(props.__urn) });
   if (decided.kind === "refused") {
-    throw plainError(teardownRefusedWords(what, decided, secretRules(props), claimOf(claims)));
+    throw plainError(teardownRefusedWords(what, decided, secretRules(props), claims));
   }
   const set = { ipPolicyId, profile: props.profile, __urn: props.__urn };
   await apply(set, current, decided.steps, id, what, { deleting: true });
-  reportAll(props.__urn, [...teardownNotices(what, decided), ...othersNotices(what, others)]);
+  reportAll(props.__urn, teardownNotices(what, decided, others));
 }
 export { remove as delete };

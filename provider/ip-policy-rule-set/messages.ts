@@ -127,9 +127,11 @@ export function othersNotices(what: string, others: { rule: Member; maker: Marke
     `(their metadata say so): ${rules}`, warning: true }];
 }
 
+/** Rules whose marker names another stack but does not verify (live.ts byStack `claims`). */
+type Claims = { rule: Member; maker: Marker }[];
+
 /** What a rule's unverified marker claims, `, claims IpPolicyRule p of stack s/b: not verified (…)`. */
-export type ClaimOf = (r: Member) => string;
-export const claimOf = (claims: { rule: Member; maker: Marker }[]): ClaimOf => (r) => {
+const claimOf = (claims: Claims) => (r: Member) => {
   const c = claims.find((x) => x.rule.id === r.id);
   return c ? `, ${claimText(c.maker)}` : "";
 };
@@ -139,8 +141,9 @@ export const claimOf = (claims: { rule: Member; maker: Marker }[]): ClaimOf => (
  * show a message's first line, again at each change of the row), then one line per rule, as a plan
  * has them, and what the changes did to the policy's access (`access`).
  */
-export function driftWords(ipPolicyId: string, saw: RefreshSaw, secret: boolean, claim: ClaimOf, access: string) {
+export function driftWords(ipPolicyId: string, saw: RefreshSaw, secret: boolean, claims: Claims, access: string) {
   const { added, changed, deleted, others } = saw;
+  const claim = claimOf(claims);
   const counts = ([[added.length, "added"], [changed.length, "changed"], [deleted.length, "deleted"]] as const)
     .filter(([n]) => n).map(([n, what]) => `${n} ${what}`);
   if (!counts.length && !others.length) return undefined;
@@ -168,7 +171,7 @@ export function driftOf(was: Member, now: Member, secret: boolean): string {
 
 /** Why a destroy deletes nothing (guard.ts teardown). */
 export function teardownRefusedWords(what: string, t: Extract<Teardown, { kind: "refused" }>, secret: boolean,
-  claimOf: ClaimOf): string {
+  claims: Claims): string {
   if (t.because === "changed") {
     const stale = t.rules.map((c) => `${named(c.was)}: ${driftOf(c.was, c.now, secret)}`);
     return `${what}: ${plural(stale.length, "rule")} changed since this stack last recorded ` +
@@ -178,14 +181,14 @@ export function teardownRefusedWords(what: string, t: Extract<Teardown, { kind: 
   const open = t.rules;
   return `${what}: the policy holds ${plural(open.length, "allow rule")} no preview of this stack showed ` +
     "(added since its last refresh, by hand, another stack or an interrupted up): " +
-    `${listed(open.map((r) => named(r) + claimOf(r)))}; nothing was deleted, ` +
+    `${listed(open.map((r) => named(r) + claimOf(claims)(r)))}; nothing was deleted, ` +
     "as deleting the set's other rules would leave them open with nothing managing them. " +
     "Run `pulumi up --refresh` (or `pulumi destroy --refresh` when destroying the stack): its preview's refresh " +
     "names them, and the delete then takes them with the set.";
 }
 
-/** What a destroy left (its words kept as users' scripts match them: `rule(s)`). */
-export function teardownNotices(what: string, t: Extract<Teardown, { kind: "delete" }>): Notice[] {
+/** What a destroy left (its words kept as users' scripts match them: `rule(s)`), other stacks' rules last. */
+export function teardownNotices(what: string, t: Extract<Teardown, { kind: "delete" }>, others: Claims): Notice[] {
   const out: Notice[] = [];
   if (t.kept.length) {
     out.push({ text: `${what}: left ${t.kept.length} deny rule(s) no preview of this stack showed ` +
@@ -195,7 +198,7 @@ export function teardownNotices(what: string, t: Extract<Teardown, { kind: "dele
     out.push({ text: `${what}: left ${t.handedOver.length} rule(s) that IpPolicyRule resources of this stack ` +
       `manage now: ${listed(t.handedOver.map(named))}` });
   }
-  return out;
+  return [...out, ...othersNotices(what, others)];
 }
 
 /** A set replaced in this run by one on the same policy: its destroy leaves the rules. */
@@ -276,4 +279,12 @@ export function describe(p: Plan, secret = false): string {
   if (!head) return "";
   const total = p.steps.reduce((n, s) => n + requestsOf(s), 0);
   return [`${head}: ${requests(total)}`, ...p.steps.map((s) => line(s, secret))].join("\n");
+}
+
+/** A plan whose rules are not known yet (they depend on other resources): what up may do, rule by rule. */
+export function unknownRulesWords(ipPolicyId: string, recorded: Member[], secret: boolean): string {
+  const may = recorded.map((r) => `  ? ${named(r)}${texts(r, secret)}`);
+  return [`plan for ${ipPolicyId}: the rules are not known yet (they depend on other resources): up makes the ` +
+    "policy hold exactly the declared rules, and may change or delete any of the " +
+    `${recorded.length} it holds now`, ...may].join("\n");
 }
