@@ -143,7 +143,8 @@ export interface Decision {
 }
 
 /** Two versions of one rule (by id) that hold the same: nothing was changed by hand between them. */
-export const unchanged = (a: Member, b: Member | undefined) => b !== undefined && canonicalCidr(a.cidr) === canonicalCidr(b.cidr) && asDeclared(MEMBER_FIELDS, b, a);
+export const unchanged = (a: Member, b: Member | undefined) =>
+  b !== undefined && canonicalCidr(a.cidr) === canonicalCidr(b.cidr) && asDeclared(MEMBER_FIELDS, b, a);
 
 /** A rule exactly as declared: what an interrupted run of this stack can have made. */
 export function exactlyAsDeclared(declared: DeclaredRule[], r: Member): boolean {
@@ -195,7 +196,8 @@ export function reconcile(p: Plan, s: Situation): Decision {
   const adoptable = (r: Member | undefined): r is Member =>
     r !== undefined && !known[r.id] && adoptableRule(r, { ...s, theirs });
 
-  const touched = held.steps.flatMap((x) => (x.op === "create" || (x.op === "delete" && !live[x.rule.id]) ? [] : [x.rule]));
+  const touched = held.steps.flatMap((x) =>
+    x.op === "create" || (x.op === "delete" && !live[x.rule.id]) ? [] : [x.rule]);
   const stale = touched.filter((r) => !unchanged(r, live[r.id]))
     .map((rule): Refusal => ({ kind: "changed", rule, now: live[rule.id] }));
   const targets = held.steps.flatMap((x) => (x.op === "create" || x.op === "move" ? [x.to] : []));
@@ -210,7 +212,8 @@ export function reconcile(p: Plan, s: Situation): Decision {
   ];
   const refused = [...unseen, ...stale];
 
-  // Rules taken over need nothing more; a rule the plan moved onto a CIDR so taken leaves its old CIDR all the same: it is deleted.
+  // Rules taken over need nothing more; a rule the plan moved onto a CIDR so taken leaves its old
+  // CIDR all the same: it is deleted.
   const adopted = targets.map((d) => holder[d.cidr]).filter(adoptable);
   const steps = held.steps.flatMap((x): Step[] => {
     if (x.op === "create") return holder[x.to.cidr] ? [] : [x];
@@ -243,7 +246,15 @@ export function reconcile(p: Plan, s: Situation): Decision {
  * open (moved off part of its range, turned allow; a change of its text, or a move to a range that
  * holds its own, opens nothing: plan.ts changeOpens).
  */
-function holdBack(steps: Step[], s: Situation, c: { kept: Member[]; live: Record<string, Member>; changedRules: Member[]; strangers: Member[]; planned: Record<string, true> }) {
+interface Unplanned {
+  kept: Member[];
+  live: Record<string, Member>;
+  changedRules: Member[];
+  strangers: Member[];
+  planned: Record<string, true>;
+}
+
+function holdBack(steps: Step[], s: Situation, c: Unplanned) {
   const changedNow = c.changedRules.filter((r) => c.live[r.id]).map((r) => c.live[r.id]);
   const unseenStrangers = c.strangers.filter((r) => !s.previewSaw.has(r.id));
   // A rule there that the plan did not count on, which may open beside the others (an allow);
@@ -258,7 +269,8 @@ function holdBack(steps: Step[], s: Situation, c: { kept: Member[]; live: Record
     ...(denyLost ? [{ kind: "denyLost" } as const] : []),
   ];
   const holds = (x: Step) => opens(x) && (denyLost || (unexpectedAllow && x.op === "delete"));
-  const order = (x: Step) => (x.op === "delete" ? 0 : x.op === "create" ? 1 : x.op === "move" ? 2 : 3); // deletes named first, as they are checked first
+  // Deletes named first, as they are checked first.
+  const order = (x: Step) => (x.op === "delete" ? 0 : x.op === "create" ? 1 : x.op === "move" ? 2 : 3);
   for (const x of [...steps].sort((a, b) => order(a) - order(b))) if (holds(x)) held.push(x);
   return { steps: steps.filter((x) => !holds(x)), held, because };
 }

@@ -226,7 +226,10 @@ export function oneSetOnlyWords(what: string, ipPolicyId: string, otherSets: { m
 
 // ---- what a preview shows -----------------------------------------------------------------------
 
-/** A value in a plan: quoted, and cut short (the whole value is in the state); one not known at preview, or secret, says so. */
+/**
+ * A value in a plan: quoted, and cut short (the whole value is in the state); one not known at
+ * preview, or secret, says so.
+ */
 export function shownValue(v: unknown, secret: boolean): string {
   if (isUnknownValue(v)) return "(known at update)";
   if (secret) return "[secret]";
@@ -236,7 +239,10 @@ export function shownValue(v: unknown, secret: boolean): string {
 
 const shownAction = (a: RuleAction | Unknown) => (isUnknownValue(a) ? "(action known at update)" : a);
 
-/** What a rule declares besides its CIDR and action: `, description "…", metadata "…"` (`[secret]` when the program made them secret). */
+/**
+ * What a rule declares besides its CIDR and action: `, description "…", metadata "…"` (`[secret]`
+ * when the program made them secret).
+ */
 export function texts(d: { description?: string | Unknown; metadata?: string | Unknown }, secret: boolean): string {
   return TEXT_FIELDS.filter((k) => d[k]).map((k) => `, ${k} ${shownValue(d[k], secret)}`).join("");
 }
@@ -257,16 +263,23 @@ function line(s: Step, secret: boolean): string {
       return `  ~ ${canonicalCidr(s.rule.cidr)}: ${textChanges(s.rule, s.to, secret)}`;
     case "move": {
       const also = textChanges(s.rule, s.to, secret);
-      return `  ~ ${canonicalCidr(s.rule.cidr)} → ${s.to.cidr} (${s.rule.id}, ${s.rule.action}: one PATCH of cidr)${also ? `, ${also}` : ""}`;
+      const patch = `(${s.rule.id}, ${s.rule.action}: one PATCH of cidr)`;
+      return `  ~ ${canonicalCidr(s.rule.cidr)} → ${s.to.cidr} ${patch}${also ? `, ${also}` : ""}`;
     }
-    case "flip":
-      return `  ± ${canonicalCidr(s.rule.cidr)}: action ${s.rule.action} → ${shownAction(s.to.action)} (${s.rule.id} deleted, then created again${isUnknownValue(s.to.action) ? ", unless it turns out the same" : ""})${texts(s.to, secret)}`;
+    case "flip": {
+      const unless = isUnknownValue(s.to.action) ? ", unless it turns out the same" : "";
+      const how = `(${s.rule.id} deleted, then created again${unless})`;
+      const action = `action ${s.rule.action} → ${shownAction(s.to.action)}`;
+      return `  ± ${canonicalCidr(s.rule.cidr)}: ${action} ${how}${texts(s.to, secret)}`;
+    }
     case "delete":
       return `  - ${canonicalCidr(s.rule.cidr)} ${s.rule.action} (${s.rule.id})${texts(s.rule, secret)}`;
   }
 }
 
-const COUNTED: [Op, string][] = [["create", "create"], ["retext", "update"], ["move", "move"], ["flip", "replace"], ["delete", "delete"]];
+const COUNTED: [Op, string][] = [
+  ["create", "create"], ["retext", "update"], ["move", "move"], ["flip", "replace"], ["delete", "delete"],
+];
 
 /**
  * The plan in words: a first line that counts (`create 1, update 2, delete 1: 4 requests`), then one
