@@ -23,7 +23,7 @@ import { CheckFailure, isUnknown } from "../validate";
 import { AfterFirst, apply } from "./apply";
 import { CheckedRuleSetInputs, DeclaredRule, declaredRules, isUnknownValue, secretRules, UNKNOWN_VALUE } from "./declared";
 import { adoptableRule, cameFirst, exactlyAsDeclared, holdToShown, LeftUndone } from "./guard";
-import { oneSetOnPolicy, OtherSet } from "./guard";
+import { oneSetOnPolicy, OtherSet, takenOver } from "./guard";
 import { byStack, IpPolicyRuleSetMember, keyed, LivePolicy, livePolicy, named, outputs, policyRules } from "./live";
 import { alreadyHoldsWords, leftUndoneNotices, listed, Notice } from "./messages";
 import { describe, oneSetOnlyWords, othersNotices, plural, requests } from "./messages";
@@ -245,8 +245,9 @@ export function stillOnPolicy(live: LivePolicy, urn: unknown, recorded: Member[]
 function takeOver(inputs: CheckedRuleSetInputs, current: Member[], saved: SavedSet | undefined, what: string) {
   const listedThen = takeoverShownFor(inputs.__urn);
   // No listing by a preview (in a run by the engine, which gives a URN): take nothing unseen.
-  const inSaved = (r: Member) => !saved || isUnknownValue(saved.takeover) || (saved.takeover ?? []).includes(r.id);
-  const taken = (isUnknownValue(listedThen) || (!listedThen && !inputs.__urn) ? current : current.filter((r) => (listedThen as Set<string> | undefined)?.has(r.id))).filter(inSaved);
+  const shown = isUnknownValue(listedThen) || (!listedThen && !inputs.__urn) ? "any" : (listedThen ?? new Set<string>());
+  const inSaved = !saved || isUnknownValue(saved.takeover) ? "any" : new Set(saved.takeover ?? []);
+  const taken = takenOver(current, [shown, inSaved]);
   const since = current.filter((r) => !taken.includes(r)).map(named);
   if (!taken.length) {
     throw plainError(`${what}: the policy holds ${plural(since.length, "rule")} its preview did not show ` +

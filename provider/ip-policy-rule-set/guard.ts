@@ -450,6 +450,17 @@ export function teardown(e: Ending): Teardown {
   return { kind: "delete", steps, kept, handedOver };
 }
 
+// ---- a takeover ----------------------------------------------------------------------------------
+
+/**
+ * What a takeover takes of the policy's rules (`current`): only what every preview it holds to listed
+ * (this command's; a saved plan's), each the ids it listed or "any" (not known then, or no preview
+ * to hold to). A rule added since is no one's to take unseen: its destroy would delete it.
+ */
+export function takenOver(current: Member[], listed: (ReadonlySet<string> | "any")[]): Member[] {
+  return current.filter((r) => listed.every((ids) => ids === "any" || ids.has(r.id)));
+}
+
 // ---- one set per policy ------------------------------------------------------------------------
 
 /**

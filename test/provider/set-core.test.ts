@@ -6,7 +6,7 @@ import { compiled } from "../helpers/provider";
 
 const { plan, planDiff, opens, phase } = compiled("provider/ip-policy-rule-set/plan.js");
 const { covers, seenStep, textsDigest } = compiled("provider/ip-policy-rule-set/promise.js");
-const { reconcile, holdToShown, teardown, oneSetOnPolicy, cameFirst } = compiled("provider/ip-policy-rule-set/guard.js");
+const { reconcile, holdToShown, teardown, oneSetOnPolicy, cameFirst, takenOver } = compiled("provider/ip-policy-rule-set/guard.js");
 const messages = compiled("provider/ip-policy-rule-set/messages.js");
 const words = messages.describe;
 const { UNKNOWN_VALUE } = compiled("provider/ip-policy-rule-set/declared.js");
@@ -379,6 +379,18 @@ describe("teardown: what a destroy deletes, and when it deletes nothing", () => 
       { warning: true, text: `${what}: left 1 deny rule(s) no preview of this stack showed (added since its last refresh): 10.5.0.0/16 deny (ipr_D)` },
       { text: `${what}: left 1 rule(s) that IpPolicyRule resources of this stack manage now: 10.0.0.0/8 allow (ipr_A)` },
     ]);
+  });
+});
+
+describe("takenOver: what a takeover takes", () => {
+  const [A, B] = [m("A", "10.0.0.0/8 allow"), m("B", "10.1.0.0/16 deny")];
+  it.each([
+    ["no preview to hold to: every rule", ["any"], ["ipr_A", "ipr_B"]],
+    ["what the preview listed, not a rule added since", [new Set(["ipr_A"])], ["ipr_A"]],
+    ["a preview that listed nothing takes nothing", [new Set()], []],
+    ["a saved plan's preview must have listed it too", [new Set(["ipr_A", "ipr_B"]), new Set(["ipr_B"])], ["ipr_B"]],
+  ] as [string, (Set<string> | "any")[], string[]][])("%s", (_, listed, taken) => {
+    expect(takenOver([A, B], listed).map((r: Rule) => r.id)).toEqual(taken);
   });
 });
 
