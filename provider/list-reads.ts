@@ -73,12 +73,10 @@ interface Cache {
   /** The generation of the last write of each group (a policy's rules); "": of a write of no group named (of every group). */
   wrote: Record<string, number>;
   walks: Record<string, Walk>;
-  /** Walks started, by list: tests and benchmarks read it. */
-  started: Record<string, number>;
 }
 
 function cache(): Cache {
-  return processState<Cache>("list-reads", () => ({ generation: 0, wrote: {}, walks: {}, started: {} }));
+  return processState<Cache>("list-reads", () => ({ generation: 0, wrote: {}, walks: {} }));
 }
 
 /**
@@ -95,11 +93,6 @@ export function listsChanged(group?: unknown): void {
 function writtenSince(walkGeneration: number, state: Pick<Cache, "generation" | "wrote">, group?: string): boolean {
   if (group === undefined) return state.generation !== walkGeneration;
   return (state.wrote[""] ?? 0) > walkGeneration || (state.wrote[group] ?? 0) > walkGeneration;
-}
-
-/** Walks started in this process, by list path (tests and benchmarks). */
-export function walksStarted(): Record<string, number> {
-  return { ...cache().started };
 }
 
 export interface ListRead {
@@ -220,7 +213,6 @@ async function sharedWalk(r: ListRead, interest: Interest, need: Need): Promise<
   if (!walk || !whichWalk(walk, state, group, need, Date.now(), currentOperation()?.started)) {
     walk = startWalk(r, state.generation);
     state.walks[key] = walk;
-    state.started[r.list] = (state.started[r.list] ?? 0) + 1;
   }
   if ("id" in interest) walk!.wantIds[interest.id] = true;
   else walk!.wantGroups[interest.group] = true;

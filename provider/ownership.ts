@@ -77,7 +77,7 @@ export interface Candidate {
 /**
  * Why `attempt` cannot be proven to have made `found`, or undefined when it is: it must have been
  * created at or after the moment the request was sent on the service's clock, which is at most
- * `sentAt + upperOffsetMs` (ClockBounds.upper in ./client: learnt from the service's answers; a
+ * `sentAt + upperOffsetMs` (ClockBounds.upper in ./http/clock: learnt from the service's answers; a
  * service whose times are whole seconds gives a coarse bound, and then a quick lost answer cannot
  * be proven); have every field sent; and not be managed by another resource of this run. Whatever
  * cannot be proven (an unknown clock or field) is a reason.

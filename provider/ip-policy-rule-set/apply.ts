@@ -16,12 +16,12 @@ import { listsChanged } from "../list-reads";
 import { idBoundMarker, Marker, marked, markerText, ownerOf, ruleIdentity } from "../ownership";
 import { DeclaredRule } from "./declared";
 import { IpPolicyRuleSetMember, LivePolicy, member as memberOf, named, outputs, policyRules } from "./live";
+import { listed, plural } from "./messages";
 import { phase, Step } from "./plan";
 
 type Member = IpPolicyRuleSetMember;
 const CONCURRENCY = 16; // creates, patches and deletes at once; the account's limiter paces them
 const PROGRESS_MS = 2000; // how often a running operation says how far it has got
-const SHOWN = 5; // rules named in an error
 
 /** The set a run of steps is for. */
 export interface Target {
@@ -33,10 +33,7 @@ export interface Target {
   __plan?: unknown;
 }
 
-export function listed(items: string[]): string {
-  return items.slice(0, SHOWN).join(", ") + (items.length > SHOWN ? `, … (${items.length - SHOWN} more)` : "");
-}
-
+export { listed }; // its home is messages.ts
 /**
  * Makes `steps` on the policy whose rules are `current`; returns the rules it holds after. On a
  * failure it starts nothing more, lets the calls under way finish, and throws an error carrying the
@@ -178,9 +175,9 @@ async function failure(set: Target, rules: Member[], run: ReturnType<typeof call
     ? `the account has no IP policy ${set.ipPolicyId}: check ipPolicyId${set.profile ? ` and profile "${String(set.profile)}"` : " (and the account the API key is of)"}, then run \`pulumi up\` again`
     : deleting ? "run the `pulumi destroy` (or the `pulumi up` that removes the set) again to finish" : "run `pulumi up` again to finish";
   const n = run.failed.length;
-  const message = `${what}: ${n} call${n === 1 ? "" : "s"} failed, first: ${e.message}. ` + (deleting
-    ? `${rules.length} rule${rules.length === 1 ? " is" : "s are"} left${lost}; ${next}`
-    : `The state records the ${rules.length} rule${rules.length === 1 ? "" : "s"} of the policy this run knows of${lost}; ${next}`);
+  const message = `${what}: ${plural(n, "call")} failed, first: ${e.message}. ` + (deleting
+    ? `${plural(rules.length, "rule is", "rules are")} left${lost}; ${next}`
+    : `The state records the ${plural(rules.length, "rule")} of the policy this run knows of${lost}; ${next}`);
   // __provider: the host does not add it to an error's properties, and without it the next
   // refresh or destroy of this resource fails ("code must be a string, not undefined").
   const properties = { ...outputs(set, rules, set), __provider: set.__provider };
@@ -213,7 +210,9 @@ async function recoverLostCreates(set: Target, rules: Member[], lostCreates: Los
     const others = found.filter((r) => !made.includes(r));
     return others.length ? `; not recorded, as nothing proves a create of this run made them: ${listed(others.map(named))}` : "";
   } catch (listing) {
-    return `; the answers to ${lostCreates.length} create${lostCreates.length === 1 ? "" : "s"} were lost (${listed(lostCreates.map((a) => a.cidr))}) and listing the policy failed too (${(listing as Error).message}): run \`pulumi refresh\` before the next up`;
+    const cidrs = listed(lostCreates.map((a) => a.cidr));
+    return `; the answers to ${plural(lostCreates.length, "create")} were lost (${cidrs}) ` +
+      `and listing the policy failed too (${(listing as Error).message}): run \`pulumi refresh\` before the next up`;
   }
 }
 

@@ -17,14 +17,17 @@ import { plainError } from "../errors";
 import { api } from "../http/api";
 import { canonicalCidr, rulePath } from "../ip-policy-rule";
 import { rulesListedSinceWrite } from "../list-reads";
-import { adoptExistingAllowed, claim, makerName, Marker, pendingText } from "../ownership";
+import { adoptExistingAllowed, claim, Marker } from "../ownership";
 import { listedElsewhere, noteListed } from "../run-record";
 import { CheckFailure, isUnknown } from "../validate";
-import { AfterFirst, apply, listed } from "./apply";
+import { AfterFirst, apply } from "./apply";
 import { CheckedRuleSetInputs, DeclaredRule, declaredRules, isUnknownValue, secretRules, UNKNOWN_VALUE } from "./declared";
-import { exactlyAsDeclared, holdToShown } from "./guard";
+import { adoptableRule, cameFirst, exactlyAsDeclared, holdToShown, LeftUndone } from "./guard";
+import { oneSetOnPolicy, OtherSet, takenOver } from "./guard";
 import { byStack, IpPolicyRuleSetMember, keyed, LivePolicy, livePolicy, named, outputs, policyRules } from "./live";
-import { describe, plan, requests, Step } from "./plan";
+import { alreadyHoldsWords, leftUndoneNotices, listed, Notice } from "./messages";
+import { describe, oneSetOnlyWords, othersNotices, plural, requests } from "./messages";
+import { plan, Step } from "./plan";
 import { noteTakeoverShown, promisesFor, promiseTerms, showPlan, takeoverShownFor } from "./promise";
 import { SavedSet } from "./saved-plan";
 
@@ -47,10 +50,9 @@ function sortOut(live: LivePolicy, urn: unknown) {
  * can have made); never one whose marker names another stack, verified or not.
  */
 const adoptable = (found: ReturnType<typeof sortOut>, declared: DeclaredRule[], r: Member) =>
-  adoptExistingAllowed() && exactlyAsDeclared(declared, r) && !found.claims.some((c) => c.rule === r);
-
-/** The sets of other stacks named by their markers, once each. */
-const setsOf = (found: { maker: Marker }[]) => [...new Set(found.map((f) => makerName(f.maker)))];
+  adoptableRule(r, {
+    adoptExisting: adoptExistingAllowed(), declared, theirs: new Set(found.claims.map((c) => c.rule.id)),
+  });
 
 export async function previewUnknownCreate(inputs: CheckedRuleSetInputs, urn: string): Promise<void> {
   const takeover = inputs.takeOver === true || isUnknown(inputs.takeOver);
@@ -82,11 +84,16 @@ export async function previewCreate(inputs: CheckedRuleSetInputs): Promise<Check
   const head = `plan for ${inputs.ipPolicyId}`;
   if (!found) {
     if (takeover) report(urn, `${head}: takeOver: could not list the policy to say what the takeover will take (${listing.error}); up will take none of its rules`, { warning: true });
-    else report(urn, `${head}: create ${declared.length} rule${declared.length === 1 ? "" : "s"}: ${requests(declared.length)} (the policy could not be listed: ${listing.error})`);
+    else {
+      const creates = `create ${plural(declared.length, "rule")}: ${requests(declared.length)}`;
+      report(urn, `${head}: ${creates} (the policy could not be listed: ${listing.error})`);
+    }
     return [];
   }
   const what = `create IP policy rule set of ${inputs.ipPolicyId}`;
-  if (found.otherSets.length) return [{ property: "ipPolicyId", reason: oneSetOnly(what, inputs.ipPolicyId, found.otherSets, "up would change nothing").message }];
+  const yields = oneSetOnPolicy([], found.otherSets);
+  const nothing = "up would change nothing";
+  if (yields) return [{ property: "ipPolicyId", reason: oneSetOnly(what, inputs.ipPolicyId, yields, nothing).message }];
   const refused = found.rest.filter((r) => !adoptable(found, declared, r));
   if (!takeover && refused.length) return [{ property: "takeOver", reason: alreadyHolds(what, refused).message.replace("nothing was changed", "up would change nothing") }];
   reportOthers(urn, `${head}`, found.others);
@@ -96,7 +103,8 @@ export async function previewCreate(inputs: CheckedRuleSetInputs): Promise<Check
   const asIs = current.filter((r) => exactlyAsDeclared(declared, r)).length;
   const undeclared = current.filter((r) => !declared.some((d) => d.cidr === canonicalCidr(r.cidr))).length;
   const then = describe(plan(Object.values(keyed(current)), declared), secretRules(inputs));
-  report(urn, `${head}: take over the ${current.length} rule${current.length === 1 ? "" : "s"} the policy holds (${asIs} as declared, ${undeclared} not declared), ` +
+  report(urn, `${head}: take over the ${plural(current.length, "rule")} the policy holds ` +
+    `(${asIs} as declared, ${undeclared} not declared), ` +
     `writing nothing now; ${then ? `the next up then: ${then}` : "nothing more to do"}`);
   return [];
 }
@@ -137,10 +145,10 @@ async function viewBeforeFirst(inputs: CheckedRuleSetInputs, what: string): Prom
 /** A create's plan: what it takes over (rules exactly as declared, under ACCESSCTL_ADOPT_EXISTING=1) and what it creates. */
 function previewAdoption(inputs: CheckedRuleSetInputs, declared: DeclaredRule[], current: Member[]): void {
   const toCreate = declared.filter((d) => !current.some((r) => canonicalCidr(r.cidr) === d.cidr)).length;
-  const creates = `create ${toCreate} rule${toCreate === 1 ? "" : "s"}: ${requests(toCreate)}`;
+  const creates = `create ${plural(toCreate, "rule")}: ${requests(toCreate)}`;
   const access = policyAccessWords(inputs.ipPolicyId, accessEffect(current, declared), "plan");
   const n = current.length;
-  const takes = n ? `take over ${n} rule${n === 1 ? "" : "s"} exactly as declared (ACCESSCTL_ADOPT_EXISTING=1), ` : "";
+  const takes = n ? `take over ${plural(n, "rule")} exactly as declared (ACCESSCTL_ADOPT_EXISTING=1), ` : "";
   report(inputs.__urn, `plan for ${inputs.ipPolicyId}: ${takes}${creates}\n${access}`);
 }
 
@@ -155,7 +163,8 @@ export async function create(inputs: CheckedRuleSetInputs) {
   if (inputs.takeOver === true && found.rest.length) {
     found = sortOut(await policyRules(inputs.ipPolicyId, inputs.profile, what, [], true), inputs.__urn);
   }
-  if (found.otherSets.length) throw oneSetOnly(what, inputs.ipPolicyId, found.otherSets, "nothing was changed");
+  const yields = oneSetOnPolicy([], found.otherSets);
+  if (yields) throw oneSetOnly(what, inputs.ipPolicyId, yields, "nothing was changed");
   if (inputs.takeOver === true && found.rest.length) return takeOver(inputs, found.rest, saved, what);
   // ACCESSCTL_ADOPT_EXISTING=1 (after a killed first `up`) takes only what that run can have made:
   // rules exactly as declared. Anything else needs the program to say takeOver: true.
@@ -170,30 +179,22 @@ export async function create(inputs: CheckedRuleSetInputs) {
 }
 
 function alreadyHolds(what: string, refused: Member[], outcome = "nothing was changed"): Error {
-  const names = Object.values(keyed(refused)).map(named);
-  return plainError(`${what}: the policy already holds ${refused.length} rule${refused.length === 1 ? "" : "s"}${adoptExistingAllowed() ? " not as declared" : ""}: ${listed(names)}; ${outcome}. ` +
-    "To make them this resource's, declare takeOver: true: the set takes them over as they are, and the next `up`, after a preview that shows each change, brings them to the declaration. " +
-    (adoptExistingAllowed() ? "ACCESSCTL_ADOPT_EXISTING=1 takes only rules exactly as declared (what an interrupted `pulumi up` of this stack can have made)." :
-      "If an interrupted `pulumi up` of this stack made them, run `ACCESSCTL_ADOPT_EXISTING=1 pulumi up` once."));
+  return plainError(alreadyHoldsWords(what, Object.values(keyed(refused)), outcome, adoptExistingAllowed()));
 }
 
-function oneSetOnly(what: string, ipPolicyId: string, otherSets: { maker: Marker }[], outcome: string): Error {
-  return plainError(`${what}: the rules of IP policy ${ipPolicyId} are managed by ${setsOf(otherSets).join(", ")} (their metadata say so); ${outcome}. ` +
-    "A policy has one set: declare these rules in that set, or use another policy.");
-}
+/** The one error of a set that yields a policy to another stack's set (guard.ts oneSetOnPolicy, cameFirst). */
+const oneSetOnly = (what: string, ipPolicyId: string, otherSets: OtherSet[], outcome: string) =>
+  plainError(oneSetOnlyWords(what, ipPolicyId, otherSets, outcome));
 
 /** Steps the preview of this run did not show, left undone: a warning under the set. */
-export function reportLeftUndone(urn: string | undefined, what: string, left: string[]): void {
-  if (!left.length) return;
-  report(urn, `${what}: left undone ${left.length} change${left.length === 1 ? "" : "s"} the preview of this run did not show (a refresh after it found the policy changed, or a value of the program changed): ${listed(left)}. ` +
-    "Run `pulumi up` again: its preview shows them.", { warning: true });
-}
+export const reportLeftUndone = (urn: string | undefined, what: string, left: LeftUndone[]) =>
+  reportAll(urn, leftUndoneNotices(what, left));
 
-type Other = { rule: Member; maker: Marker; pending?: string };
-export function reportOthers(urn: string | undefined, what: string, others: Other[]): void {
-  if (!others.length) return;
-  const whose = (o: Other) => (o.pending ? `, ${pendingText(o.maker, o.pending)}` : ` by ${makerName(o.maker)}`);
-  report(urn, `${what}: left ${others.length} rule${others.length === 1 ? "" : "s"} other stacks made, not recorded (their metadata say so): ${listed(others.map((o) => `${named(o.rule)}${whose(o)}`))}`, { warning: true });
+export const reportOthers = (urn: string | undefined, what: string, others: { rule: Member; maker: Marker; pending?: string }[]) =>
+  reportAll(urn, othersNotices(what, others));
+
+export function reportAll(urn: string | undefined, notices: Notice[]): void {
+  for (const n of notices) report(urn, n.text, n.warning ? { warning: true } : undefined);
 }
 
 /**
@@ -212,7 +213,7 @@ function aloneOnPolicy(inputs: CheckedRuleSetInputs, what: string): AfterFirst {
     const raced = (r: Member) => found.claimedSets.some((o) => o.rule.id === r.id);
     const since = found.rest.filter((r) => !afterFirst.some((a) => a.id === r.id) && !raced(r));
     const undo = made.map((rule): Step => ({ op: "delete", rule }));
-    const deleted = `this set deleted the ${made.length} rule${made.length === 1 ? "" : "s"} it had made`;
+    const deleted = `this set deleted the ${plural(made.length, "rule")} it had made`;
     if (!cameFirst(made, found.claimedSets.map((o) => o.rule))) {
       const outcome = `it started on the policy at the same time as this one and came first, so ${deleted}`;
       return { undo, error: oneSetOnly(what, inputs.ipPolicyId, found.claimedSets, outcome) };
@@ -230,24 +231,9 @@ function aloneOnPolicy(inputs: CheckedRuleSetInputs, what: string): AfterFirst {
  * earliest rule there came first. Else it fails before any write, naming that set.
  */
 export function stillOnPolicy(live: LivePolicy, urn: unknown, recorded: Member[], what: string, ipPolicyId: string): void {
-  const { otherSets } = sortOut(live, urn);
-  if (!otherSets.length) return;
   const known = new Set(recorded.map((r) => r.id));
-  const mine = live.rules.filter((r) => known.has(r.id));
-  if (mine.length && cameFirst(mine, otherSets.map((o) => o.rule))) return;
-  throw oneSetOnly(what, ipPolicyId, otherSets, "nothing was changed");
-}
-
-/**
- * Pure: whether a set whose rules are `mine` came to a policy before another set whose rules are
- * `theirs`: its earliest rule was made first (by the service's created_at; the smaller id when two
- * were made at the same moment). Both sets see the same rules, so both decide alike.
- */
-export function cameFirst(mine: Member[], theirs: Member[]): boolean {
-  const before = (a: Member, b: Member) => Date.parse(a.createdAt) < Date.parse(b.createdAt) || (Date.parse(a.createdAt) === Date.parse(b.createdAt) && a.id < b.id);
-  const first = (rules: Member[]) => rules.reduce<Member | undefined>((a, r) => (!a || before(r, a) ? r : a), undefined);
-  const [m, t] = [first(mine), first(theirs)];
-  return !m || !t || before(m, t);
+  const yields = oneSetOnPolicy(live.rules.filter((r) => known.has(r.id)), sortOut(live, urn).otherSets);
+  if (yields) throw oneSetOnly(what, ipPolicyId, yields, "nothing was changed");
 }
 
 /**
@@ -259,13 +245,19 @@ export function cameFirst(mine: Member[], theirs: Member[]): boolean {
 function takeOver(inputs: CheckedRuleSetInputs, current: Member[], saved: SavedSet | undefined, what: string) {
   const listedThen = takeoverShownFor(inputs.__urn);
   // No listing by a preview (in a run by the engine, which gives a URN): take nothing unseen.
-  const inSaved = (r: Member) => !saved || isUnknownValue(saved.takeover) || (saved.takeover ?? []).includes(r.id);
-  const taken = (isUnknownValue(listedThen) || (!listedThen && !inputs.__urn) ? current : current.filter((r) => (listedThen as Set<string> | undefined)?.has(r.id))).filter(inSaved);
+  const shown = isUnknownValue(listedThen) || (!listedThen && !inputs.__urn) ? "any" : (listedThen ?? new Set<string>());
+  const inSaved = !saved || isUnknownValue(saved.takeover) ? "any" : new Set(saved.takeover ?? []);
+  const taken = takenOver(current, [shown, inSaved]);
   const since = current.filter((r) => !taken.includes(r)).map(named);
   if (!taken.length) {
-    throw plainError(`${what}: the policy holds ${since.length} rule${since.length === 1 ? "" : "s"} its preview did not show (added since): ${listed(since)}; nothing was changed. ` +
+    throw plainError(`${what}: the policy holds ${plural(since.length, "rule")} its preview did not show ` +
+      `(added since): ${listed(since)}; nothing was changed. ` +
       "Run `pulumi up` again: its preview shows what the takeover takes.");
   }
-  if (since.length) report(inputs.__urn, `${what}: left ${since.length} rule${since.length === 1 ? "" : "s"} its preview did not list (added since), not recorded: ${listed(since)}. \`pulumi refresh\` records them; the preview after it shows what \`up\` will do to them.`, { warning: true });
+  if (since.length) {
+    report(inputs.__urn, `${what}: left ${plural(since.length, "rule")} its preview did not list (added since), ` +
+      `not recorded: ${listed(since)}. \`pulumi refresh\` records them; the preview after it shows what \`up\` will ` +
+      "do to them.", { warning: true });
+  }
   return { id: inputs.ipPolicyId, outs: outputs(inputs, taken, inputs) };
 }

@@ -2,40 +2,32 @@
 // The plan (plan.ts) says what brings the recorded rules to the declared ones; the guard takes out
 // what the preview did not show, what another resource of this run manages, what would touch a
 // rule that changed since it was recorded (then nothing is written at all), and what would open
-// more than the preview showed now that the policy changed; it says what it left, and why.
-import { AccessRule, accessChange, accessOf, canonicalCidr, describeSpace } from "../access";
+// more than the preview showed now that the policy changed; it says what it left, and why, as typed
+// values (messages.ts renders them). A destroy's decisions are here too (teardown), and one set per
+// policy (oneSetOnPolicy, cameFirst). Everything read (the run record, the markers) is passed in as data.
+import { AccessRule, accessChange, accessOf, canonicalCidr } from "../access";
 import { intersect, isEmpty, Space, spaceOf, subtract } from "../access";
 import { asDeclared } from "../fields";
-import { makerName, Marker } from "../ownership";
+import type { Marker } from "../ownership";
 import { DeclaredRule, isUnknownValue, MEMBER_FIELDS } from "./declared";
-import { IpPolicyRuleSetMember, named } from "./live";
-import { changeOpens, opens, phase, Plan, Step, stepRules, texts } from "./plan";
+import type { IpPolicyRuleSetMember } from "./live";
+import { changeOpens, opens, phase, Plan, Step, stepRules } from "./plan";
 import { covers, Shown, StepSeen } from "./promise";
 
 type Member = IpPolicyRuleSetMember;
-
-/** A step in words, as the reports name it: `create 10.0.0.0/8 allow`, `delete 10.5.0.0/16 deny (ipr_…)`. */
-export function say(s: Step): string {
-  switch (s.op) {
-    case "create":
-      return `create ${s.to.cidr} ${s.to.action}`;
-    case "delete":
-      return `delete ${named(s.rule)}`;
-    case "flip":
-      return `${s.rule.action} → ${s.to.action} ${named(s.rule)}`;
-    case "retext":
-      return `update ${named(s.rule)}`;
-    case "move":
-      return `move ${named(s.rule)} → ${s.to.cidr}`;
-  }
-}
 
 export interface Held {
   steps: Step[];
   /** The rules whose steps were left: they stay as they are. */
   kept: Member[];
-  /** What was left undone, in words. */
-  left: string[];
+  /** What was left undone. */
+  left: LeftUndone[];
+}
+
+/** A step the preview did not show, left undone (`withTheDeny`: held back with a deny left undone). */
+export interface LeftUndone {
+  step: Step;
+  withTheDeny?: true;
 }
 
 /**
@@ -46,10 +38,10 @@ export interface Held {
 export function holdToShown(p: Plan, promises: Shown[][], see: (s: Step) => StepSeen): Held {
   if (!promises.length) return { steps: p.steps, kept: [], left: [] };
   const kept: Member[] = [];
-  const left: string[] = [];
+  const left: LeftUndone[] = [];
   let closingLeft = false;
   const promised = (s: Step) => promises.every((shown) => covers(shown, see(s)));
-  const isShown = (s: Step) => promised(s) || (left.push(say(s)), false);
+  const isShown = (s: Step) => promised(s) || (left.push({ step: s }), false);
   const of = <O extends Step["op"]>(op: O) => p.steps.filter((s): s is Extract<Step, { op: O }> => s.op === op);
   const steps: Step[] = [];
   for (const s of of("create")) if (isShown(s)) steps.push(s); else closingLeft ||= s.to.action === "deny";
@@ -58,7 +50,7 @@ export function holdToShown(p: Plan, promises: Shown[][], see: (s: Step) => Step
   for (const s of of("flip")) if (isShown(s)) steps.push(s); else (kept.push(s.rule), (closingLeft ||= s.to.action === "deny"));
   for (const s of [...of("retext"), ...of("move")]) {
     if (promised(s)) steps.push(s);
-    else if (s.op === "retext") (left.push(say(s)), kept.push(s.rule));
+    else if (s.op === "retext") (left.push({ step: s }), kept.push(s.rule));
     else if (s.op === "move") {
       deleteOrKeep(s.rule);
       const create: Step = { op: "create", to: s.to };
@@ -71,7 +63,7 @@ export function holdToShown(p: Plan, promises: Shown[][], see: (s: Step) => Step
   const at = (x: Step) => index.get("rule" in x ? x.rule : x.to) ?? 0;
   steps.sort((a, b) => at(a) - at(b));
   if (!closingLeft) return { steps, kept, left };
-  const holding = (s: Step) => (left.push(`${say(s)} (held back with the deny)`), "rule" in s && kept.push(s.rule), false);
+  const holding = (s: Step) => (left.push({ step: s, withTheDeny: true }), "rule" in s && kept.push(s.rule), false);
   return { steps: steps.filter((s) => !opens(s) || holding(s)), kept, left };
 }
 
@@ -83,34 +75,63 @@ export interface Situation {
   live: Member[];
   /** What previews showed that this update holds to: this command's, a saved plan's (none: nothing to hold to). */
   promises: Shown[][];
-  /** A step in the promise's terms. */
+  /** A step in the promise's terms (pure: a keyed digest of its texts). */
   see: (s: Step) => StepSeen;
-  /** A rule another resource of this run manages (an IpPolicyRule in a handover): the set neither deletes nor moves it. */
-  claimedElsewhere: (id: string) => boolean;
-  /** The marker of a rule another stack's resource made, when it verifies (ownership.ts): the set never touches it. */
-  othersOf: (id: string) => Marker | undefined;
-  /** Whether a rule's marker names another stack, verified or not: ACCESSCTL_ADOPT_EXISTING never takes it. */
-  claimedByOther?: (id: string) => boolean;
+  /** Rules (ids) another resource of this run manages (an IpPolicyRule in a handover): neither deleted nor moved. */
+  claimedElsewhere: ReadonlySet<string>;
+  /** The markers of rules other stacks' resources made, that verify (ownership.ts), by id: never touched. */
+  othersOf: ReadonlyMap<string, Marker>;
+  /** Rules (ids) whose marker names another stack, verified or not: ACCESSCTL_ADOPT_EXISTING never takes them. */
+  claimedByOther?: ReadonlySet<string>;
   /** ACCESSCTL_ADOPT_EXISTING=1: a rule exactly as declared on a CIDR to add is taken over. */
   adoptExisting: boolean;
-  /** A rule not recorded that the refresh of this command's preview found as it is now (another stack's, named there): the preview counted on it. */
-  previewSaw: (r: Member) => boolean;
-  /** Texts are secret: messages show `[secret]`. */
-  secret: boolean;
+  /**
+   * Rules (ids) not recorded that the refresh of this command's preview found as they are now
+   * (another stack's, named there): the preview counted on them.
+   */
+  previewSaw: ReadonlySet<string>;
+}
+
+/**
+ * Why nothing may be written: a CIDR the plan adds is held by a rule no preview showed (another
+ * stack's, one not recorded, or a recorded one moved there), or a rule the plan touches changed.
+ */
+export type Refusal =
+  | { kind: "cidrHeld"; rule: Member; by: "otherStack"; maker: Marker }
+  | { kind: "cidrHeld"; rule: Member; by: "notRecorded" | "movedThere" }
+  | { kind: "changed"; rule: Member; now: Member | undefined };
+
+/** A step on a rule that is not the set's to touch, left (`maker`: another stack's, its marker verified). */
+export interface Withheld {
+  step: Step;
+  maker?: Marker;
+}
+
+/** Why steps that open were held back. */
+export type HoldReason =
+  | { kind: "unexpectedAllow" }
+  | { kind: "denyLost" }
+  | { kind: "opensUnshown"; opens: Space }
+  | { kind: "notComputable"; error: string };
+
+/** A recorded rule changed by hand where the plan does nothing (`now` undefined: deleted). */
+export interface ChangedByHand {
+  rule: Member;
+  now: Member | undefined;
 }
 
 export interface Decision {
   /** The steps to make. */
   steps: Step[];
-  /** Why nothing may be written: a rule the plan touches changed since it was recorded, a CIDR it adds is held by a rule no preview showed. */
-  refused: string[];
-  /** Steps on rules another resource of this run manages, left. */
-  withheld: string[];
+  /** Why nothing may be written (any: nothing is). */
+  refused: Refusal[];
+  /** Steps on rules another resource of this run, or another stack, manages, left. */
+  withheld: Withheld[];
   /** Steps the preview did not show, left undone. */
-  leftUndone: string[];
+  leftUndone: LeftUndone[];
   /** Steps held back as they would open more than the preview showed, and why. */
-  heldBack: string[];
-  heldBecause: string[];
+  heldBack: Step[];
+  heldBecause: HoldReason[];
   /** Rules taken over exactly as declared (ACCESSCTL_ADOPT_EXISTING). */
   adopted: Member[];
   /** Rules of the policy the state does not know (added by hand, or another stack's): left, not recorded. */
@@ -118,11 +139,12 @@ export interface Decision {
   /** Those of them another stack's resources made, each with its maker (their markers say so). */
   others: { rule: Member; maker: Marker }[];
   /** Recorded rules changed by hand where the plan does nothing: recorded as they are now. */
-  changedByHand: string[];
+  changedByHand: ChangedByHand[];
 }
 
 /** Two versions of one rule (by id) that hold the same: nothing was changed by hand between them. */
-export const unchanged = (a: Member, b: Member | undefined) => b !== undefined && canonicalCidr(a.cidr) === canonicalCidr(b.cidr) && asDeclared(MEMBER_FIELDS, b, a);
+export const unchanged = (a: Member, b: Member | undefined) =>
+  b !== undefined && canonicalCidr(a.cidr) === canonicalCidr(b.cidr) && asDeclared(MEMBER_FIELDS, b, a);
 
 /** A rule exactly as declared: what an interrupted run of this stack can have made. */
 export function exactlyAsDeclared(declared: DeclaredRule[], r: Member): boolean {
@@ -131,22 +153,34 @@ export function exactlyAsDeclared(declared: DeclaredRule[], r: Member): boolean 
 }
 
 /**
+ * ACCESSCTL_ADOPT_EXISTING=1 takes a rule exactly as declared: what an interrupted run of this stack
+ * can have made; never one whose marker names another stack (`theirs`: verified or not, a claim that
+ * does not verify contradicts the say-so all the same).
+ */
+export function adoptableRule(
+  r: Member,
+  o: { adoptExisting: boolean; declared: DeclaredRule[]; theirs: ReadonlySet<string> },
+): boolean {
+  return o.adoptExisting && !o.theirs.has(r.id) && exactlyAsDeclared(o.declared, r);
+}
+
+/**
  * What is not the set's to touch: a rule another resource of this run manages is neither deleted nor
  * moved; a rule another stack's resource made is not touched at all. A move of either becomes a
  * create of its target.
  */
-function withhold(p: Plan, s: Pick<Situation, "claimedElsewhere" | "othersOf">): { plan: Plan; kept: Member[]; withheld: string[] } {
+function withhold(p: Plan, s: Pick<Situation, "claimedElsewhere" | "othersOf">) {
   const kept: Member[] = [];
-  const withheld: string[] = [];
+  const withheld: Withheld[] = [];
   const steps = p.steps.flatMap((x): Step[] => {
     if (x.op === "create") return [x];
-    const other = s.othersOf(x.rule.id);
-    if (!other && ((x.op !== "delete" && x.op !== "move") || !s.claimedElsewhere(x.rule.id))) return [x];
+    const other = s.othersOf.get(x.rule.id);
+    if (!other && ((x.op !== "delete" && x.op !== "move") || !s.claimedElsewhere.has(x.rule.id))) return [x];
     kept.push(x.rule);
-    withheld.push(`${say(x)}${other ? ` (${makerName(other)}'s: its metadata says so)` : ""}`);
+    withheld.push(other ? { step: x, maker: other } : { step: x });
     return x.op === "move" ? [{ op: "create", to: x.to }] : [];
   });
-  return { plan: { steps }, kept, withheld };
+  return { plan: { steps } as Plan, kept, withheld };
 }
 
 /** Everything an update decides between the listing and the first write. */
@@ -158,24 +192,28 @@ export function reconcile(p: Plan, s: Situation): Decision {
   const known = byId(s.recorded);
   const holder: Record<string, Member> = {};
   for (const r of s.live) holder[canonicalCidr(r.cidr)] = r;
-  // ACCESSCTL_ADOPT_EXISTING=1 takes what an interrupted run of this stack can have made: never a rule
-  // another stack's marker names (a claim that does not verify contradicts the say-so all the same).
-  const theirs = (id: string) => !!s.othersOf(id) || !!s.claimedByOther?.(id);
+  const theirs = new Set([...s.othersOf.keys(), ...(s.claimedByOther ?? [])]);
   const adoptable = (r: Member | undefined): r is Member =>
-    r !== undefined && !known[r.id] && s.adoptExisting && !theirs(r.id) && exactlyAsDeclared(s.declared, r);
+    r !== undefined && !known[r.id] && adoptableRule(r, { ...s, theirs });
 
-  const touched = held.steps.flatMap((x) => (x.op === "create" || (x.op === "delete" && !live[x.rule.id]) ? [] : [x.rule]));
-  const stale = touched.filter((r) => !unchanged(r, live[r.id])).map((r) => `${named(r)} (${live[r.id] ? `now ${named(live[r.id])}${texts(live[r.id], s.secret)}` : "deleted"})`);
+  const touched = held.steps.flatMap((x) =>
+    x.op === "create" || (x.op === "delete" && !live[x.rule.id]) ? [] : [x.rule]);
+  const stale = touched.filter((r) => !unchanged(r, live[r.id]))
+    .map((rule): Refusal => ({ kind: "changed", rule, now: live[rule.id] }));
   const targets = held.steps.flatMap((x) => (x.op === "create" || x.op === "move" ? [x.to] : []));
   const taken = targets.map((d) => holder[d.cidr]).filter((r): r is Member => r !== undefined && !adoptable(r));
-  const whose = (r: Member) => (s.othersOf(r.id) ? `${makerName(s.othersOf(r.id)!)}'s: its metadata says so` : "not recorded: added since the last refresh, by hand or by another stack");
+  const whose = (rule: Member): Refusal => {
+    const maker = s.othersOf.get(rule.id);
+    return maker ? { kind: "cidrHeld", rule, by: "otherStack", maker } : { kind: "cidrHeld", rule, by: "notRecorded" };
+  };
   const unseen = [
-    ...taken.filter((r) => !known[r.id]).map((r) => `${named(r)} (${whose(r)})`),
-    ...taken.filter((r) => known[r.id]).map((r) => `${named(r)} (moved there since it was recorded)`),
+    ...taken.filter((r) => !known[r.id]).map(whose),
+    ...taken.filter((r) => known[r.id]).map((rule): Refusal => ({ kind: "cidrHeld", rule, by: "movedThere" })),
   ];
   const refused = [...unseen, ...stale];
 
-  // Rules taken over need nothing more; a rule the plan moved onto a CIDR so taken leaves its old CIDR all the same: it is deleted.
+  // Rules taken over need nothing more; a rule the plan moved onto a CIDR so taken leaves its old
+  // CIDR all the same: it is deleted.
   const adopted = targets.map((d) => holder[d.cidr]).filter(adoptable);
   const steps = held.steps.flatMap((x): Step[] => {
     if (x.op === "create") return holder[x.to.cidr] ? [] : [x];
@@ -186,9 +224,12 @@ export function reconcile(p: Plan, s: Situation): Decision {
   const planned: Record<string, true> = {};
   for (const x of held.steps) if ("rule" in x) planned[x.rule.id] = true;
   const changedRules = s.recorded.filter((r) => !planned[r.id] && !unchanged(r, live[r.id]));
-  const changedByHand = changedRules.map((r) => (live[r.id] ? `${named(r)}, now ${named(live[r.id])}${texts(live[r.id], s.secret)}` : `${named(r)}, deleted`));
+  const changedByHand = changedRules.map((rule): ChangedByHand => ({ rule, now: live[rule.id] }));
   const strangers = s.live.filter((r) => !known[r.id] && !adopted.includes(r));
-  const others = strangers.flatMap((rule) => (s.othersOf(rule.id) ? [{ rule, maker: s.othersOf(rule.id)! }] : []));
+  const others = strangers.flatMap((rule) => {
+    const maker = s.othersOf.get(rule.id);
+    return maker ? [{ rule, maker }] : [];
+  });
   const first = holdBack(steps, s, { kept, live, changedRules, strangers, planned });
   const hold = holdOpeningSafely(first.steps, s, strangers);
   const heldBack = [...first.held, ...hold.held];
@@ -205,20 +246,32 @@ export function reconcile(p: Plan, s: Situation): Decision {
  * open (moved off part of its range, turned allow; a change of its text, or a move to a range that
  * holds its own, opens nothing: plan.ts changeOpens).
  */
-function holdBack(steps: Step[], s: Situation, c: { kept: Member[]; live: Record<string, Member>; changedRules: Member[]; strangers: Member[]; planned: Record<string, true> }) {
+interface Unplanned {
+  kept: Member[];
+  live: Record<string, Member>;
+  changedRules: Member[];
+  strangers: Member[];
+  planned: Record<string, true>;
+}
+
+function holdBack(steps: Step[], s: Situation, c: Unplanned) {
   const changedNow = c.changedRules.filter((r) => c.live[r.id]).map((r) => c.live[r.id]);
-  const unseenStrangers = c.strangers.filter((r) => !s.previewSaw(r));
+  const unseenStrangers = c.strangers.filter((r) => !s.previewSaw.has(r.id));
   // A rule there that the plan did not count on, which may open beside the others (an allow);
   // a deny whose change may open.
   const unplanned = [...c.kept.flatMap((r) => [r, c.live[r.id]]), ...changedNow, ...unseenStrangers];
   const unexpectedAllow = unplanned.some((r) => r && changeOpens([], [r]));
   const lost = (r: Member) => r.action === "deny" && changeOpens([r], c.live[r.id] ? [c.live[r.id]] : []);
   const denyLost = s.recorded.some((r) => !c.planned[r.id] && lost(r));
-  const held: string[] = [];
-  const because = [unexpectedAllow ? "an allow rule the plan does not delete is there" : "", denyLost ? "a deny rule the plan keeps is gone, moved or turned allow" : ""].filter(Boolean);
+  const held: Step[] = [];
+  const because: HoldReason[] = [
+    ...(unexpectedAllow ? [{ kind: "unexpectedAllow" } as const] : []),
+    ...(denyLost ? [{ kind: "denyLost" } as const] : []),
+  ];
   const holds = (x: Step) => opens(x) && (denyLost || (unexpectedAllow && x.op === "delete"));
-  const order = (x: Step) => (x.op === "delete" ? 0 : x.op === "create" ? 1 : x.op === "move" ? 2 : 3); // deletes named first, as they are checked first
-  for (const x of [...steps].sort((a, b) => order(a) - order(b))) if (holds(x)) held.push(say(x));
+  // Deletes named first, as they are checked first.
+  const order = (x: Step) => (x.op === "delete" ? 0 : x.op === "create" ? 1 : x.op === "move" ? 2 : 3);
+  for (const x of [...steps].sort((a, b) => order(a) - order(b))) if (holds(x)) held.push(x);
   return { steps: steps.filter((x) => !holds(x)), held, because };
 }
 
@@ -265,8 +318,8 @@ function previewBefore(x: { steps: StepSeen[] }, recorded: Member[]): AccessRule
  * step adding an allow or removing a deny over what would open unshown is held back.
  */
 function holdToShownOpening(steps: Step[], s: Situation, strangers: Member[]) {
-  const shown = shownOpening(s.promises, s.recorded, s.declared, strangers.filter(s.previewSaw));
-  if (!shown || !steps.some(opens)) return { steps, held: [], because: [] };
+  const shown = shownOpening(s.promises, s.recorded, s.declared, strangers.filter((r) => s.previewSaw.has(r.id)));
+  if (!shown || !steps.some(opens)) return { steps, held: [] as Step[], because: [] as HoldReason[] };
   const held = new Set<Step>();
   const unshown: string[] = [];
   // The policy's rules as the phases leave them: by id (a rule made by a create: `+` and its CIDR).
@@ -293,9 +346,8 @@ function holdToShownOpening(steps: Step[], s: Situation, strangers: Member[]) {
     }
     for (const x of batch) if (!held.has(x)) applyTo(now, x);
   }
-  const opened = unshown.length ? describeSpace(spaceOf(unshown)) : "";
-  const because = opened ? [`it would open ${opened}, which the preview did not show opening`] : [];
-  return { steps: steps.filter((x) => !held.has(x)), held: steps.filter((x) => held.has(x)).map(say), because };
+  const because: HoldReason[] = unshown.length ? [{ kind: "opensUnshown", opens: spaceOf(unshown) }] : [];
+  return { steps: steps.filter((x) => !held.has(x)), held: steps.filter((x) => held.has(x)), because };
 }
 
 /** holdToShownOpening; when a CIDR is one the model cannot read, every step that opens is held back (fail safe). */
@@ -304,8 +356,8 @@ function holdOpeningSafely(steps: Step[], s: Situation, strangers: Member[]) {
     return holdToShownOpening(steps, s, strangers);
   } catch (e) {
     const held = steps.filter(opens);
-    const because = [`what it would open cannot be computed (${(e as Error).message})`];
-    return { steps: steps.filter((x) => !held.includes(x)), held: held.map(say), because };
+    const because: HoldReason[] = [{ kind: "notComputable", error: (e as Error).message }];
+    return { steps: steps.filter((x) => !held.includes(x)), held, because };
   }
 }
 
@@ -320,4 +372,123 @@ function byId(rules: Member[]): Record<string, Member> {
   const out: Record<string, Member> = {};
   for (const r of rules) out[r.id] = r;
   return out;
+}
+
+// ---- what a refresh saw ---------------------------------------------------------------------------
+
+/**
+ * What a refresh found against the rules the state recorded: one value, which the refresh's words
+ * report (messages.ts driftWords) and the run record keeps for the update and destroy of the command.
+ */
+export interface RefreshSaw {
+  added: Member[];
+  changed: { was: Member; now: Member }[];
+  /** Recorded rules gone (not those another stack's marker now shows as its own: they are `others`). */
+  deleted: Member[];
+  /** Rules other stacks' resources made (their markers verify, or are pending until `pending`): left, not recorded. */
+  others: { rule: Member; maker: Marker; pending?: string }[];
+}
+
+/** What a refresh of the policy's `rules` (other stacks' apart: `others`) saw against `recorded`. */
+export function refreshSaw(recorded: Member[], rules: Member[], others: RefreshSaw["others"]): RefreshSaw {
+  const before = byId(recorded);
+  const now = byId(rules);
+  return {
+    added: rules.filter((r) => !before[r.id]),
+    changed: rules.filter((r) => before[r.id] && !unchanged(before[r.id], r))
+      .map((now) => ({ was: before[now.id], now })),
+    deleted: Object.values(before).filter((r) => !now[r.id] && !others.some((o) => o.rule.id === r.id)),
+    others,
+  };
+}
+
+/** The rules a refresh found as no preview before it could have: added, changed, another stack's. */
+export const foundRules = (s: RefreshSaw) => [
+  ...s.added,
+  ...s.changed.map((c) => c.now),
+  ...s.others.map((o) => o.rule),
+];
+
+// ---- a destroy -------------------------------------------------------------------------------------
+
+/** What a destroy of a set found (other stacks' rules, their markers verified, already taken out of `live`). */
+export interface Ending {
+  /** The rules the state records, as it records them. */
+  recorded: Member[];
+  /** The policy's rules now, other stacks' left out. */
+  live: Member[];
+  /** Rules (ids) an IpPolicyRule of this run took over (adoptId: the set's rules moved into rule resources). */
+  handedOver: ReadonlySet<string>;
+  /** Rules (ids) the refresh after this command's preview found added or changed: no preview showed them. */
+  unshown: ReadonlySet<string>;
+}
+
+/** A destroy deletes nothing (a rule changed since recorded; an allow no preview showed), or deletes `steps`. */
+export type Teardown =
+  | { kind: "refused"; because: "changed"; rules: { was: Member; now: Member }[] }
+  | { kind: "refused"; because: "unshownAllow"; rules: Member[] }
+  | { kind: "delete"; steps: Step[]; kept: Member[]; handedOver: Member[] };
+
+/**
+ * What a destroy deletes: the rules the state knows, as it knows them. One changed since is not
+ * deleted unseen (refresh first); one that came since (or that the refresh after this command's
+ * preview found) is left, and named: a deny left closes; an allow left would stay open with nothing
+ * managing it, so then nothing is deleted. A rule an IpPolicyRule of this run took over is its own.
+ */
+export function teardown(e: Ending): Teardown {
+  const known = byId(e.recorded);
+  const handedOver = e.live.filter((r) => e.handedOver.has(r.id));
+  const rest = e.live.filter((r) => !e.handedOver.has(r.id));
+  const changed = rest.filter((r) => known[r.id] && !unchanged(known[r.id], r))
+    .map((now) => ({ was: known[now.id], now }));
+  if (changed.length) return { kind: "refused", because: "changed", rules: changed };
+  const ours = (r: Member) => !!known[r.id] && !e.unshown.has(r.id);
+  const kept = rest.filter((r) => !ours(r));
+  const open = kept.filter((r) => r.action !== "deny");
+  if (open.length) return { kind: "refused", because: "unshownAllow", rules: open };
+  const steps = rest.filter(ours).map((rule): Step => ({ op: "delete", rule }));
+  return { kind: "delete", steps, kept, handedOver };
+}
+
+// ---- a takeover ----------------------------------------------------------------------------------
+
+/**
+ * What a takeover takes of the policy's rules (`current`): only what every preview it holds to listed
+ * (this command's; a saved plan's), each the ids it listed or "any" (not known then, or no preview
+ * to hold to). A rule added since is no one's to take unseen: its destroy would delete it.
+ */
+export function takenOver(current: Member[], listed: (ReadonlySet<string> | "any")[]): Member[] {
+  return current.filter((r) => listed.every((ids) => ids === "any" || ids.has(r.id)));
+}
+
+// ---- one set per policy ------------------------------------------------------------------------
+
+/**
+ * Pure: whether a set whose rules are `mine` came to a policy before another set whose rules are
+ * `theirs`: its earliest rule was made first (by the service's created_at; the smaller id when two
+ * were made at the same moment). Both sets see the same rules, so both decide alike.
+ */
+export function cameFirst(mine: Member[], theirs: Member[]): boolean {
+  const at = (r: Member) => Date.parse(r.createdAt);
+  const before = (a: Member, b: Member) => at(a) < at(b) || (at(a) === at(b) && a.id < b.id);
+  const first = (rules: Member[]) =>
+    rules.reduce<Member | undefined>((a, r) => (!a || before(r, a) ? r : a), undefined);
+  const [m, t] = [first(mine), first(theirs)];
+  return !m || !t || before(m, t);
+}
+
+/** Another stack's set on the policy, by the markers of its rules: the makers named. */
+export interface OtherSet {
+  rule: Member;
+  maker: Marker;
+}
+
+/**
+ * A policy has one set. Where other stacks' sets have rules (`otherSets`), this set goes on only if
+ * it has rules there (`mine`; none: a new set's create, or one whose create failed before its first
+ * rule) and its earliest came first. Returns the sets it yields to, or undefined: it goes on.
+ */
+export function oneSetOnPolicy(mine: Member[], otherSets: OtherSet[]): OtherSet[] | undefined {
+  if (!otherSets.length) return undefined;
+  return mine.length && cameFirst(mine, otherSets.map((o) => o.rule)) ? undefined : otherSets;
 }

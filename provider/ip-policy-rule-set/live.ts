@@ -7,6 +7,7 @@ import { api } from "../http/api";
 import { canonicalCidr, rulePath } from "../ip-policy-rule";
 import { policyRulesOf } from "../list-reads";
 import { ConfigSource } from "../config";
+import { adoptExistingAllowed, claimed } from "../ownership";
 import { Marker, markerVerdict, MarkerVerdict, othersMarker, readMarker, ruleIdentity, serviceNow, Unverified } from "../ownership";
 import { keptInputs } from "../profiles";
 import { compareCidrs, IpPolicyRuleSetRule, MEMBER_FIELDS } from "./declared";
@@ -87,7 +88,7 @@ export interface LivePolicy {
 }
 
 /**
- * Every rule of the policy, from the account's rule list (http/list-reads.ts: the walk shared by the
+ * Every rule of the policy, from the account's rule list (list-reads.ts: the walk shared by the
  * reads of a refresh, or, for what a write is planned and checked against (`fresh`), one whose last
  * page came as the operation began; "anyAge": any whole walk of this process since its last write,
  * for a view a later walk checks again). A rule of `known` missing from the list is gone only by its
@@ -166,6 +167,23 @@ export function byStack(live: LivePolicy, urn: unknown): { rest: Member[]; other
   const others = live.rules.flatMap((r) => whose(r, true));
   const rest = live.rules.filter((r) => !others.some((o) => o.rule === r));
   return { rest, others, claims: live.rules.flatMap((r) => whose(r, false)) };
+}
+
+/**
+ * Whose the policy's rules are, read once for the guard (guard.ts Situation, Ending): the rules
+ * (ids) another resource of this run manages (the run record: an IpPolicyRule in a handover), the
+ * markers of other stacks' rules that verify, the rules whose marker names another stack at all, and
+ * whether the user said ACCESSCTL_ADOPT_EXISTING=1.
+ */
+export function whoseRules(live: LivePolicy, recorded: Member[], urn: unknown) {
+  const ids = [...new Set([...recorded, ...live.rules].map((r) => r.id))];
+  const proven = provenOthers(live, urn);
+  return {
+    claimedElsewhere: new Set(ids.filter((id) => claimed("IP policy rule", id))),
+    othersOf: new Map(ids.flatMap((id): [string, Marker][] => (proven(id) ? [[id, proven(id)!]] : []))),
+    claimedByOther: new Set(live.rules.filter((r) => othersMarker(live.markers[r.id], urn)).map((r) => r.id)),
+    adoptExisting: adoptExistingAllowed(),
+  };
 }
 
 /** How a rule is named in messages: `10.0.0.0/8 allow (ipr_…)`. */

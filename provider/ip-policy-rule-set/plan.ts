@@ -84,9 +84,6 @@ export function plan(recorded: Member[], declared: DeclaredRule[]): Plan {
   return { steps: [...creates, ...retexts, ...moves, ...flips, ...deletes] };
 }
 
-/** The rule a step touches (none for a create). */
-export const ruleOf = (s: Step): Member | undefined => ("rule" in s ? s.rule : undefined);
-
 /**
  * The removed allow rules that may move: those whose range, as far as the declaration allows it after
  * the run, the rules kept through it (declared with the same action) allow already. A move closes its
@@ -181,63 +178,6 @@ export function phase(s: Step): number {
   if (s.op === "retext") return 1;
   if (s.op === "delete") return opens(s) ? 4 : 3;
   return opens(s) ? 2 : 0;
-}
-
-// ---- what a preview shows -----------------------------------------------------------------------
-
-/** A value in a plan: quoted, and cut short (the whole value is in the state); one not known at preview, or secret, says so. */
-export function shownValue(v: unknown, secret: boolean): string {
-  if (isUnknownValue(v)) return "(known at update)";
-  if (secret) return "[secret]";
-  const text = JSON.stringify(v ?? "");
-  return text.length > 100 ? `${text.slice(0, 96)}…"` : text;
-}
-
-const shownAction = (a: RuleAction | Unknown) => (isUnknownValue(a) ? "(action known at update)" : a);
-
-/** What a rule declares besides its CIDR and action: `, description "…", metadata "…"` (`[secret]` when the program made them secret). */
-export function texts(d: { description?: string | Unknown; metadata?: string | Unknown }, secret: boolean): string {
-  return TEXT_FIELDS.filter((k) => d[k]).map((k) => `, ${k} ${shownValue(d[k], secret)}`).join("");
-}
-
-/** The texts a PATCH changes: `description "a" → "b"`. */
-export function textChanges(r: Member, d: DeclaredRule | Member, secret: boolean): string {
-  const to = d as DeclaredRule;
-  return changedTexts(r, to).map((k) => `${k} ${shownValue(r[k], secret)} → ${shownValue(to[k], secret)}`).join(", ");
-}
-
-export const requests = (n: number) => `${n} request${n === 1 ? "" : "s"}`;
-
-function line(s: Step, secret: boolean): string {
-  switch (s.op) {
-    case "create":
-      return `  + ${s.to.cidr} ${shownAction(s.to.action)}${texts(s.to, secret)}`;
-    case "retext":
-      return `  ~ ${canonicalCidr(s.rule.cidr)}: ${textChanges(s.rule, s.to, secret)}`;
-    case "move": {
-      const also = textChanges(s.rule, s.to, secret);
-      return `  ~ ${canonicalCidr(s.rule.cidr)} → ${s.to.cidr} (${s.rule.id}, ${s.rule.action}: one PATCH of cidr)${also ? `, ${also}` : ""}`;
-    }
-    case "flip":
-      return `  ± ${canonicalCidr(s.rule.cidr)}: action ${s.rule.action} → ${shownAction(s.to.action)} (${s.rule.id} deleted, then created again${isUnknownValue(s.to.action) ? ", unless it turns out the same" : ""})${texts(s.to, secret)}`;
-    case "delete":
-      return `  - ${canonicalCidr(s.rule.cidr)} ${s.rule.action} (${s.rule.id})${texts(s.rule, secret)}`;
-  }
-}
-
-const COUNTED: [Op, string][] = [["create", "create"], ["retext", "update"], ["move", "move"], ["flip", "replace"], ["delete", "delete"]];
-
-/**
- * The plan in words: a first line that counts (`create 1, update 2, delete 1: 4 requests`), then one
- * line per change, every change: `+` create, `~` update or move, `±` action changed (delete, then
- * create), `-` delete. "" when there is nothing to do.
- */
-export function describe(p: Plan, secret = false): string {
-  const count = (op: Op) => p.steps.filter((s) => s.op === op).length;
-  const head = COUNTED.filter(([op]) => count(op)).map(([op, word]) => `${word} ${count(op)}`).join(", ");
-  if (!head) return "";
-  const total = p.steps.reduce((n, s) => n + requestsOf(s), 0);
-  return [`${head}: ${requests(total)}`, ...p.steps.map((s) => line(s, secret))].join("\n");
 }
 
 /** The plan as property paths (a plugin's DetailedDiff): each rule under its CIDR. */
