@@ -9,10 +9,10 @@
 // the first rule is what this command listed already (viewBeforeFirst); the one walk after the first
 // rule checks it again, and decides which of two sets came first (aloneOnPolicy).
 import { IP_POLICY_RULE_ANSWER, IpPolicyRuleBody } from "../../contract/ip-policy-rule";
-import { accessEffect } from "../access";
+import { AccessEffect, accessEffect, againstPlan } from "../access";
 import { profileSource } from "../config";
 import { report } from "../engine";
-import { policyAccessWords } from "../messages";
+import { againstPlanWords, policyAccessWords } from "../messages";
 import { plainError } from "../errors";
 import { api } from "../http/api";
 import { canonicalCidr, rulePath } from "../ip-policy-rule";
@@ -26,6 +26,7 @@ import { exactlyAsDeclared, holdToShown } from "./guard";
 import { byStack, IpPolicyRuleSetMember, keyed, LivePolicy, livePolicy, named, outputs, policyRules } from "./live";
 import { describe, plan, requests, Step } from "./plan";
 import { noteTakeoverShown, promisesFor, promiseTerms, showPlan, takeoverShownFor } from "./promise";
+import { FileAccess, fileChange } from "./plan-file";
 import { SavedSet } from "./saved-plan";
 
 const KIND = "IP policy rule set";
@@ -164,6 +165,8 @@ export async function create(inputs: CheckedRuleSetInputs) {
   const current = found.rest;
   const held = holdToShown(plan(Object.values(keyed(current)), declared), promises, terms.see);
   const rules = await apply(inputs, current, held.steps, inputs.ipPolicyId, what, { afterFirst: aloneOnPolicy(inputs, what) });
+  // Against the plan's terms: a new set's plan is from no rule (the rules taken over exactly as declared are its own).
+  if (saved?.access) reportAccessDone(inputs.__urn, inputs.ipPolicyId, accessEffect([], rules), saved.access, true);
   reportOthers(inputs.__urn, what, found.others);
   reportLeftUndone(inputs.__urn, what, held.left);
   return { id: inputs.ipPolicyId, outs: outputs(inputs, rules, inputs) };
@@ -180,6 +183,16 @@ function alreadyHolds(what: string, refused: Member[], outcome = "nothing was ch
 function oneSetOnly(what: string, ipPolicyId: string, otherSets: { maker: Marker }[], outcome: string): Error {
   return plainError(`${what}: the rules of IP policy ${ipPolicyId} are managed by ${setsOf(otherSets).join(", ")} (their metadata say so); ${outcome}. ` +
     "A policy has one set: declare these rules in that set, or use another policy.");
+}
+
+/**
+ * What an update did to the policy's access: held to a reviewed plan's file, against what it showed
+ * (`did exactly what the plan showed`, or less); else what it did, when it did anything.
+ */
+export function reportAccessDone(urn: string | undefined, policy: string, done: AccessEffect, planned: FileAccess | undefined,
+  wrote: boolean): void {
+  if (planned && "opens" in done) report(urn, againstPlanWords(policy, againstPlan(fileChange(planned), done)));
+  else if (wrote || planned) report(urn, policyAccessWords(policy, done, "done"));
 }
 
 /** Steps the preview of this run did not show, left undone: a warning under the set. */

@@ -97,6 +97,8 @@ export interface Situation {
   previewSaw: (r: Member) => boolean;
   /** Texts are secret: messages show `[secret]`. */
   secret: boolean;
+  /** What a reviewed plan's file says its preview showed opening (plan-file.ts FileAccess): a bound as shownOpening. */
+  planOpens?: Space;
 }
 
 export interface Decision {
@@ -262,10 +264,12 @@ function previewBefore(x: { steps: StepSeen[] }, recorded: Member[]): AccessRule
  * showed opening (shownOpening): the policy may have changed since the preview, by hand or by a run.
  * The steps run phase by phase (plan.ts phase(), several at once within one); for each phase, the most
  * it can allow at any moment (every allow it adds, none of the denies it removes) is checked, and a
- * step adding an allow or removing a deny over what would open unshown is held back.
+ * step adding an allow or removing a deny over what would open unshown is held back. A reviewed plan's
+ * file bounds it too, by the opening it records (planOpens).
  */
 function holdToShownOpening(steps: Step[], s: Situation, strangers: Member[]) {
-  const shown = shownOpening(s.promises, s.recorded, s.declared, strangers.filter(s.previewSaw));
+  const fromPreviews = shownOpening(s.promises, s.recorded, s.declared, strangers.filter(s.previewSaw));
+  const shown = fromPreviews && s.planOpens ? intersect(fromPreviews, s.planOpens) : fromPreviews ?? s.planOpens;
   if (!shown || !steps.some(opens)) return { steps, held: [], because: [] };
   const held = new Set<Step>();
   const unshown: string[] = [];

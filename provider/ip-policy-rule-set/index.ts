@@ -18,11 +18,12 @@ import { checkConnection, keptInputs, PROFILE_FIELD } from "../profiles";
 import { processState } from "../state";
 import { boolean, CheckFailure, id, isUnknown, UNKNOWN } from "../validate";
 import { apply, listed } from "./apply";
-import { create, previewCreate, previewUnknownCreate, reportLeftUndone, reportOthers, stillOnPolicy } from "./create";
+import { create, previewCreate, previewUnknownCreate, reportAccessDone, reportLeftUndone, reportOthers, stillOnPolicy } from "./create";
 import { checkRules, CheckedRuleSetInputs, declaredList, DeclaredRule, declaredRules, IpPolicyRuleSetInputs, isUnknownValue, keyedRules, secretRules } from "./declared";
 import { reconcile, unchanged } from "./guard";
 import { byStack, Claimed, declaredForms, IpPolicyRuleSetMember, IpPolicyRuleSetOutputs, keyed, members, named, outputs, policyRules, provenOthers } from "./live";
 import { describe, plan, planDiff, Step, summary, textChanges, texts } from "./plan";
+import { fileChange } from "./plan-file";
 import { foundAfterPreview, noteRefresh, previewRefreshSaw, promisesFor, promiseTerms, showPlan } from "./promise";
 
 export { configure } from "../config";
@@ -187,7 +188,7 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
   const recorded = members(olds.rules);
   const declared = declaredRules(news.rules) as DeclaredRule[];
   const terms = promiseTerms(news.profile);
-  const { promises } = promisesFor(news.__urn, { policy: news.ipPolicyId, from: recorded.map(terms.seeRule), declared: declared.map(terms.seeDeclared) }, what);
+  const { promises, saved } = promisesFor(news.__urn, { policy: news.ipPolicyId, from: recorded.map(terms.seeRule), declared: declared.map(terms.seeDeclared) }, what);
   const live = await policyRules(news.ipPolicyId, news.profile, what, recorded, true);
   stillOnPolicy(live, news.__urn, recorded, what, news.ipPolicyId);
   const current = live.rules;
@@ -199,6 +200,7 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
     claimedByOther: (ruleId) => !!othersMarker(live.markers[ruleId], news.__urn),
     adoptExisting: adoptExistingAllowed(),
     previewSaw: (r) => saw(terms.seeRule(r)),
+    planOpens: saved?.access ? fileChange(saved.access).opens : undefined,
   });
   if (decided.refused.length) {
     throw plainError(`${what}: the policy changed since this stack last recorded it, and the plan its preview showed would touch ${listed(decided.refused)}; nothing was changed. ` +
@@ -207,7 +209,7 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
   // A failure halfway is a partial update: the engine keeps the old inputs, and so the outputs keep their __plan.
   const before = current.filter((r) => !decided.strangers.includes(r));
   const rules = await apply({ ...news, __plan: olds.__plan }, before, decided.steps, id, what);
-  if (decided.steps.length) report(news.__urn, policyAccessWords(news.ipPolicyId, accessEffect(before, rules), "done"));
+  reportAccessDone(news.__urn, news.ipPolicyId, accessEffect(before, rules), saved?.access, decided.steps.length > 0);
   reportDecision(news.__urn, what, decided);
   return { outs: outputs(news, rules, news) };
 }
