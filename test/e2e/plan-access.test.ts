@@ -7,7 +7,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { client, listAll, RunningEmulator, startEmulator } from "../helpers/emulator";
-import { Spec, testStack } from "../helpers/stack";
+import { packedPlugin, Spec, testStack } from "../helpers/stack";
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {
@@ -71,12 +71,14 @@ describe("the reviewed plan carries the access effect, and up says it did exactl
 });
 
 describe("an IpPolicyRule's preview names what the rule opens or closes", () => {
-  it("beside the policy's other rules as last listed (preview --refresh), or at most when this run listed none, saying so", async () => {
+  it("beside the policy's other rules as last listed (preview --refresh), or at most when this run listed none, saying so; " +
+    "the plugin says the same", async () => {
+    const { home } = packedPlugin(cleanups);
     const emu = await startEmulator(["--rate-limit", "off"]);
     cleanups.push(() => emu.stop());
     const api = client(emu.url, emu.adminToken);
     const p = emu.fixtures.ipPolicies[1];
-    const stack = testStack({ project: inject("e2e"), emulator: emu, name: "rule-access", extraConfig: fast });
+    const stack = testStack({ project: inject("e2e"), emulator: emu, name: "rule-access", extraConfig: fast, env: home.env });
     cleanups.push(() => stack.cleanup());
     const wide = { ipPolicyId: p, cidr: "10.0.0.0/8", action: "allow" };
     await stack.ok("up", { rules: { wide } });
@@ -87,6 +89,11 @@ describe("an IpPolicyRule's preview names what the rule opens or closes", () => 
     expect(blind.output).toContain(`access of ${p}: this rule closes at most 10.7.0.0/16 (65,536 addresses) ` +
       "(the policy's other rules were not listed in this run: `pulumi preview --refresh` lists them)");
     const listed = await stack.ok("preview", spec, { refresh: true });
-    expect(listed.output).toContain(`access of ${p}: this rule closes 10.7.0.0/17 (32,768 addresses), given the policy's 2 other rules as last listed`);
+    const known = `access of ${p}: this rule closes 10.7.0.0/17 (32,768 addresses), given the policy's 2 other rules as last listed`;
+    expect(listed.output).toContain(known);
+    // The same through the plugin (the stack moves to it by its import line: nothing written).
+    await stack.ok("up", { rules: { wide }, plugin: true });
+    const onPlugin = await stack.ok("preview", { ...spec, plugin: true }, { refresh: true });
+    expect(onPlugin.output).toContain(known);
   });
 });
