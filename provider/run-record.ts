@@ -216,13 +216,16 @@ export function listedElsewhere(policy: string): string[] | undefined {
   return records<Listed>("listed").filter((r) => r.engine !== me && r.value?.policy === policy).pop()?.value.ids;
 }
 
-/** A policy's rules as a walk of one engine of this command listed them: id, CIDR and action (what the record may hold). */
+/** A policy's rules as a walk of one engine of this command listed them: ids, CIDRs, actions (the record may hold). */
 interface RulesListed {
   policy: string;
   rules: { id: string; cidr: string; action: "allow" | "deny" }[];
 }
 
-/** Records a policy's rules as this engine's walk listed them (a refresh's: the preview after it, another engine, judges a rule by them). */
+/**
+ * Records a policy's rules as this engine's walk listed them (a refresh's: the preview after it, in
+ * another engine, judges a rule beside them).
+ */
 export function noteRulesListed(policy: string, rules: RulesListed["rules"]): void {
   addRecord<RulesListed>("rules-listed", { policy, rules });
 }

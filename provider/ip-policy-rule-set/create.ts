@@ -189,8 +189,13 @@ function oneSetOnly(what: string, ipPolicyId: string, otherSets: { maker: Marker
  * What an update did to the policy's access: held to a reviewed plan's file, against what it showed
  * (`did exactly what the plan showed`, or less); else what it did, when it did anything.
  */
-export function reportAccessDone(urn: string | undefined, policy: string, done: AccessEffect, planned: FileAccess | undefined,
-  wrote: boolean): void {
+export function reportAccessDone(
+  urn: string | undefined,
+  policy: string,
+  done: AccessEffect,
+  planned: FileAccess | undefined,
+  wrote: boolean,
+): void {
   if (planned && "opens" in done) report(urn, againstPlanWords(policy, againstPlan(fileChange(planned), done)));
   else if (wrote || planned) report(urn, policyAccessWords(policy, done, "done"));
 }

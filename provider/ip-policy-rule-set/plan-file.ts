@@ -28,7 +28,7 @@ export type FileStep =
   | { op: "flip"; rule: FileRule; to: { action: string; texts: string } }
   | { op: "delete"; rule: FileRule };
 
-/** What a set's plan does to its policy's access, as its preview showed it: minimal canonical CIDRs (access.ts), IPv4 first. */
+/** What a set's plan does to its policy's access, as its preview showed it: minimal canonical CIDRs, IPv4 first. */
 export interface FileAccess {
   opens: string[];
   closes: string[];
@@ -51,7 +51,7 @@ export interface FileSet {
   /** A takeover, and the ids its listing showed it would take. */
   takesOver: boolean;
   taken: string[];
-  /** What the preview showed the steps do to the policy's access (none, when not known): `up` opens nothing beyond it. */
+  /** What the preview showed the steps do to the policy's access (none when not known): `up` opens nothing beyond. */
   access: FileAccess;
 }
 
@@ -295,7 +295,8 @@ export function bindSet(b: Binding, s: SetSeen, refreshed: boolean): FileSet {
   // A takeover of rules writes nothing: its plan changes no access (of an empty policy, it creates the declared rules).
   const access = taken.length ? { opens: [], closes: [] } : fileAccess(s.from, s.declared);
   if (!access) return unknown;
-  return { policy: b.policy, known: true, refreshed, from, declared, steps: steps as FileStep[], takesOver, taken, access };
+  const plan = { declared, steps: steps as FileStep[], takesOver, taken, access };
+  return { policy: b.policy, known: true, refreshed, from, ...plan };
 }
 
 /**

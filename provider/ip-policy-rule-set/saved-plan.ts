@@ -110,7 +110,9 @@ export function savedPlanFor(urn: string | undefined, now: SetNow, what: string)
     "Make the rules known at preview (values that do not wait for other resources), or deploy this change without a reviewed plan.");
   }
   // Signed by this key, and yet saying of access what its own rules do not: no file this provider wrote.
-  if (!accessMatches(saved)) throw refuse("is not a plan file of this provider (its access is not what its rules open and close)");
+  if (!accessMatches(saved)) {
+    throw refuse("is not a plan file of this provider (its access is not what its rules open and close)");
+  }
   if (saved.policy !== now.policy) throw refuse(`was made for another program: its preview's set was on ${saved.policy}, not ${now.policy}`);
   const b: Binding = { keys, nonce: plan.nonce, policy: now.policy };
   const program = differences(saved.declared, now.declared.map((d) => bindDeclared(b, d)), (r) => `${r.cidr} ${r.action}`);

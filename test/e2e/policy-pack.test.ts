@@ -243,8 +243,9 @@ func main() {
 }
 `;
 
-describe("the guardrails policy pack on Python and Go programs (the generated SDKs, through Pulumi's analyzer path)", () => {
-  it("a program allowing 0.0.0.0/0 fails `pulumi preview --policy-pack` with the one-line violation; without it, it passes", async () => {
+describe("the guardrails pack on Python and Go programs (the generated SDKs, through Pulumi's analyzer path)", () => {
+  it("a program allowing 0.0.0.0/0 fails `pulumi preview --policy-pack` with the one-line violation; \
+without it, it passes", async () => {
     const { project: e2e, home } = packedPlugin(cleanups);
     const emu = await startEmulator(["--rate-limit", "off"]);
     cleanups.push(() => emu.stop());
@@ -258,17 +259,21 @@ describe("the guardrails policy pack on Python and Go programs (the generated SD
     fs.writeFileSync(path.join(python, "Pulumi.yaml"), "name: guarded-python\nruntime: python\n");
     const pip = ["install", "--quiet", "--disable-pip-version-check", "--no-deps", "--no-build-isolation"];
     const site = path.join(python, "site");
-    execFileSync(path.join(venv, "bin", "pip"), [...pip, "--target", site, path.join(REPO, "sdks/python")], { stdio: "pipe" });
-    await guarded(emu, 0, { dir: python, file: "__main__.py", program: PYTHON, bin, env: { ...env, VIRTUAL_ENV: venv, PYTHONPATH: site } }, pack);
+    const sdk = path.join(REPO, "sdks/python");
+    execFileSync(path.join(venv, "bin", "pip"), [...pip, "--target", site, sdk], { stdio: "pipe" });
+    const pythonEnv = { ...env, VIRTUAL_ENV: venv, PYTHONPATH: site };
+    await guarded(emu, 0, { dir: python, file: "__main__.py", program: PYTHON, bin, env: pythonEnv }, pack);
 
     // Go: the SDK by a replace directive, modules from the Go module proxy (or its cache).
     const go = tempDir("accessctl-guarded-go");
-    const gomod = "module guarded-go\n\ngo 1.26\n\nrequire (\n\tgithub.com/accessctl/pulumi-accessctl/sdks/go v0.0.0\n" +
-      `\tgithub.com/pulumi/pulumi/sdk/v3 v3.259.0\n)\n\nreplace github.com/accessctl/pulumi-accessctl/sdks/go => ${path.join(REPO, "sdks/go")}\n`;
+    const ours = "github.com/accessctl/pulumi-accessctl/sdks/go";
+    const gomod = `module guarded-go\n\ngo 1.26\n\nrequire (\n\t${ours} v0.0.0\n` +
+      `\tgithub.com/pulumi/pulumi/sdk/v3 v3.259.0\n)\n\nreplace ${ours} => ${path.join(REPO, "sdks/go")}\n`;
     fs.writeFileSync(path.join(go, "Pulumi.yaml"), "name: guarded-go\nruntime: go\n");
     fs.writeFileSync(path.join(go, "go.mod"), gomod);
     fs.writeFileSync(path.join(go, "main.go"), GO);
-    execFileSync("go", ["mod", "tidy"], { cwd: go, env: { ...process.env, GOTOOLCHAIN: "local", GOFLAGS: "-mod=mod" }, stdio: "pipe" });
+    const goEnv = { ...process.env, GOTOOLCHAIN: "local", GOFLAGS: "-mod=mod" };
+    execFileSync("go", ["mod", "tidy"], { cwd: go, env: goEnv, stdio: "pipe" });
     await guarded(emu, 1, { dir: go, file: "main.go", program: GO, bin, env: { ...env, GOTOOLCHAIN: "local" } }, pack);
   });
 });
@@ -283,11 +288,13 @@ async function guarded(
   fs.writeFileSync(path.join(p.dir, p.file), p.program);
   const policy = emu.fixtures.ipPolicies[n];
   const name = path.basename(p.dir).replace(/^accessctl-guarded-(\w+).*$/, "$1");
-  const stack = testStack({ project: { dir: p.dir, binDir: p.bin }, emulator: emu, name, env: p.env, extraConfig: { ipPolicyId: { value: policy } } });
+  const extraConfig = { ipPolicyId: { value: policy } };
+  const stack = testStack({ project: { dir: p.dir, binDir: p.bin }, emulator: emu, name, env: p.env, extraConfig });
   cleanups.push(() => stack.cleanup());
   const refused = await stack.run("preview", {}, { args: ["--policy-pack", pack] });
   expect(refused.exitCode, refused.output).toBe(1);
-  expect(refused.output).toMatch(/\[mandatory\]\s+accessctl-forbidden-ranges\s+\(accessctl:index:IpPolicyRuleSet: office\)/);
+  const mandatory = /\[mandatory\]\s+accessctl-forbidden-ranges\s+\(accessctl:index:IpPolicyRuleSet: office\)/;
+  expect(refused.output).toMatch(mandatory);
   const line = `IpPolicyRuleSet "office" on ${policy}: rule 0.0.0.0/0 allow allows all of IPv4: it makes reachable ` +
     "0.0.0.0/0 except 10.0.0.0/8 (4,278,190,080 addresses)";
   expect(refused.output.split("\n").map((l) => l.trim())).toContain(line);

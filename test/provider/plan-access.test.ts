@@ -15,14 +15,18 @@ const change = (opens: string[], closes: string[] = []) => ({ opens: spaceOf(ope
 
 describe("what an update did against its reviewed plan", () => {
   it.each([
-    ["exactly", change(["10.7.0.0/16", "2001:db8::/32"], ["192.0.2.0/24"]), change(["10.7.0.0/16", "2001:db8::/32"], ["192.0.2.0/24"]),
+    ["exactly", change(["10.7.0.0/16", "2001:db8::/32"], ["192.0.2.0/24"]),
+      change(["10.7.0.0/16", "2001:db8::/32"], ["192.0.2.0/24"]),
       "access of ipp_1: did exactly what the plan showed: opens 10.7.0.0/16 (65,536 addresses) and 2001:db8::/32 " +
       "(79,228,162,514,264,337,593,543,950,336 addresses); closes 192.0.2.0/24 (256 addresses)"],
-    ["exactly, a text-only plan", change([]), change([]), "access of ipp_1: did exactly what the plan showed: access unchanged"],
-    ["less: the opening held back, the closing done", change(["172.16.0.0/12"], ["192.0.2.0/24"]), change([], ["192.0.2.0/24"]),
+    ["exactly, a text-only plan", change([]), change([]),
+      "access of ipp_1: did exactly what the plan showed: access unchanged"],
+    ["less: the opening held back, the closing done",
+      change(["172.16.0.0/12"], ["192.0.2.0/24"]), change([], ["192.0.2.0/24"]),
       "access of ipp_1: did less than the plan showed: held back opening 172.16.0.0/12 (1,048,576 addresses); " +
       "did: closes 192.0.2.0/24 (256 addresses)"],
-    ["less: part of an opening (a deny added by hand inside it since)", change(["10.7.0.0/16"]), change(["10.7.0.0/17"]),
+    ["less: part of an opening (a deny added by hand inside it since)",
+      change(["10.7.0.0/16"]), change(["10.7.0.0/17"]),
       "access of ipp_1: did less than the plan showed: held back opening 10.7.128.0/17 (32,768 addresses); " +
       "did: opens 10.7.0.0/17 (32,768 addresses)"],
     ["more: closed beyond the plan (a deny the plan kept was deleted by hand inside what it closes)",
@@ -36,13 +40,14 @@ describe("what an update did against its reviewed plan", () => {
   it("is a typed verdict: what was held back and what was done beyond the plan, as spaces", () => {
     const a = againstPlan(change(["172.16.0.0/12", "10.7.0.0/16"]), change(["10.7.0.0/16", "203.0.113.0/24"]));
     expect(a.verdict).toBe("more");
-    expect([a.heldBack.opens.v4, a.beyond.opens.v4, a.done.opens.v4Count]).toEqual([["172.16.0.0/12"], ["203.0.113.0/24"], 65_792n]);
+    expect([a.heldBack.opens.v4, a.beyond.opens.v4, a.done.opens.v4Count])
+      .toEqual([["172.16.0.0/12"], ["203.0.113.0/24"], 65_792n]);
   });
 });
 
 describe("the plan file's recorded opening bounds what an update opens (planOpens)", () => {
-  type Rule = { id: string; cidr: string; action: string; description: string; metadata: string; uri: string; createdAt: string };
-  const m = (id: string, cidr: string, action: string): Rule => ({ id, cidr, action, description: "", metadata: "", uri: "u", createdAt: "t" });
+  const m = (id: string, cidr: string, action: string) =>
+    ({ id, cidr, action, description: "", metadata: "", uri: "u", createdAt: "t" });
   const d = (cidr: string, action: string) => ({ cidr, action, description: "", metadata: "" });
   const digest = textsDigest("k");
   const see = (s: object) => seenStep(s, digest, canonicalCidr);
@@ -52,19 +57,22 @@ describe("the plan file's recorded opening bounds what an update opens (planOpen
   const decide = (planOpens: string[] | undefined, promised = false) => {
     const p = plan([A, D], declared);
     return reconcile(p, {
-      recorded: [A, D], declared, live: [A, D], promises: promised ? [[{ steps: p.steps.map(see) }]] : [], see, secret: false,
+      recorded: [A, D], declared, live: [A, D], see, secret: false,
+      promises: promised ? [[{ steps: p.steps.map(see) }]] : [],
       claimedElsewhere: () => false, othersOf: () => undefined, previewSaw: () => false, adoptExisting: false,
       ...(planOpens ? { planOpens: spaceOf(planOpens) } : {}),
     });
   };
 
-  it("a step opening outside the file's opening is held back before any write, naming the range; inside it, it is made", () => {
+  it("a step opening outside the file's opening is held back before any write, naming the range; \
+inside it, it is made", () => {
     // The plan deletes the deny (opens 10.5.0.0/16) and creates 172.16.0.0/12.
     expect(decide(undefined).steps.map((s: { op: string }) => s.op).sort()).toEqual(["create", "delete"]);
     const bounded = decide(["172.16.0.0/12"]);
     expect(bounded.steps.map((s: { op: string }) => s.op)).toEqual(["create"]);
     expect(bounded.heldBack).toEqual(["delete 10.5.0.0/16 deny (ipr_D)"]);
-    expect(bounded.heldBecause).toEqual(["it would open 10.5.0.0/16 (65,536 addresses), which the preview did not show opening"]);
+    const why = "it would open 10.5.0.0/16 (65,536 addresses), which the preview did not show opening";
+    expect(bounded.heldBecause).toEqual([why]);
     expect(decide(["10.5.0.0/16", "172.16.0.0/12"]).heldBack).toEqual([]);
     // With this command's preview as a promise too, the file's opening still bounds it (both hold).
     expect(decide(["10.5.0.0/16"], true).heldBack).toEqual(["create 172.16.0.0/12 allow"]);
