@@ -360,6 +360,32 @@ export function ruleEffect(
   return { opens: mayOpen(before, after as AccessRule[]), closes: mayOpen(after as AccessRule[], before) };
 }
 
+/** What a change opens and closes. */
+export interface Change {
+  opens: Space;
+  closes: Space;
+}
+
+/**
+ * What an update did to a policy's access against what its reviewed plan showed: `exactly`; `less`
+ * (some of the plan held back, nothing beyond it opened); `more` (something the plan did not show
+ * opening was opened, or closed). `heldBack`: the plan's that was not done; `beyond`: done, not in the plan.
+ */
+export interface AgainstPlan {
+  verdict: "exactly" | "less" | "more";
+  done: Change;
+  heldBack: Change;
+  beyond: Change;
+}
+
+export function againstPlan(planned: Change, done: Change): AgainstPlan {
+  const heldBack = { opens: subtract(planned.opens, done.opens), closes: subtract(planned.closes, done.closes) };
+  const beyond = { opens: subtract(done.opens, planned.opens), closes: subtract(done.closes, planned.closes) };
+  const none = (c: Change) => isEmpty(c.opens) && isEmpty(c.closes);
+  const verdict = !none(beyond) ? "more" : !none(heldBack) ? "less" : "exactly";
+  return { verdict, done, heldBack, beyond };
+}
+
 export function isEmpty(s: Space): boolean {
   return s.v4Count === 0n && s.v6Count === 0n;
 }

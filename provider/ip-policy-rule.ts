@@ -11,6 +11,7 @@ import { ApiFailure } from "./http/failures";
 import { listAll } from "./http/pages";
 import { asDeclared, changedFields, checkFields, createBody, Fields, liveInputs, outputsOf, propertyDiff, Reference, updateBody } from "./fields";
 import { lastListed, listsChanged, policyRulesOf, readObject } from "./list-reads";
+import { noteRulesListed, rulesListedInCommand } from "./run-record";
 import { ruleAccessWords } from "./messages";
 import { adoptExistingAllowed, adoptGone, claim, claimed, claimPolicy, heldBySet, idBoundMarker, makerName, Marker, marked, markerText, pendingText, noteReplacing, objectExists, othersMarker, ownerOf, readMarker, ruleMarkerVerdict, replacing, resourceLabel, ruleIdentity, visibleMetadata } from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
@@ -253,6 +254,7 @@ async function patch(id: string, inputs: IpPolicyRuleInputs & { __urn?: string }
 export async function read(id: string, props: Partial<IpPolicyRuleOutputs> = {}) {
   const list = { list: IP_POLICY_RULES_PATH, field: "ip_policy_rules", path: rulePath(id), what: `read IP policy rule ${id}`, expect: IP_POLICY_RULE_ANSWER, source: profileSource(props.profile), group: props.ipPolicyId };
   const found = await readObject<IpPolicyRuleBody>(id, list);
+  if (typeof props.ipPolicyId === "string") shareListing(list.source, props.ipPolicyId);
   if (!found) return {}; // deleted outside Pulumi: refresh drops it
   const outs = toOutputs(found);
   // Inputs as the live object would declare them: after a refresh, the engine's diff of these
@@ -341,10 +343,23 @@ function reportAccess(urn: string | undefined, olds: Olds, news: IpPolicyRuleInp
     if (typeof policy !== "string") continue;
     const before = olds.ipPolicyId === policy && olds.cidr ? [{ cidr: olds.cidr, action: olds.action! }] : [];
     const after = news.ipPolicyId === policy ? [{ cidr: news.cidr, action: news.action as unknown }] : [];
-    const listed = isUnknown(news.profile) ? undefined : lastListed(source, policy);
+    const listed = isUnknown(news.profile) ? undefined : lastListed(source, policy) ?? rulesListedInCommand(policy);
     const others = listed?.filter((r) => r.id !== id).map((r) => ({ cidr: r.cidr, action: r.action }));
     report(urn, ruleAccessWords(policy, ruleEffect(others, before, after), others?.length));
   }
+}
+
+/**
+ * A refresh runs in an engine of its own (its own provider processes), before the preview's: the
+ * policy's rules as its walk listed them go to the command's record, once a policy per process, so
+ * that the preview after it judges a rule beside them (run-record.ts rulesListedInCommand).
+ */
+function shareListing(source: ConfigSource | undefined, policy: string): void {
+  const shared = processState<Set<string>>("rule-listings-shared", () => new Set());
+  const listed = shared.has(policy) ? undefined : lastListed(source, policy);
+  if (!listed) return;
+  shared.add(policy);
+  noteRulesListed(policy, listed.map((r) => ({ id: r.id, cidr: r.cidr, action: r.action })));
 }
 
 // ---- CIDRs ------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 // Words for users, rendered apart from the decisions that they report (pure; nothing here decides).
 // Access (provider/access.ts): a space as CIDRs with exact counts, and what a change opens and closes.
-import type { AccessEffect, Part, Shape, Space } from "./access";
+import type { AccessEffect, AgainstPlan, Change, Part, Shape, Space } from "./access";
 import { shapesOf } from "./access";
 
 /** A set's Delete refused in a job that holds to a reviewed plan (plan-file.ts setDeleteUnderRole). */
@@ -90,4 +90,29 @@ export function ruleAccessWords(policy: string, effect: AccessEffect, others: nu
   }
   const why = "the policy's other rules were not listed in this run: `pulumi preview --refresh` lists them";
   return `${head} ${change} (${why})`;
+}
+
+/** `opening X and closing Y` (of a change held back or done beyond a plan). */
+function changeGerunds(c: Change): string {
+  const parts = [
+    ...(shapesOf(c.opens).length ? [`opening ${describeSpace(c.opens)}`] : []),
+    ...(shapesOf(c.closes).length ? [`closing ${describeSpace(c.closes)}`] : []),
+  ];
+  return parts.join(" and ");
+}
+
+/**
+ * An update held to a reviewed plan, in a line: `access of ipp_…: did exactly what the plan showed:
+ * opens …; closes …`, or `did less than the plan showed: held back opening …; did: …`, or (the policy
+ * changed since the plan) what it did beyond it.
+ */
+export function againstPlanWords(policy: string, a: AgainstPlan): string {
+  const did = accessChangeWords(a.done);
+  const done = did === "unchanged" ? "access unchanged" : did;
+  const beyond = changeGerunds(a.beyond);
+  const also = beyond ? `; beyond it, as the policy changed since the plan: ${beyond}` : "";
+  if (a.verdict === "exactly") return `access of ${policy}: did exactly what the plan showed: ${done}`;
+  const held = changeGerunds(a.heldBack);
+  const verdict = a.verdict === "less" ? "did less than the plan showed" : "did more than the plan showed";
+  return `access of ${policy}: ${verdict}: ${held ? `held back ${held}; ` : ""}did: ${done}${also}`;
 }

@@ -215,3 +215,22 @@ export function listedElsewhere(policy: string): string[] | undefined {
   const me = recordEngine();
   return records<Listed>("listed").filter((r) => r.engine !== me && r.value?.policy === policy).pop()?.value.ids;
 }
+
+/** A policy's rules as a walk of one engine of this command listed them: ids, CIDRs, actions (the record may hold). */
+interface RulesListed {
+  policy: string;
+  rules: { id: string; cidr: string; action: "allow" | "deny" }[];
+}
+
+/**
+ * Records a policy's rules as this engine's walk listed them (a refresh's: the preview after it, in
+ * another engine, judges a rule beside them).
+ */
+export function noteRulesListed(policy: string, rules: RulesListed["rules"]): void {
+  addRecord<RulesListed>("rules-listed", { policy, rules });
+}
+
+/** A policy's rules as the last walk of an engine of this command listed them; or undefined: none did. */
+export function rulesListedInCommand(policy: string): RulesListed["rules"] | undefined {
+  return records<RulesListed>("rules-listed").filter((r) => r.value?.policy === policy).pop()?.value.rules;
+}

@@ -9,10 +9,10 @@
 // the first rule is what this command listed already (viewBeforeFirst); the one walk after the first
 // rule checks it again, and decides which of two sets came first (aloneOnPolicy).
 import { IP_POLICY_RULE_ANSWER, IpPolicyRuleBody } from "../../contract/ip-policy-rule";
-import { accessEffect } from "../access";
+import { AccessEffect, accessEffect, againstPlan } from "../access";
 import { profileSource } from "../config";
 import { report } from "../engine";
-import { policyAccessWords } from "../messages";
+import { againstPlanWords, policyAccessWords } from "../messages";
 import { plainError } from "../errors";
 import { api } from "../http/api";
 import { canonicalCidr, rulePath } from "../ip-policy-rule";
@@ -29,6 +29,7 @@ import { alreadyHoldsWords, leftUndoneNotices, listed, Notice } from "./messages
 import { describe, oneSetOnlyWords, othersNotices, plural, requests } from "./messages";
 import { plan, Step } from "./plan";
 import { noteTakeoverShown, promisesFor, promiseTerms, showPlan, takeoverShownFor } from "./promise";
+import { FileAccess, fileChange } from "./plan-file";
 import { SavedSet } from "./saved-plan";
 
 const KIND = "IP policy rule set";
@@ -173,6 +174,8 @@ export async function create(inputs: CheckedRuleSetInputs) {
   const current = found.rest;
   const held = holdToShown(plan(Object.values(keyed(current)), declared), promises, terms.see);
   const rules = await apply(inputs, current, held.steps, inputs.ipPolicyId, what, { afterFirst: aloneOnPolicy(inputs, what) });
+  // Against the plan's terms: a new set's plan is from no rule (the rules taken over exactly as declared are its own).
+  if (saved?.access) reportAccessDone(inputs.__urn, inputs.ipPolicyId, accessEffect([], rules), saved.access, true);
   reportOthers(inputs.__urn, what, found.others);
   reportLeftUndone(inputs.__urn, what, held.left);
   return { id: inputs.ipPolicyId, outs: outputs(inputs, rules, inputs) };
@@ -185,6 +188,21 @@ function alreadyHolds(what: string, refused: Member[], outcome = "nothing was ch
 /** The one error of a set that yields a policy to another stack's set (guard.ts oneSetOnPolicy, cameFirst). */
 const oneSetOnly = (what: string, ipPolicyId: string, otherSets: OtherSet[], outcome: string) =>
   plainError(oneSetOnlyWords(what, ipPolicyId, otherSets, outcome));
+
+/**
+ * What an update did to the policy's access: held to a reviewed plan's file, against what it showed
+ * (`did exactly what the plan showed`, or less); else what it did, when it did anything.
+ */
+export function reportAccessDone(
+  urn: string | undefined,
+  policy: string,
+  done: AccessEffect,
+  planned: FileAccess | undefined,
+  wrote: boolean,
+): void {
+  if (planned && "opens" in done) report(urn, againstPlanWords(policy, againstPlan(fileChange(planned), done)));
+  else if (wrote || planned) report(urn, policyAccessWords(policy, done, "done"));
+}
 
 /** Steps the preview of this run did not show, left undone: a warning under the set. */
 export const reportLeftUndone = (urn: string | undefined, what: string, left: LeftUndone[]) =>

@@ -90,6 +90,8 @@ export interface Situation {
    * (another stack's, named there): the preview counted on them.
    */
   previewSaw: ReadonlySet<string>;
+  /** What a reviewed plan's file says its preview showed opening (plan-file.ts FileAccess): a bound as shownOpening. */
+  planOpens?: Space;
 }
 
 /**
@@ -315,10 +317,12 @@ function previewBefore(x: { steps: StepSeen[] }, recorded: Member[]): AccessRule
  * showed opening (shownOpening): the policy may have changed since the preview, by hand or by a run.
  * The steps run phase by phase (plan.ts phase(), several at once within one); for each phase, the most
  * it can allow at any moment (every allow it adds, none of the denies it removes) is checked, and a
- * step adding an allow or removing a deny over what would open unshown is held back.
+ * step adding an allow or removing a deny over what would open unshown is held back. A reviewed plan's
+ * file bounds it too, by the opening it records (planOpens).
  */
 function holdToShownOpening(steps: Step[], s: Situation, strangers: Member[]) {
-  const shown = shownOpening(s.promises, s.recorded, s.declared, strangers.filter((r) => s.previewSaw.has(r.id)));
+  const fromPreviews = shownOpening(s.promises, s.recorded, s.declared, strangers.filter((r) => s.previewSaw.has(r.id)));
+  const shown = fromPreviews && s.planOpens ? intersect(fromPreviews, s.planOpens) : fromPreviews ?? s.planOpens;
   if (!shown || !steps.some(opens)) return { steps, held: [] as Step[], because: [] as HoldReason[] };
   const held = new Set<Step>();
   const unshown: string[] = [];

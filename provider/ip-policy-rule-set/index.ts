@@ -18,7 +18,7 @@ import { checkConnection, keptInputs, PROFILE_FIELD } from "../profiles";
 import { processState } from "../state";
 import { boolean, CheckFailure, id, isUnknown, UNKNOWN } from "../validate";
 import { apply, bindOwnMarkers } from "./apply";
-import { create, previewCreate, previewUnknownCreate, reportAll, stillOnPolicy } from "./create";
+import { create, previewCreate, previewUnknownCreate, reportAccessDone, reportAll, stillOnPolicy } from "./create";
 import { checkRules, CheckedRuleSetInputs, declaredList, DeclaredRule, declaredRules, IpPolicyRuleSetInputs, isUnknownValue, keyedRules, secretRules } from "./declared";
 import { foundRules, reconcile, refreshSaw, teardown } from "./guard";
 import { byStack, Claimed, declaredForms, IpPolicyRuleSetMember, IpPolicyRuleSetOutputs, keyed, members } from "./live";
@@ -26,6 +26,7 @@ import { outputs, policyRules, whoseRules } from "./live";
 import { decisionNotices, describe, driftWords, refusedWords, replacedInRunWords } from "./messages";
 import { teardownNotices, teardownRefusedWords, unknownRulesWords } from "./messages";
 import { plan, planDiff, summary } from "./plan";
+import { fileChange } from "./plan-file";
 import { foundAfterPreview, noteRefresh, previewRefreshSaw, promisesFor, promiseTerms, showPlan } from "./promise";
 import { refuseDeleteWhenHolding } from "./saved-plan";
 
@@ -158,7 +159,8 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
   const recorded = members(olds.rules);
   const declared = declaredRules(news.rules) as DeclaredRule[];
   const terms = promiseTerms(news.profile);
-  const { promises } = promisesFor(news.__urn, { policy: news.ipPolicyId, from: recorded.map(terms.seeRule), declared: declared.map(terms.seeDeclared) }, what);
+  const now = { policy: news.ipPolicyId, from: recorded.map(terms.seeRule), declared: declared.map(terms.seeDeclared) };
+  const { promises, saved } = promisesFor(news.__urn, now, what);
   const live = await policyRules(news.ipPolicyId, news.profile, what, recorded, true);
   stillOnPolicy(live, news.__urn, recorded, what, news.ipPolicyId);
   const current = live.rules;
@@ -167,6 +169,7 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
   const decided = reconcile(plan(recorded, declared), {
     recorded, declared, live: current, promises, see: terms.see, ...whoseRules(live, recorded, news.__urn),
     previewSaw: new Set(current.filter((r) => saw(terms.seeRule(r))).map((r) => r.id)),
+    planOpens: saved?.access ? fileChange(saved.access).opens : undefined,
   });
   if (decided.refused.length) throw plainError(refusedWords(what, decided.refused, secret));
   // A failure halfway is a partial update: the engine keeps the old inputs, and so the outputs keep their __plan.
@@ -175,7 +178,7 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
   const stepped = new Set(decided.steps.flatMap((s) => ("rule" in s ? [s.rule.id] : [])));
   const applied = await apply(target, before, decided.steps, id, what);
   const rules = await bindOwnMarkers(target, applied, live, stepped, id, what);
-  if (decided.steps.length) report(news.__urn, policyAccessWords(news.ipPolicyId, accessEffect(before, rules), "done"));
+  reportAccessDone(news.__urn, news.ipPolicyId, accessEffect(before, rules), saved?.access, decided.steps.length > 0);
   reportAll(news.__urn, decisionNotices(what, decided, secret));
   return { outs: outputs(news, rules, news) };
 }

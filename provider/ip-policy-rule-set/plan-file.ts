@@ -4,11 +4,14 @@
 // secret. A rule's texts are there only as a digest bound to the rule (policy, id, CIDR, action) and
 // to the file's nonce: equal texts give unequal digests, and no entry can stand for another.
 import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto";
+import { accessChange, AccessRule, Change, spaceOf } from "../access";
 import { plainError } from "../errors";
 import { isUnknownValue, Unknown } from "./declared";
 import type { RuleSeen, Shown, StepSeen } from "./promise";
 
-export const FORMAT = "accessctl-plan/2";
+export const FORMAT = "accessctl-plan/3";
+/** Formats of earlier versions of this provider: refused as older, not as foreign. */
+const OLDER_FORMATS: Record<string, string> = { "accessctl-plan/2": "accessctl-plan/2, which holds no access effect" };
 
 /**
  * Whether a set's Delete may go on in a job of `role` (config.ts planRole). A plan never shows a set's
@@ -37,6 +40,12 @@ export type FileStep =
   | { op: "flip"; rule: FileRule; to: { action: string; texts: string } }
   | { op: "delete"; rule: FileRule };
 
+/** What a set's plan does to its policy's access, as its preview showed it: minimal canonical CIDRs, IPv4 first. */
+export interface FileAccess {
+  opens: string[];
+  closes: string[];
+}
+
 /** What a preview saved of one set. */
 export interface FileSet {
   /** The set's policy ("" when its preview did not know it). */
@@ -54,6 +63,8 @@ export interface FileSet {
   /** A takeover, and the ids its listing showed it would take. */
   takesOver: boolean;
   taken: string[];
+  /** What the preview showed the steps do to the policy's access (none when not known): `up` opens nothing beyond. */
+  access: FileAccess;
 }
 
 export interface PlanFile {
@@ -119,7 +130,9 @@ export function verify(keys: PlanKeys, text: string): { plan: PlanFile } | Refus
   }
   if (!isObject(value)) return { refused: "not a plan", detail: "not a JSON object" };
   if (value.format !== FORMAT) {
-    if (Object.hasOwn(value, "version")) return { refused: "older" };
+    if (Object.hasOwn(value, "version")) return { refused: "older", detail: "without a signature" };
+    const older = typeof value.format === "string" && Object.hasOwn(OLDER_FORMATS, value.format);
+    if (older) return { refused: "older", detail: OLDER_FORMATS[value.format as string] };
     return { refused: "not a plan", detail: `no format ${FORMAT}` };
   }
   if (value.keyId !== keys.id) return { refused: "another key" };
@@ -167,6 +180,19 @@ const CIDR = text(/^[0-9a-f.:]{1,45}\/[0-9]{1,3}$/, "a canonical CIDR");
 const ACTION = text(/^(allow|deny)$/, "allow or deny");
 const DIGEST = text(/^[0-9a-f]{64}$/, "a digest (64 hex digits)");
 const rule = exactly<FileRule>({ id: ID, cidr: CIDR, action: ACTION, texts: DIGEST });
+/** A list of CIDRs exactly as access.ts writes a space: minimal, canonical, sorted, IPv4 first. */
+const SPACE: Check<string[]> = (v, at) => {
+  const cidrs = list(CIDR)(v, at);
+  let space: string[] | undefined;
+  try {
+    const s = spaceOf(cidrs);
+    space = [...s.v4, ...s.v6];
+  } catch {
+    // not CIDRs: refused below
+  }
+  const same = space !== undefined && canonical(space) === canonical(cidrs);
+  return same ? cidrs : fail(at, "expected a minimal sorted list of canonical CIDRs");
+};
 const STEPS: Record<FileStep["op"], Check<FileStep>> = {
   create: exactly({ op: text(/^create$/, "create"), to: exactly({ cidr: CIDR, action: ACTION, texts: DIGEST }) }) as
     Check<FileStep>,
@@ -190,6 +216,7 @@ const set = exactly<FileSet>({
   steps: list(step),
   takesOver: flag,
   taken: list(ID),
+  access: exactly<FileAccess>({ opens: SPACE, closes: SPACE }),
 });
 const URN = text(/^urn:pulumi:\S{1,2000}$/, "a URN");
 const sets: Check<Record<string, FileSet>> = (v, at) => {
@@ -262,12 +289,14 @@ export interface SetSeen {
   declared?: Omit<RuleSeen, "id">[];
   shown: Shown;
   takeover?: string[] | Unknown;
+  /** What the preview showed of access (a plan file's, read back: fileAccess; ignored when saving). */
+  access?: FileAccess;
 }
 
 /** A set's plan in the file's terms; one with a value its preview did not know is kept as not known (no deploy). */
 export function bindSet(b: Binding, s: SetSeen, refreshed: boolean): FileSet {
   const from = s.from.map((r) => bindRule(b, r));
-  const nothing = { declared: [], steps: [], takesOver: false, taken: [] };
+  const nothing = { declared: [], steps: [], takesOver: false, taken: [], access: { opens: [], closes: [] } };
   const unknown: FileSet = { policy: b.policy, known: false, refreshed, from, ...nothing };
   if (!("steps" in s.shown) || !s.declared || unknownIn([s.declared, s.takeover, s.from])) return unknown;
   const steps = s.shown.steps.map((x) => bindStep(b, x));
@@ -275,7 +304,38 @@ export function bindSet(b: Binding, s: SetSeen, refreshed: boolean): FileSet {
   const taken = Array.isArray(s.takeover) ? (s.takeover as string[]) : [];
   const declared = s.declared.map((d) => bindDeclared(b, d));
   const takesOver = Array.isArray(s.takeover);
-  return { policy: b.policy, known: true, refreshed, from, declared, steps: steps as FileStep[], takesOver, taken };
+  // A takeover of rules writes nothing: its plan changes no access (of an empty policy, it creates the declared rules).
+  const access = taken.length ? { opens: [], closes: [] } : fileAccess(s.from, s.declared);
+  if (!access) return unknown;
+  const plan = { declared, steps: steps as FileStep[], takesOver, taken, access };
+  return { policy: b.policy, known: true, refreshed, from, ...plan };
+}
+
+/**
+ * What a set's plan does to its policy's access: from the rules it was made from to the declared ones
+ * (the preview's `access of …` line); undefined when that is not known (an action not allow or deny,
+ * a text that is no CIDR). A file's `access` is this of its own rules (accessMatches).
+ */
+export function fileAccess(from: { cidr: string; action: string }[], declared: { cidr: string; action: string }[]):
+  FileAccess | undefined {
+  const known = (rules: { action: string }[]) => rules.every((r) => r.action === "allow" || r.action === "deny");
+  if (!known(from) || !known(declared)) return undefined;
+  try {
+    const change = accessChange(from as AccessRule[], declared as AccessRule[]);
+    return { opens: [...change.opens.v4, ...change.opens.v6], closes: [...change.closes.v4, ...change.closes.v6] };
+  } catch {
+    return undefined;
+  }
+}
+
+/** A file's access as the model's change. */
+export const fileChange = (a: FileAccess): Change => ({ opens: spaceOf(a.opens), closes: spaceOf(a.closes) });
+
+/** Whether a file's set says of access what its own rules do (a known set), or nothing (one not known). */
+export function accessMatches(set: FileSet): boolean {
+  const none: FileAccess = { opens: [], closes: [] };
+  const expected = set.known && !set.taken.length ? fileAccess(set.from, set.declared) ?? null : none;
+  return canonical(set.access) === canonical(expected);
 }
 
 /**

@@ -18,7 +18,7 @@ import { holdRefusesDeleteWords } from "../messages";
 import { ownerOf } from "../ownership";
 import { sleep } from "../http/outcomes";
 import { listed } from "./apply";
-import { Binding, bindDeclared, bindRule, bindSet, FileSet, newPlan, PlanFile, planKeys, PlanKeys } from "./plan-file";
+import { accessMatches, Binding, bindDeclared, bindRule, bindSet, FileSet, newPlan, PlanFile, planKeys, PlanKeys } from "./plan-file";
 import { setDeleteUnderRole } from "./plan-file";
 import { SetSeen, signed, unbindSteps, verify } from "./plan-file";
 import { RuleSeen } from "./promise";
@@ -117,6 +117,10 @@ export function savedPlanFor(urn: string | undefined, now: SetNow, what: string)
       "and a reviewed plan holds only values its reviewers saw",
     "Make the rules known at preview (values that do not wait for other resources), or deploy this change without a reviewed plan.");
   }
+  // Signed by this key, and yet saying of access what its own rules do not: no file this provider wrote.
+  if (!accessMatches(saved)) {
+    throw refuse("is not a plan file of this provider (its access is not what its rules open and close)");
+  }
   if (saved.policy !== now.policy) throw refuse(`was made for another program: its preview's set was on ${saved.policy}, not ${now.policy}`);
   const b: Binding = { keys, nonce: plan.nonce, policy: now.policy };
   const program = differences(saved.declared, now.declared.map((d) => bindDeclared(b, d)), (r) => `${r.cidr} ${r.action}`);
@@ -128,7 +132,8 @@ export function savedPlanFor(urn: string | undefined, now: SetNow, what: string)
     throw refuse(`was made for an older state: the rules this stack records changed since its preview (${listed(state)})${refreshHint(saved, now)}`);
   }
   const shown = { steps: unbindSteps(b, saved.steps, now) };
-  return { policy: saved.policy, from: now.from, declared: now.declared, shown, ...(saved.takesOver ? { takeover: saved.taken } : {}) };
+  const takeover = saved.takesOver ? { takeover: saved.taken } : {};
+  return { policy: saved.policy, from: now.from, declared: now.declared, shown, access: saved.access, ...takeover };
 }
 
 /** Why the states differ where a refresh explains it: the reviewed preview refreshed and this command did not, or the reverse. */
@@ -163,7 +168,7 @@ function verified(file: string, refuse: (why: string, todo?: string) => Error): 
     case "changed":
       throw refuse("was changed after its preview wrote it: its signature does not verify");
     case "older":
-      throw refuse("was written by an older version of this provider, without a signature");
+      throw refuse(`was written by an older version of this provider, ${found.detail}`);
     default:
       throw refuse(`is not a plan file of this provider (${found.detail})`);
   }

@@ -6,15 +6,19 @@
 // pack runs as the guide says: a copy of `pulumi` beside the YAML host alone, and the pack's
 // bin/pulumi-analyzer-policy-nodejs on PATH (Pulumi's path for CLIs without a Node.js host). A
 // TypeScript program runs it the same way when the Automation API runs it inline (no language host):
-// its preview fails on the dynamic classes' set and the plugin's key.
+// its preview fails on the dynamic classes' set and the plugin's key. Python and Go programs (the
+// generated SDKs, as plugin-languages.test.ts runs them) go the same way: one program each, allowing
+// 0.0.0.0/0 (the preview fails, naming it) and then without it (the preview passes).
 import { execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { startEmulator } from "../helpers/emulator";
+import { RunningEmulator, startEmulator } from "../helpers/emulator";
 import { packedPlugin, testStack } from "../helpers/stack";
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { pythonVenv } = require("../../scripts/python-venv.js");
 
 const REPO = path.resolve(__dirname, "../..");
 const GUIDE = fs.readFileSync(path.join(REPO, "docs/guides/guardrails.md"), "utf8");
@@ -62,8 +66,8 @@ function installPack(installed: string, tarball: string): string {
 }
 
 /**
- * ROOT/bin holding a copy of `pulumi`, the YAML host and the dynamic providers' shim, and no Node.js
- * host: Pulumi then runs the pack through PATH's analyzer. Returns ROOT/bin.
+ * ROOT/bin holding a copy of `pulumi`, the YAML, Python and Go hosts and the dynamic providers' shim,
+ * and no Node.js host: Pulumi then runs the pack through PATH's analyzer. Returns ROOT/bin.
  */
 function binWithoutNodeHost(binDir: string): string {
   const dir = path.join(tempDir("accessctl-cli"), "bin");
@@ -71,7 +75,8 @@ function binWithoutNodeHost(binDir: string): string {
   // A copy: Pulumi looks for hosts beside the resolved binary.
   fs.copyFileSync(path.join(binDir, "pulumi"), path.join(dir, "pulumi"));
   fs.chmodSync(path.join(dir, "pulumi"), 0o755);
-  for (const host of ["pulumi-language-yaml", "pulumi-resource-pulumi-nodejs"])
+  const hosts = ["yaml", "python", "python-exec", "go"].map((l) => `pulumi-language-${l}`);
+  for (const host of [...hosts, "pulumi-resource-pulumi-nodejs"])
     fs.symlinkSync(path.join(binDir, host), path.join(dir, host));
   return dir;
 }
@@ -206,3 +211,98 @@ on the dynamic classes and the plugin's", async () => {
     expect([byMethod.POST, byMethod.PATCH, byMethod.DELETE]).toEqual([undefined, undefined, undefined]);
   });
 });
+
+const PYTHON = `import pulumi
+import pulumi_accessctl as accessctl
+
+accessctl.IpPolicyRuleSet("office", ip_policy_id=pulumi.Config().require("ipPolicyId"), rules=[
+    {"cidr": "0.0.0.0/0", "action": "allow"},
+    {"cidr": "10.0.0.0/8", "action": "deny"},
+])
+`;
+
+const GO = `package main
+
+import (
+	"github.com/accessctl/pulumi-accessctl/sdks/go/accessctl"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
+)
+
+func main() {
+	pulumi.Run(func(ctx *pulumi.Context) error {
+		_, err := accessctl.NewIpPolicyRuleSet(ctx, "office", &accessctl.IpPolicyRuleSetArgs{
+			IpPolicyId: pulumi.String(config.New(ctx, "").Require("ipPolicyId")),
+			Rules: accessctl.IpPolicyRuleSetRuleArray{
+				accessctl.IpPolicyRuleSetRuleArgs{Cidr: pulumi.String("0.0.0.0/0"), Action: pulumi.String("allow")},
+				accessctl.IpPolicyRuleSetRuleArgs{Cidr: pulumi.String("10.0.0.0/8"), Action: pulumi.String("deny")},
+			},
+		})
+		return err
+	})
+}
+`;
+
+describe("the guardrails pack on Python and Go programs (the generated SDKs, through Pulumi's analyzer path)", () => {
+  it("a program allowing 0.0.0.0/0 fails `pulumi preview --policy-pack` with the one-line violation; \
+without it, it passes", async () => {
+    const { project: e2e, home } = packedPlugin(cleanups);
+    const emu = await startEmulator(["--rate-limit", "off"]);
+    cleanups.push(() => emu.stop());
+    const pack = installPack(path.join(e2e.dir, "node_modules/@accessctl/pulumi"), e2e.tarball);
+    const bin = binWithoutNodeHost(e2e.binDir);
+    const env = analyzerEnv(pack, home.env);
+
+    // Python: the SDK installed as pip installs it, beside the program (the venv is plugin-languages.test.ts's).
+    const venv: string = pythonVenv();
+    const python = tempDir("accessctl-guarded-python");
+    fs.writeFileSync(path.join(python, "Pulumi.yaml"), "name: guarded-python\nruntime: python\n");
+    const pip = ["install", "--quiet", "--disable-pip-version-check", "--no-deps", "--no-build-isolation"];
+    const site = path.join(python, "site");
+    const sdk = path.join(REPO, "sdks/python");
+    execFileSync(path.join(venv, "bin", "pip"), [...pip, "--target", site, sdk], { stdio: "pipe" });
+    const pythonEnv = { ...env, VIRTUAL_ENV: venv, PYTHONPATH: site };
+    await guarded(emu, 0, { dir: python, file: "__main__.py", program: PYTHON, bin, env: pythonEnv }, pack);
+
+    // Go: the SDK by a replace directive, modules from the Go module proxy (or its cache).
+    const go = tempDir("accessctl-guarded-go");
+    const ours = "github.com/accessctl/pulumi-accessctl/sdks/go";
+    const gomod = `module guarded-go\n\ngo 1.26\n\nrequire (\n\t${ours} v0.0.0\n` +
+      `\tgithub.com/pulumi/pulumi/sdk/v3 v3.259.0\n)\n\nreplace ${ours} => ${path.join(REPO, "sdks/go")}\n`;
+    fs.writeFileSync(path.join(go, "Pulumi.yaml"), "name: guarded-go\nruntime: go\n");
+    fs.writeFileSync(path.join(go, "go.mod"), gomod);
+    fs.writeFileSync(path.join(go, "main.go"), GO);
+    const goEnv = { ...process.env, GOTOOLCHAIN: "local", GOFLAGS: "-mod=mod" };
+    execFileSync("go", ["mod", "tidy"], { cwd: go, env: goEnv, stdio: "pipe" });
+    await guarded(emu, 1, { dir: go, file: "main.go", program: GO, bin, env: { ...env, GOTOOLCHAIN: "local" } }, pack);
+  });
+});
+
+/** One language's program through the pack: refused while it allows 0.0.0.0/0, nothing written; passed without it. */
+async function guarded(
+  emu: RunningEmulator,
+  n: number,
+  p: { dir: string; file: string; program: string; bin: string; env: Record<string, string> },
+  pack: string,
+): Promise<void> {
+  fs.writeFileSync(path.join(p.dir, p.file), p.program);
+  const policy = emu.fixtures.ipPolicies[n];
+  const name = path.basename(p.dir).replace(/^accessctl-guarded-(\w+).*$/, "$1");
+  const extraConfig = { ipPolicyId: { value: policy } };
+  const stack = testStack({ project: { dir: p.dir, binDir: p.bin }, emulator: emu, name, env: p.env, extraConfig });
+  cleanups.push(() => stack.cleanup());
+  const refused = await stack.run("preview", {}, { args: ["--policy-pack", pack] });
+  expect(refused.exitCode, refused.output).toBe(1);
+  const mandatory = /\[mandatory\]\s+accessctl-forbidden-ranges\s+\(accessctl:index:IpPolicyRuleSet: office\)/;
+  expect(refused.output).toMatch(mandatory);
+  const line = `IpPolicyRuleSet "office" on ${policy}: rule 0.0.0.0/0 allow allows all of IPv4: it makes reachable ` +
+    "0.0.0.0/0 except 10.0.0.0/8 (4,278,190,080 addresses)";
+  expect(refused.output.split("\n").map((l) => l.trim())).toContain(line);
+  const { byMethod } = await emu.stats();
+  expect([byMethod.POST, byMethod.PATCH, byMethod.DELETE]).toEqual([undefined, undefined, undefined]);
+  // Without the allow of everything (an office range instead): the pack passes it.
+  fs.writeFileSync(path.join(p.dir, p.file), p.program.replace("0.0.0.0/0", "203.0.113.0/24"));
+  const clean = await stack.run("preview", {}, { args: ["--policy-pack", pack] });
+  expect(clean.ok, clean.output).toBe(true);
+  expect(clean.output).not.toMatch(/\[mandatory\]/);
+}

@@ -410,7 +410,7 @@ describe("IpPolicyRuleSet: a reviewed preview binds a later up", () => {
     // The review job: its preview writes the plan (signed with a key derived from the API key: no ACCESSCTL_PLAN_KEY).
     await stack.ok("preview", setSpec(p, reviewed), save);
     const written = fs.readFileSync(file, "utf8");
-    expect(JSON.parse(written)).toMatchObject({ format: "accessctl-plan/2" });
+    expect(JSON.parse(written)).toMatchObject({ format: "accessctl-plan/3" });
     // The deploy job with another API key of the same account: refused, naming the key setting.
     const other = (await api.post("/api_keys", { description: "deploy job" })).body.token as string;
     const otherKey = await stack.run("up", setSpec(p, reviewed), { ...hold, moreConfig: { "accessctl:apiKey": { value: other, secret: true } } });

@@ -6,7 +6,9 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { compiled } from "../helpers/provider";
 
-const { bindSet, canonical, newPlan, planKeys, signed, verify, unbindSteps, bindRule, bindDeclared } = compiled("provider/ip-policy-rule-set/plan-file.js");
+const planFile = compiled("provider/ip-policy-rule-set/plan-file.js");
+const { bindSet, canonical, newPlan, planKeys, signed, verify, unbindSteps, bindRule, bindDeclared } = planFile;
+const { accessMatches } = planFile;
 const { seenStep, textsDigest } = compiled("provider/ip-policy-rule-set/promise.js");
 const { UNKNOWN_VALUE } = compiled("provider/ip-policy-rule-set/declared.js");
 
@@ -31,11 +33,14 @@ const steps = [
 ];
 const set = { policy: "ipp_1", from: [a, b, c, e].map(seen), declared: wanted.map((d) => ({ cidr: d.cidr, action: d.action, texts: digest(d) })), shown: { steps: steps.map(see) }, takeover: ["ipr_x"] };
 const URN = "urn:pulumi:prod::shop::accessctl:index:IpPolicyRuleSet::office";
+const URN2 = "urn:pulumi:prod::shop::accessctl:index:IpPolicyRuleSet::lab"; // the same plan, no takeover: its access
+const { takeover: _taken, ...plain } = set;
 const keys = planKeys("the pipeline's secret");
 
 function validFile() {
   const plan = newPlan(keys, "4242-1234567");
   plan.sets[URN] = bindSet({ keys, nonce: plan.nonce, policy: "ipp_1" }, set, true);
+  plan.sets[URN2] = bindSet({ keys, nonce: plan.nonce, policy: "ipp_1" }, plain, true);
   plan.written = "2026-11-27T21:00:00.000Z";
   return { plan, text: signed(keys, plan) };
 }
@@ -108,6 +113,8 @@ describe("the signed plan file", () => {
     const { text } = validFile();
     const all = mutations(JSON.parse(text));
     expect(all.length).toBeGreaterThan(800);
+    // The access effect is walked too: each of its CIDRs edited, deleted, repeated.
+    expect(all.filter((m) => /\.access\.(opens|closes)\[\d\]/.test(m.at)).length).toBeGreaterThan(40);
     const accepted = all.filter((m) => verify(keys, `${canonical(m.value)}\n`).plan !== undefined).map((m) => m.at);
     expect(accepted).toEqual([]);
     // Each refusal is typed: the key, a change, or not a plan; never a plan.
@@ -132,6 +139,50 @@ describe("the signed plan file", () => {
     expect(verify(keys, resigned(anyOf)).detail).toBe(`file.sets[${JSON.stringify(URN)}].anyOf: not a field of a plan file`);
   });
 
+  it("carries the access effect its preview showed: minimal canonical CIDRs, read strictly, \
+equal to what its rules do", () => {
+    const { plan, text } = validFile();
+    const access = { opens: ["10.5.0.0/16", "203.0.113.0/24"], closes: ["192.0.2.0/24", "198.51.100.0/24"] };
+    expect(plan.sets[URN2].access).toEqual(access);
+    expect(verify(keys, text).plan.sets[URN2].access).toEqual(access);
+    expect(accessMatches(plan.sets[URN2])).toBe(true);
+    expect(accessMatches(plan.sets[URN])).toBe(true);
+    const resigned = (edit: (v: any) => void) => {
+      const v = JSON.parse(text);
+      edit(v.sets[URN2]);
+      const { mac: _mac, ...body } = v;
+      return { checked: verify(keys, signed(keys, body)), set: v.sets[URN2] };
+    };
+    const at = `file.sets[${JSON.stringify(URN2)}].access`;
+    const expected = "expected a minimal sorted list of canonical CIDRs";
+    // The same addresses written another way: two halves, a host address, out of order: not the model's list.
+    const detail = (field: "opens" | "closes", cidrs: string[]) =>
+      resigned((x) => (x.access[field] = cidrs)).checked.detail;
+    expect(detail("opens", ["10.5.0.0/17", "10.5.128.0/17", "203.0.113.0/24"])).toBe(`${at}.opens: ${expected}`);
+    expect(detail("closes", ["192.0.2.1/24", "198.51.100.0/24"])).toBe(`${at}.closes: ${expected}`);
+    expect(detail("opens", ["203.0.113.0/24", "10.5.0.0/16"])).toBe(`${at}.opens: ${expected}`);
+    // Well-formed, signed, and not what its rules do (a smaller opening written beside the same steps): found apart.
+    const smaller = resigned((x) => (x.access.opens = ["10.5.0.0/16"]));
+    expect(smaller.checked.plan).toBeDefined();
+    expect(accessMatches(smaller.checked.plan.sets[URN2])).toBe(false);
+    // A set its preview did not know, and a takeover (which writes nothing), carry no access.
+    const b0 = { keys, nonce: plan.nonce, policy: "ipp_1" };
+    const none = { opens: [], closes: [] };
+    expect(bindSet(b0, { policy: "ipp_1", from: [], shown: { anyOf: [] } }, false).access).toEqual(none);
+    expect(bindSet(b0, set, false)).toMatchObject({ takesOver: true, taken: ["ipr_x"], access: none });
+    expect(bindSet(b0, { ...set, takeover: [] }, false)).toMatchObject({ takesOver: true, access });
+    // IPv6 after IPv4, each minimal: an allow of 2001:db8::/32 beside a deny of one /48.
+    const v6 = bindSet(b0, { ...plain, from: [], declared: [
+      { cidr: "2001:db8::/32", action: "allow", texts: digest({}) },
+      { cidr: "2001:db8::/48", action: "deny", texts: digest({}) },
+      { cidr: "10.0.0.0/8", action: "allow", texts: digest({}) }], shown: { steps: [] } }, false);
+    expect(v6.access.opens).toEqual(["10.0.0.0/8",
+      "2001:db8:1::/48", "2001:db8:2::/47", "2001:db8:4::/46", "2001:db8:8::/45",
+      "2001:db8:10::/44", "2001:db8:20::/43", "2001:db8:40::/42", "2001:db8:80::/41", "2001:db8:100::/40",
+      "2001:db8:200::/39", "2001:db8:400::/38", "2001:db8:800::/37", "2001:db8:1000::/36", "2001:db8:2000::/35",
+      "2001:db8:4000::/34", "2001:db8:8000::/33"]);
+  });
+
   it("refuses the same content in another layout (white space, key order), another key's signature, and the old unsigned format", () => {
     const { text } = validFile();
     const value = JSON.parse(text);
@@ -141,6 +192,9 @@ describe("the signed plan file", () => {
     expect(verify(keys, reordered).refused).toBe("changed");
     expect(verify(planKeys("another secret"), text).refused).toBe("another key");
     expect(verify(keys, JSON.stringify({ version: 1, command: "1-2", written: "", sets: {} })).refused).toBe("older");
+    // The format before the access effect: older, named.
+    const older = { refused: "older", detail: "accessctl-plan/2, which holds no access effect" };
+    expect(verify(keys, text.replace("accessctl-plan/3", "accessctl-plan/2"))).toEqual(older);
     expect(verify(keys, "not json").refused).toBe("not a plan");
   });
 
