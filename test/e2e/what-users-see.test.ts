@@ -143,7 +143,7 @@ describe("a set's drift and plans read as the rules that changed", () => {
     expect(progress.length, up.output).toBeGreaterThan(1);
     expect(up.output).toMatch(/created \d+ of 30; waiting for the service's rate limit/);
     expect(up.output).toMatch(/IpPolicyRuleSet s created \(\d+s\) created 30 of 30/);
-    // No destroy: 60 deletes at this pace take as long again, and the emulator goes with the test.
+    // No destroy: 30 deletes at this pace take as long again, and the emulator goes with the test.
   });
 });
 
