@@ -10,7 +10,7 @@ beforeAll(async () => {
   if (!cliReady) return;
   const deadline = Date.now() + WAIT_MS;
   while (!fs.existsSync(cliReady)) {
-    if (Date.now() > deadline) throw new Error(`no Pulumi CLI after ${WAIT_MS / 60_000} minutes (${cliReady} not written)`);
+    if (Date.now() > deadline) throw new Error(`no Pulumi CLI after ${WAIT_MS / 60_000} min (no ${cliReady})`);
     await new Promise((r) => setTimeout(r, 500));
   }
   const { error } = JSON.parse(fs.readFileSync(cliReady, "utf8")) as { error?: string };
