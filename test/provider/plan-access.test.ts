@@ -8,6 +8,7 @@ const { againstPlan, spaceOf } = compiled("provider/access.js");
 const { againstPlanWords } = compiled("provider/messages.js");
 const { plan } = compiled("provider/ip-policy-rule-set/plan.js");
 const { reconcile } = compiled("provider/ip-policy-rule-set/guard.js");
+const { becauseWords, say } = compiled("provider/ip-policy-rule-set/messages.js");
 const { seenStep, textsDigest } = compiled("provider/ip-policy-rule-set/promise.js");
 const { canonicalCidr } = compiled("provider/ip-policy-rule.js");
 
@@ -57,9 +58,9 @@ describe("the plan file's recorded opening bounds what an update opens (planOpen
   const decide = (planOpens: string[] | undefined, promised = false) => {
     const p = plan([A, D], declared);
     return reconcile(p, {
-      recorded: [A, D], declared, live: [A, D], see, secret: false,
+      recorded: [A, D], declared, live: [A, D], see,
       promises: promised ? [[{ steps: p.steps.map(see) }]] : [],
-      claimedElsewhere: () => false, othersOf: () => undefined, previewSaw: () => false, adoptExisting: false,
+      claimedElsewhere: new Set(), othersOf: new Map(), previewSaw: new Set(), adoptExisting: false,
       ...(planOpens ? { planOpens: spaceOf(planOpens) } : {}),
     });
   };
@@ -70,11 +71,12 @@ inside it, it is made", () => {
     expect(decide(undefined).steps.map((s: { op: string }) => s.op).sort()).toEqual(["create", "delete"]);
     const bounded = decide(["172.16.0.0/12"]);
     expect(bounded.steps.map((s: { op: string }) => s.op)).toEqual(["create"]);
-    expect(bounded.heldBack).toEqual(["delete 10.5.0.0/16 deny (ipr_D)"]);
+    expect(bounded.heldBack.map(say)).toEqual(["delete 10.5.0.0/16 deny (ipr_D)"]);
     const why = "it would open 10.5.0.0/16 (65,536 addresses), which the preview did not show opening";
-    expect(bounded.heldBecause).toEqual([why]);
+    expect(bounded.heldBecause.map(becauseWords)).toEqual([why]);
+    expect(bounded.heldBecause).toEqual([{ kind: "opensUnshown", opens: spaceOf(["10.5.0.0/16"]) }]);
     expect(decide(["10.5.0.0/16", "172.16.0.0/12"]).heldBack).toEqual([]);
     // With this command's preview as a promise too, the file's opening still bounds it (both hold).
-    expect(decide(["10.5.0.0/16"], true).heldBack).toEqual(["create 172.16.0.0/12 allow"]);
+    expect(decide(["10.5.0.0/16"], true).heldBack.map(say)).toEqual(["create 172.16.0.0/12 allow"]);
   });
 });
