@@ -5,12 +5,16 @@
 // inputs it would declare, diff says nothing changed, delete does nothing. Same config as
 // examples/office-allowlist (ipPolicyId, allow: a list of CIDRs). What the host's process holds is
 // then the host's own: the request and response messages it makes of these properties.
+// Fair to ours: each operation ends as ours does (provider/operation.ts), by the same afterOperation
+// of provider/memory.ts, which collects after an operation that grew the heap by 32 MB. Without it
+// the floor kept the garbage of one call through the next ones and was no floor (issue 40).
 import * as pulumi from "@pulumi/pulumi";
+import { afterOperation } from "@accessctl/pulumi/dist/provider/memory";
 
 type Rule = { cidr: string; action: string };
 const declared = (rules: Record<string, Rule>) => Object.fromEntries(Object.entries(rules).map(([cidr, r]) => [cidr, { cidr, action: r.action }]));
 
-const provider: pulumi.dynamic.ResourceProvider = {
+const doNothing: pulumi.dynamic.ResourceProvider = {
   async check(_olds: any, news: any) {
     return { inputs: { ipPolicyId: news.ipPolicyId, rules: Object.fromEntries((news.rules as Rule[]).map((r) => [r.cidr, { cidr: r.cidr, action: r.action }])) } };
   },
@@ -29,6 +33,15 @@ const provider: pulumi.dynamic.ResourceProvider = {
     return { changes: false };
   },
   async delete() {},
+};
+
+// Each method as ours runs it: the operation, then afterOperation however it ended.
+const provider: pulumi.dynamic.ResourceProvider = {
+  check: (olds, news) => doNothing.check!(olds, news).finally(afterOperation),
+  create: (inputs) => doNothing.create(inputs).finally(afterOperation),
+  read: (id, props) => doNothing.read!(id, props).finally(afterOperation),
+  diff: (id, olds, news) => doNothing.diff!(id, olds, news).finally(afterOperation),
+  delete: (id, props) => doNothing.delete!(id, props).finally(afterOperation),
 };
 
 class FloorSet extends pulumi.dynamic.Resource {
