@@ -9,22 +9,26 @@
 "use strict";
 const { RESOURCES } = require("../dist/plugin/server.js");
 
-const declared = (rules) => Object.fromEntries(Object.entries(rules).map(([cidr, r]) => [cidr, { cidr, action: r.action }]));
+const declared = (rules) =>
+  Object.fromEntries(Object.entries(rules).map(([cidr, r]) => [cidr, { cidr, action: r.action }]));
 
 const floor = {
   async check(_olds, news) {
-    return { inputs: { ipPolicyId: news.ipPolicyId, rules: Object.fromEntries(news.rules.map((r) => [r.cidr, { cidr: r.cidr, action: r.action }])) }, failures: [] };
+    const rules = Object.fromEntries(news.rules.map((r) => [r.cidr, { cidr: r.cidr, action: r.action }]));
+    return { inputs: { ipPolicyId: news.ipPolicyId, rules }, failures: [] };
   },
   async create(inputs) {
     const at = new Date(0).toISOString();
     const rules = Object.fromEntries(Object.entries(inputs.rules).map(([cidr, r], i) => {
       const id = `ipr_${String(i).padStart(24, "0")}`;
-      return [cidr, { id, cidr, action: r.action, description: "", metadata: "", uri: `http://127.0.0.1:40000/ip_policy_rules/${id}`, createdAt: at }];
+      const uri = `http://127.0.0.1:40000/ip_policy_rules/${id}`;
+      return [cidr, { id, cidr, action: r.action, description: "", metadata: "", uri, createdAt: at }];
     }));
     return { id: inputs.ipPolicyId, outs: { ipPolicyId: inputs.ipPolicyId, rules } };
   },
   async read(id, props) {
-    return { id, props: { ipPolicyId: props.ipPolicyId, rules: props.rules }, inputs: { ipPolicyId: props.ipPolicyId, rules: declared(props.rules) } };
+    const inputs = { ipPolicyId: props.ipPolicyId, rules: declared(props.rules) };
+    return { id, props: { ipPolicyId: props.ipPolicyId, rules: props.rules }, inputs };
   },
   async diff() {
     return { changes: false, replaces: [] };

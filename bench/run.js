@@ -48,7 +48,8 @@
 //      floor: bench/floor-set.ts, a dynamic provider that does no work for a resource of the same size
 //      (what Pulumi's host itself holds), and bench/floor-plugin.js, the plugin's process with a set
 //      that does no work; both collect garbage as ours does (provider/memory.ts). --memory-hosts picks
-//      of dynamic,floor,plugin,pluginFloor. `--only memory` (bench/results-memory.json).
+//      of dynamic,floor,plugin,pluginFloor,floorCompact (the dynamic floor with `rules` kept as one
+//      text; not by default). `--only memory` (bench/results-memory.json).
 //  12. walks of the account at the service's default limit (120/60, the client's default too): a set of
 //      --walks-set rules (examples/office-allowlist) in accounts of --walk-sizes rules (default 20000,50000,100000;
 //      the emulator's --seed-rules, on another policy): `up` with its preview (as a user runs it), `preview
@@ -103,7 +104,7 @@ function flags(argv) {
     else if (a === "--pipelines") f.pipelines = argv[++i].split(",").map(Number);
     else if (a === "--pipeline-rules") f.pipelineRules = Number(argv[++i]);
     else if (a === "--pipeline-runs") f.pipelineRuns = Number(argv[++i]);
-    else if (a === "--memory-hosts") f.memoryHosts = argv[++i].split(","); // of dynamic,floor,plugin,pluginFloor
+    else if (a === "--memory-hosts") f.memoryHosts = argv[++i].split(","); // of dynamic,floor,plugin,pluginFloor,floorCompact
     else if (a === "--walk-sizes") f.walkSizes = argv[++i].split(",").map(Number);
     else if (a === "--walks-set") f.walksSet = Number(argv[++i]);
     else if (a === "--per-object-up") f.perObjectUp = true; // per-object `up --refresh` too: about 2 GETs per object at 2/s
@@ -752,13 +753,13 @@ async function measureMemory(ctx) {
   // The plugin's floor: the same program on a plugin whose set does nothing (bench/floor-plugin.js), installed apart.
   const floorDir = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-floor-plugin-"));
   const floorHome = f.memoryHosts.includes("pluginFloor") ? pluginHome(ctx.binDir, buildPlugin(path.join(REPO, "bench/floor-plugin.js"), floorDir)) : home;
-  const homes = { dynamic: home, floor: home, plugin: home, pluginFloor: floorHome };
+  const homes = { dynamic: home, floor: home, floorCompact: home, plugin: home, pluginFloor: floorHome };
   const ops = [["up", "up"], ["previewRefresh", "preview", { refresh: true }], ["refresh", "refresh"], ["destroy", "destroy"]];
-  const hosts = { dynamic: "set", plugin: "pluginSet", floor: "floor", pluginFloor: "pluginSet" };
-  const floors = new Set(["floor", "pluginFloor"]);
+  const hosts = { dynamic: "set", plugin: "pluginSet", floor: "floor", floorCompact: "floor", pluginFloor: "pluginSet" };
+  const floors = new Set(["floor", "floorCompact", "pluginFloor"]);
   const once = (host) => withSession(ctx, { emuArgs: unlimitedEmulator(ctx.f), project: ctx.projects[hosts[host]], env: { ...UNLIMITED_CLIENT, ...homes[host].env } }, async (s) => {
     const policy = s.emu.fixtures.ipPolicies[0];
-    const config = { ipPolicyId: { value: policy }, allow: { value: JSON.stringify(setCidrs(f.memoryRules)) } };
+    const config = { ipPolicyId: { value: policy }, allow: { value: JSON.stringify(setCidrs(f.memoryRules)) }, ...(host === "floorCompact" ? { compact: { value: "true" } } : {}) };
     const out = { load: os.loadavg()[0] }; // the machine's load (1 min) as the run began
     for (const [name, op, extra] of ops) {
       if (name === "previewRefresh" && !floors.has(host)) await driftTwo(s.emu, policy); // (a floor reads nothing)
@@ -779,7 +780,7 @@ async function measureMemory(ctx) {
     return sorted.length % 2 ? sorted[Math.floor(mid)] : (sorted[mid - 1] + sorted[mid]) / 2;
   };
   try {
-    const r = { rules: f.memoryRules, runs: f.memoryRuns, tarball: path.basename(tarball), dynamic: {}, plugin: {}, floor: {}, pluginFloor: {}, each: { dynamic: [], plugin: [], floor: [], pluginFloor: [] } };
+    const r = { rules: f.memoryRules, runs: f.memoryRuns, tarball: path.basename(tarball), dynamic: {}, plugin: {}, floor: {}, floorCompact: {}, pluginFloor: {}, each: { dynamic: [], plugin: [], floor: [], floorCompact: [], pluginFloor: [] } };
     for (let i = 0; i < f.memoryRuns; i++) for (const host of f.memoryHosts) r.each[host].push(await once(host));
     for (const host of f.memoryHosts) {
       for (const [name] of ops) r[host][name] = { seconds: median(r.each[host].map((e) => e[name].seconds)), peakMb: median(r.each[host].map((e) => e[name].peakMb)), maxPeakMb: Math.max(...r.each[host].map((e) => e[name].peakMb)) };
@@ -823,6 +824,7 @@ function printMemory(r) {
   };
   const secs = (host, k) => (r[host]?.[k] ? fmt(r[host][k].seconds) : "–");
   table(["operation", "dynamic MB", "dynamic floor MB", "dynamic − floor", "plugin MB", "plugin floor MB", "plugin − floor", "dynamic s", "floor s", "plugin s", "plugin floor s"], ops.map(([label, k]) => [label, peak("dynamic", k), peak("floor", k), over("dynamic", "floor", k), peak("plugin", k), peak("pluginFloor", k), over("plugin", "pluginFloor", k), secs("dynamic", k), secs("floor", k), secs("plugin", k), secs("pluginFloor", k)]));
+  if (r.each.floorCompact?.length) table(["operation", "dynamic floor, rules as one text MB", "s"], ops.map(([label, k]) => [label, peak("floorCompact", k), secs("floorCompact", k)]));
   const loads = Object.values(r.each).flat().map((e) => e.load).filter((x) => x !== undefined);
   if (loads.length) console.log(`load average (1 min) as each run began: ${fmt(Math.min(...loads), 2)}–${fmt(Math.max(...loads), 2)}`);
   console.log("(dynamic floor: bench/floor-set.ts, a dynamic provider that does no work for a resource of the same size: what Pulumi's dynamic-provider host itself holds; plugin floor: bench/floor-plugin.js, the plugin's process with a set that does no work. Both collect as ours does: provider/memory.ts)");
@@ -895,7 +897,7 @@ function makeProjects(root, plugin, memory) {
     baseline: project("baseline", { files: { "index.ts": path.join(REPO, "bench/baseline.ts") }, main: "index.ts" }),
     set: project("set", { from: path.join(REPO, "examples/office-allowlist") }),
   };
-  if (memory?.includes("floor")) projects.floor = project("floor", { files: { "index.ts": path.join(REPO, "bench/floor-set.ts") }, main: "index.ts" });
+  if (memory?.some((h) => h === "floor" || h === "floorCompact")) projects.floor = project("floor", { files: { "index.ts": path.join(REPO, "bench/floor-set.ts") }, main: "index.ts" });
   if (plugin) {
     projects.plugin = project("plugin", { from: path.join(REPO, "examples/many-rules") });
     projects.pluginSet = project("plugin-set", { from: path.join(REPO, "examples/office-allowlist") });
