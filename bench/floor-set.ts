@@ -12,7 +12,7 @@
 // the least a compact internal form of the properties could cost this host (the program's own list
 // of rules still reaches check as it is). The bench's host "floorCompact".
 import * as pulumi from "@pulumi/pulumi";
-import { afterOperation } from "@accessctl/pulumi/dist/provider/memory";
+import { afterOperation } from "@accessctl/pulumi/dist/provider/memory.js";
 
 type Rule = { cidr: string; action: string };
 const compact = new pulumi.Config().getBoolean("compact") ?? false;
