@@ -16,13 +16,17 @@ const args = process.argv.slice(2);
 const N = args.includes("--rules") ? Number(args[args.indexOf("--rules") + 1]) : 5000;
 const mb = (b) => (b / 2 ** 20).toFixed(1);
 const oldUsed = () =>
-  v8.getHeapSpaceStatistics().reduce((n, s) => (/^(old|large_object)_space$/.test(s.space_name) ? n + s.space_used_size : n), 0);
+  v8
+    .getHeapSpaceStatistics()
+    .filter((s) => s.space_name === "old_space" || s.space_name === "large_object_space")
+    .reduce((n, s) => n + s.space_used_size, 0);
 
 async function main() {
   if (typeof gc !== "function") throw new Error("run with node --expose-gc");
   const { child, startup } = await startEmulator(["--rate-limit", "off"]);
   try {
-    Object.assign(process.env, { ACCESSCTL_API_URL: startup.url, ACCESSCTL_API_KEY: startup.adminToken, ACCESSCTL_MAX_REQUESTS_PER_MINUTE: "1000000" });
+    const env = { ACCESSCTL_API_URL: startup.url, ACCESSCTL_API_KEY: startup.adminToken };
+    Object.assign(process.env, env, { ACCESSCTL_MAX_REQUESTS_PER_MINUTE: "1000000" });
     for (const m of ["@pulumi/pulumi", "@grpc/grpc-js", "node:http2"]) require(m); // what a host has loaded
     const { processState } = require(path.join(REPO, "dist/provider/state.js"));
     if (args.includes("--turbofan")) processState("wasm", () => ({})).liftoffOnly = true;
@@ -31,7 +35,8 @@ async function main() {
     const set = bounded(RESOURCES.IpPolicyRuleSet.load());
     const urn = "urn:pulumi:dev::accessctl-bench::pulumi-nodejs:dynamic/accessctl:IpPolicyRuleSet::office-allowlist";
     const cidrs = Array.from({ length: N }, (_, i) => `10.${Math.floor(i / 250)}.${i % 250}.0/24`);
-    const news = { ipPolicyId: startup.fixtures.ipPolicies[0], rules: cidrs.map((cidr) => ({ cidr, action: "allow" })), __urn: urn };
+    const rules = cidrs.map((cidr) => ({ cidr, action: "allow" }));
+    const news = { ipPolicyId: startup.fixtures.ipPolicies[0], rules, __urn: urn };
     let peak = 0;
     const timer = setInterval(() => (peak = Math.max(peak, oldUsed())), 5);
     const rows = [];
@@ -43,7 +48,9 @@ async function main() {
       await new Promise((r) => setImmediate(r));
       const top = peak;
       gc();
-      rows.push({ operation: label, oldPeakMb: mb(top - before), oldKeptMb: mb(oldUsed() - before), rssMb: mb(process.memoryUsage.rss()) });
+      const kept = oldUsed() - before;
+      const rssMb = mb(process.memoryUsage.rss());
+      rows.push({ operation: label, oldPeakMb: mb(top - before), oldKeptMb: mb(kept), rssMb });
       return result;
     };
     gc();
@@ -55,7 +62,8 @@ async function main() {
     const again = await step("check (again)", () => set.check(read.inputs, news));
     await step("diff", () => set.diff(made.id, { ...read.props, __urn: urn }, { ...again.inputs, __urn: urn }));
     clearInterval(timer);
-    console.log(`${N} rules, ${args.includes("--turbofan") ? "TurboFan" : "Liftoff only"}; RSS ${loaded} MB once loaded`);
+    const parser = args.includes("--turbofan") ? "TurboFan" : "Liftoff only";
+    console.log(`${N} rules, the parser's WebAssembly by ${parser}; RSS ${loaded} MB once loaded`);
     console.table(rows);
   } finally {
     child.kill("SIGTERM");

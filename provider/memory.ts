@@ -40,7 +40,10 @@ function collector(): Collector {
 const used = () => v8.getHeapStatistics().used_heap_size;
 /** Bytes in use of the old generation: what outlived two young collections, and stays until a full one. */
 const oldUsed = () =>
-  v8.getHeapSpaceStatistics().reduce((n, s) => (/^(old|large_object)_space$/.test(s.space_name) ? n + s.space_used_size : n), 0);
+  v8
+    .getHeapSpaceStatistics()
+    .filter((s) => s.space_name === "old_space" || s.space_name === "large_object_space")
+    .reduce((n, s) => n + s.space_used_size, 0);
 
 function collect(c: Collector): void {
   if (!c.gc) {

@@ -10,7 +10,8 @@ const { processState } = compiled("provider/state.js");
 const v8 = require("node:v8") as typeof import("node:v8");
 
 const used = () => v8.getHeapStatistics().used_heap_size;
-const record = () => processState("memory", () => ({ base: 0 })) as { base: number; pending?: boolean; oldBase?: number };
+type Collector = { base: number; pending?: boolean; oldBase?: number };
+const record = () => processState("memory", () => ({ base: 0 })) as Collector;
 /** About `mb` MB of objects, alive until the caller lets go. */
 const junk = (mb: number) => Array.from({ length: mb * 8_000 }, (_, i) => ({ i, text: `rule ${i} `.repeat(8) }));
 
