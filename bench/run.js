@@ -44,9 +44,12 @@
 //      --refresh after 2 rules were changed by hand through the API, refresh, destroy, unlimited; for each
 //      operation its wall time and the peak resident memory (VmHWM) of the provider process: the node
 //      child of pulumi-resource-pulumi-nodejs, or pulumi-resource-accessctl's node. --memory-runs N repeats
-//      the whole sequence N times (each figure the median). Beside them the floor of the dynamic host:
-//      bench/floor-set.ts, a dynamic provider that does no work for a resource of the same size (what
-//      Pulumi's host itself holds). `--only memory` (bench/results-memory.json).
+//      the whole sequence N times, the hosts interleaved (each figure the median). Beside each host its
+//      floor: bench/floor-set.ts, a dynamic provider that does no work for a resource of the same size
+//      (what Pulumi's host itself holds), and bench/floor-plugin.js, the plugin's process with a set
+//      that does no work; both collect garbage as ours does (provider/memory.ts). --memory-hosts picks
+//      of dynamic,floor,plugin,pluginFloor,floorCompact (the dynamic floor with `rules` kept as one
+//      text; not by default). `--only memory` (bench/results-memory.json).
 //  12. walks of the account at the service's default limit (120/60, the client's default too): a set of
 //      --walks-set rules (examples/office-allowlist) in accounts of --walk-sizes rules (default 20000,50000,100000;
 //      the emulator's --seed-rules, on another policy): `up` with its preview (as a user runs it), `preview
@@ -67,12 +70,12 @@ const os = require("node:os");
 const path = require("node:path");
 const emulatorProcess = require("../scripts/emulator-process");
 const { makeProject, packTarball, pluginHome, pulumiBinDir, REPO } = require("../scripts/pack-project");
-const { tarballName } = require("../scripts/plugin");
+const { build: buildPlugin, tarballName } = require("../scripts/plugin");
 const { spawnJob } = require("../scripts/stack");
 const { fmt, table } = require("./table");
 
 function flags(argv) {
-  const f = { sizes: [50, 200, 500], keys: 3, latency: 20, rateRules: 300, skipRate: false, skipCheckpoints: false, refreshRules: 500, refreshKeys: 10, skipRefresh: false, skipTeam: false, teamRules: 100, perObjectUp: false, skipEmulator: false, models: ["window", "bucket"], skipSet: false, setRules: 500, setLarge: 5000, setPerRule: true, skipPlugin: false, pluginRules: 200, pluginSet: 500, skipAccounts: false, accountSizes: [19000, 50000, 100000], accountLimited: 19000, accountSet: 100, skipBounds: false, boundsRules: 300, skipMemory: false, memoryRules: 5000, memoryRuns: 1, memoryHosts: ["dynamic", "plugin", "floor"], skipWalks: false, walkSizes: [20000, 50000, 100000], walksSet: 100, skipPipelines: false, pipelines: [1, 3, 10], pipelineRules: 100, pipelineRuns: 3 };
+  const f = { sizes: [50, 200, 500], keys: 3, latency: 20, rateRules: 300, skipRate: false, skipCheckpoints: false, refreshRules: 500, refreshKeys: 10, skipRefresh: false, skipTeam: false, teamRules: 100, perObjectUp: false, skipEmulator: false, models: ["window", "bucket"], skipSet: false, setRules: 500, setLarge: 5000, setPerRule: true, skipPlugin: false, pluginRules: 200, pluginSet: 500, skipAccounts: false, accountSizes: [19000, 50000, 100000], accountLimited: 19000, accountSet: 100, skipBounds: false, boundsRules: 300, skipMemory: false, memoryRules: 5000, memoryRuns: 1, memoryHosts: ["floor", "dynamic", "pluginFloor", "plugin"], skipWalks: false, walkSizes: [20000, 50000, 100000], walksSet: 100, skipPipelines: false, pipelines: [1, 3, 10], pipelineRules: 100, pipelineRuns: 3 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--sizes") f.sizes = argv[++i].split(",").map(Number);
@@ -101,7 +104,7 @@ function flags(argv) {
     else if (a === "--pipelines") f.pipelines = argv[++i].split(",").map(Number);
     else if (a === "--pipeline-rules") f.pipelineRules = Number(argv[++i]);
     else if (a === "--pipeline-runs") f.pipelineRuns = Number(argv[++i]);
-    else if (a === "--memory-hosts") f.memoryHosts = argv[++i].split(","); // of dynamic,plugin,floor
+    else if (a === "--memory-hosts") f.memoryHosts = argv[++i].split(","); // of dynamic,floor,plugin,pluginFloor,floorCompact
     else if (a === "--walk-sizes") f.walkSizes = argv[++i].split(",").map(Number);
     else if (a === "--walks-set") f.walksSet = Number(argv[++i]);
     else if (a === "--per-object-up") f.perObjectUp = true; // per-object `up --refresh` too: about 2 GETs per object at 2/s
@@ -747,18 +750,24 @@ async function measureMemory(ctx) {
   const { f } = ctx;
   const tarball = path.join(ctx.projects.pluginSet, "node_modules/@accessctl/pulumi/dist", tarballName());
   const home = pluginHome(ctx.binDir, tarball);
+  // The plugin's floor: the same program on a plugin whose set does nothing (bench/floor-plugin.js), installed apart.
+  const floorDir = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-floor-plugin-"));
+  const floorHome = f.memoryHosts.includes("pluginFloor") ? pluginHome(ctx.binDir, buildPlugin(path.join(REPO, "bench/floor-plugin.js"), floorDir)) : home;
+  const homes = { dynamic: home, floor: home, floorCompact: home, plugin: home, pluginFloor: floorHome };
   const ops = [["up", "up"], ["previewRefresh", "preview", { refresh: true }], ["refresh", "refresh"], ["destroy", "destroy"]];
-  const hosts = { dynamic: "set", plugin: "pluginSet", floor: "floor" };
-  const once = (host) => withSession(ctx, { emuArgs: unlimitedEmulator(ctx.f), project: ctx.projects[hosts[host]], env: { ...UNLIMITED_CLIENT, ...home.env } }, async (s) => {
+  const hosts = { dynamic: "set", plugin: "pluginSet", floor: "floor", floorCompact: "floor", pluginFloor: "pluginSet" };
+  const floors = new Set(["floor", "floorCompact", "pluginFloor"]);
+  const once = (host) => withSession(ctx, { emuArgs: unlimitedEmulator(ctx.f), project: ctx.projects[hosts[host]], env: { ...UNLIMITED_CLIENT, ...homes[host].env } }, async (s) => {
     const policy = s.emu.fixtures.ipPolicies[0];
-    const config = { ipPolicyId: { value: policy }, allow: { value: JSON.stringify(setCidrs(f.memoryRules)) } };
-    const out = {};
+    const config = { ipPolicyId: { value: policy }, allow: { value: JSON.stringify(setCidrs(f.memoryRules)) }, ...(host === "floorCompact" ? { compact: { value: "true" } } : {}) };
+    const out = { load: os.loadavg()[0] }; // the machine's load (1 min) as the run began
     for (const [name, op, extra] of ops) {
-      if (name === "previewRefresh" && host !== "floor") await driftTwo(s.emu, policy); // (the floor reads nothing)
-      const stopWatch = watchProviderMemory(host === "plugin" ? PLUGIN_PROCESS : undefined, home.env.PULUMI_HOME, 50);
+      if (name === "previewRefresh" && !floors.has(host)) await driftTwo(s.emu, policy); // (a floor reads nothing)
+      const plugin = host === "plugin" || host === "pluginFloor";
+      const stopWatch = watchProviderMemory(plugin ? PLUGIN_PROCESS : undefined, homes[host].env.PULUMI_HOME, 50);
       const m = await s.run(host, op, config, extra);
       const peakMb = Math.round(stopWatch() / 1024);
-      const expected = host === "floor" ? undefined : 1;
+      const expected = floors.has(host) ? undefined : 1;
       if (name === "previewRefresh" && m.result.changeSummary?.update !== expected) throw new Error(`${host}: preview --refresh: expected ${expected ?? "no"} update, got ${JSON.stringify(m.result.changeSummary)}`);
       out[name] = { seconds: m.seconds, peakMb, requests: m.requests };
       process.stderr.write(`bench: memory: ${host}: ${op}${extra ? " --refresh" : ""} of ${f.memoryRules}: ${m.seconds.toFixed(1)} s, provider peak ${peakMb} MB, ${m.requests} requests\n`);
@@ -771,7 +780,7 @@ async function measureMemory(ctx) {
     return sorted.length % 2 ? sorted[Math.floor(mid)] : (sorted[mid - 1] + sorted[mid]) / 2;
   };
   try {
-    const r = { rules: f.memoryRules, runs: f.memoryRuns, tarball: path.basename(tarball), dynamic: {}, plugin: {}, floor: {}, each: { dynamic: [], plugin: [], floor: [] } };
+    const r = { rules: f.memoryRules, runs: f.memoryRuns, tarball: path.basename(tarball), dynamic: {}, plugin: {}, floor: {}, floorCompact: {}, pluginFloor: {}, each: { dynamic: [], plugin: [], floor: [], floorCompact: [], pluginFloor: [] } };
     for (let i = 0; i < f.memoryRuns; i++) for (const host of f.memoryHosts) r.each[host].push(await once(host));
     for (const host of f.memoryHosts) {
       for (const [name] of ops) r[host][name] = { seconds: median(r.each[host].map((e) => e[name].seconds)), peakMb: median(r.each[host].map((e) => e[name].peakMb)), maxPeakMb: Math.max(...r.each[host].map((e) => e[name].peakMb)) };
@@ -779,6 +788,8 @@ async function measureMemory(ctx) {
     return r;
   } finally {
     home.cleanup();
+    if (floorHome !== home) floorHome.cleanup();
+    fs.rmSync(floorDir, { recursive: true, force: true });
   }
 }
 
@@ -799,12 +810,24 @@ async function driftTwo(emu, policy) {
 }
 
 function printMemory(r) {
-  console.log(`\nOne IpPolicyRuleSet of ${r.rules} rules, emulator --rate-limit off; provider process peak RSS (VmHWM) and wall time${r.runs > 1 ? `, median of ${r.runs} runs (max peak in brackets)` : ""}:`);
-  const peak = (m) => `${m.peakMb}${r.runs > 1 ? ` (${m.maxPeakMb})` : ""}`;
+  console.log(`\nOne IpPolicyRuleSet of ${r.rules} rules, emulator --rate-limit off; provider process peak RSS (VmHWM) and wall time${r.runs > 1 ? `, median of ${r.runs} interleaved runs (their range in brackets)` : ""}:`);
   const ops = [["up", "up"], ["preview --refresh, 2 rules drifted", "previewRefresh"], ["refresh", "refresh"], ["destroy", "destroy"]];
-  const cell = (host, k, f) => (r[host]?.[k] ? f(r[host][k]) : "–");
-  table(["operation", "dynamic peak RSS MB", "plugin peak RSS MB", "dynamic floor MB", "dynamic s", "plugin s", "dynamic floor s"], ops.map(([label, k]) => [label, cell("dynamic", k, peak), cell("plugin", k, peak), cell("floor", k, peak), cell("dynamic", k, (m) => fmt(m.seconds)), cell("plugin", k, (m) => fmt(m.seconds)), cell("floor", k, (m) => fmt(m.seconds))]));
-  console.log("(dynamic floor: bench/floor-set.ts, a dynamic provider that does no work for a resource of the same size: what Pulumi's dynamic-provider host itself holds)");
+  const each = (host, k) => (r.each[host] ?? []).map((e) => e[k]?.peakMb).filter((x) => x !== undefined);
+  const range = (xs) => (r.runs > 1 && xs.length ? ` (${Math.min(...xs)}–${Math.max(...xs)})` : "");
+  const peak = (host, k) => (r[host]?.[k] ? `${r[host][k].peakMb}${range(each(host, k))}` : "–");
+  // Ours less its floor, run by run (the runs are interleaved: run i of each host ran side by side).
+  const over = (host, floor, k) => {
+    const ours = each(host, k), base = each(floor, k);
+    if (!ours.length || ours.length !== base.length) return "–";
+    const d = ours.map((x, i) => x - base[i]).sort((a, b) => a - b);
+    return `${d[Math.floor(d.length / 2)]}${range(d)}`;
+  };
+  const secs = (host, k) => (r[host]?.[k] ? fmt(r[host][k].seconds) : "–");
+  table(["operation", "dynamic MB", "dynamic floor MB", "dynamic − floor", "plugin MB", "plugin floor MB", "plugin − floor", "dynamic s", "floor s", "plugin s", "plugin floor s"], ops.map(([label, k]) => [label, peak("dynamic", k), peak("floor", k), over("dynamic", "floor", k), peak("plugin", k), peak("pluginFloor", k), over("plugin", "pluginFloor", k), secs("dynamic", k), secs("floor", k), secs("plugin", k), secs("pluginFloor", k)]));
+  if (r.each.floorCompact?.length) table(["operation", "dynamic floor, rules as one text MB", "s"], ops.map(([label, k]) => [label, peak("floorCompact", k), secs("floorCompact", k)]));
+  const loads = Object.values(r.each).flat().map((e) => e.load).filter((x) => x !== undefined);
+  if (loads.length) console.log(`load average (1 min) as each run began: ${fmt(Math.min(...loads), 2)}–${fmt(Math.max(...loads), 2)}`);
+  console.log("(dynamic floor: bench/floor-set.ts, a dynamic provider that does no work for a resource of the same size: what Pulumi's dynamic-provider host itself holds; plugin floor: bench/floor-plugin.js, the plugin's process with a set that does no work. Both collect as ours does: provider/memory.ts)");
 }
 
 /**
@@ -874,7 +897,7 @@ function makeProjects(root, plugin, memory) {
     baseline: project("baseline", { files: { "index.ts": path.join(REPO, "bench/baseline.ts") }, main: "index.ts" }),
     set: project("set", { from: path.join(REPO, "examples/office-allowlist") }),
   };
-  if (memory?.includes("floor")) projects.floor = project("floor", { files: { "index.ts": path.join(REPO, "bench/floor-set.ts") }, main: "index.ts" });
+  if (memory?.some((h) => h === "floor" || h === "floorCompact")) projects.floor = project("floor", { files: { "index.ts": path.join(REPO, "bench/floor-set.ts") }, main: "index.ts" });
   if (plugin) {
     projects.plugin = project("plugin", { from: path.join(REPO, "examples/many-rules") });
     projects.pluginSet = project("plugin-set", { from: path.join(REPO, "examples/office-allowlist") });

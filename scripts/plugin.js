@@ -33,8 +33,8 @@ fi
 exec node "$here/${NAME}.js" "$@"
 `;
 
-function build() {
-  const entry = path.join(REPO, "dist/plugin/main.js");
+/** The tarball of the plugin whose script bundles `entry` (another: the bench's floor), written in `outDir`. */
+function build(entry = path.join(REPO, "dist/plugin/main.js"), outDir = path.join(REPO, "dist")) {
   if (!fs.existsSync(entry)) throw new Error(`${entry} is missing: run npm run build first`);
   const stage = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-plugin-"));
   try {
@@ -50,7 +50,7 @@ function build() {
     });
     fs.writeFileSync(path.join(stage, NAME), LAUNCHER, { mode: 0o755 });
     fs.copyFileSync(path.join(REPO, "LICENSE"), path.join(stage, "LICENSE"));
-    const out = path.join(REPO, "dist", tarballName());
+    const out = path.join(outDir, tarballName());
     fs.mkdirSync(path.dirname(out), { recursive: true });
     // Fixed owner and times, so that the same code gives the same tarball.
     execFileSync("tar", ["--owner=0", "--group=0", "--numeric-owner", "--mtime=@0", "--sort=name", "-czf", out, "-C", stage, NAME, `${NAME}.js`, "LICENSE"]);

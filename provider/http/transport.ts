@@ -5,6 +5,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { Agent, Dispatcher, request } from "undici";
 import { ConfigSource } from "../config";
+import { liftoffOnly } from "../memory";
 import { processState } from "../state";
 import { noteServerTime, timeResolution } from "./clock";
 import { ApiFailure, describeError, failure } from "./failures";
@@ -65,6 +66,7 @@ export function silence(origin: string): string | undefined {
 function agent(): Agent {
   const state = shared();
   if (!state.agent) {
+    liftoffOnly(); // before undici compiles its HTTP parser (memory.ts)
     state.agent = new Agent({ connections: 16, connectTimeout: 10_000, headersTimeout: AGENT_TIMEOUT_MS, bodyTimeout: AGENT_TIMEOUT_MS, keepAliveTimeout: 4_000 });
   }
   return state.agent;

@@ -12,6 +12,7 @@ import { api } from "../http/api";
 import { ApiFailure } from "../http/failures";
 import { canonicalCidr, FIELDS as RULE_FIELDS, rulePath } from "../ip-policy-rule";
 import { limiterState } from "../limiter";
+import { collectWithin } from "../memory";
 import { listsChanged } from "../list-reads";
 import { idBoundMarker, Marker, marked, markerText, ownerOf, ruleIdentity } from "../ownership";
 import { DeclaredRule } from "./declared";
@@ -264,6 +265,7 @@ async function pool(tasks: (() => Promise<void>)[], limit: number, onError: (e: 
         stop = true;
         onError(e);
       }
+      collectWithin(); // what the request left, before it piles up over thousands (memory.ts)
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));

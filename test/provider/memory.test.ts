@@ -1,6 +1,7 @@
 // provider/memory.ts: an operation that grew the heap by GROWTH_BYTES collects when it ends (and again
 // after the host's answer); a small one costs nothing.
-import { describe, expect, it } from "vitest";
+import * as http from "node:http";
+import { describe, expect, it, vi } from "vitest";
 import { compiled } from "../helpers/provider";
 
 const memory = compiled("provider/memory.js");
@@ -9,7 +10,8 @@ const { processState } = compiled("provider/state.js");
 const v8 = require("node:v8") as typeof import("node:v8");
 
 const used = () => v8.getHeapStatistics().used_heap_size;
-const record = () => processState("memory", () => ({ base: 0 })) as { base: number; pending?: boolean };
+type Collector = { base: number; pending?: boolean; oldBase?: number };
+const record = () => processState("memory", () => ({ base: 0 })) as Collector;
 /** About `mb` MB of objects, alive until the caller lets go. */
 const junk = (mb: number) => Array.from({ length: mb * 8_000 }, (_, i) => ({ i, text: `rule ${i} `.repeat(8) }));
 
@@ -44,5 +46,54 @@ describe("collecting after a large operation", () => {
     await inOperation(async () => void junk(1));
     await new Promise((r) => setImmediate(r));
     expect(record().base).toBe(base);
+  });
+});
+
+describe("collecting within an operation of many requests", () => {
+  it("collects once the old generation grew by WITHIN_BYTES since the last collection, not before", () => {
+    expect(memory.WITHIN_BYTES).toBe(8 * 2 ** 20);
+    record().oldBase = undefined;
+    memory.collectWithin(); // the first look: counted from here
+    const first = record().oldBase;
+    expect(first).toBeGreaterThan(0);
+    const small = junk(1);
+    memory.collectWithin();
+    expect(record().oldBase).toBe(first); // under WITHIN_BYTES: no collection
+    const kept = [junk(12), junk(12)]; // alive through young collections: promoted to the old generation
+    memory.collectWithin();
+    expect(record().oldBase).not.toBe(first); // collected, and counted from what it kept
+    expect(kept.length + small.length).toBeGreaterThan(0);
+  });
+});
+
+describe("WebAssembly by Liftoff only", () => {
+  it("sets V8's --liftoff-only once a process", () => {
+    const wasm = processState("wasm", () => ({})) as { liftoffOnly?: true };
+    delete wasm.liftoffOnly;
+    const set = vi.spyOn(v8, "setFlagsFromString");
+    try {
+      memory.liftoffOnly();
+      memory.liftoffOnly();
+      expect(set.mock.calls.filter(([flag]) => flag === "--liftoff-only")).toHaveLength(1);
+    } finally {
+      set.mockRestore();
+    }
+  });
+
+  it("is set by the HTTP client before its first connection (undici compiles its parser then)", async () => {
+    const wasm = processState("wasm", () => ({})) as { liftoffOnly?: true };
+    delete wasm.liftoffOnly;
+    processState("http-transport", () => ({ silent: {} })).agent = undefined;
+    const server = http.createServer((_req, res) => res.end("{}"));
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    try {
+      const { attempt } = compiled("provider/http/transport.js");
+      const url = new URL(`http://127.0.0.1:${(server.address() as { port: number }).port}/`);
+      const got = await attempt("GET", url, {}, undefined, { what: "read" }, 10_000, []);
+      expect(got.response?.status).toBe(200);
+      expect(wasm.liftoffOnly).toBe(true);
+    } finally {
+      server.close();
+    }
   });
 });
