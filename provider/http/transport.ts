@@ -135,13 +135,7 @@ export async function attempt<T>(method: string, url: URL, headers: Record<strin
     const text = await readBody(res.body, options.what).catch((e) => {
       throw (e as { code?: string }).code || deadline.aborted ? e : unusable(e); // a network error mid-body goes the network way
     });
-    let body: unknown = undefined;
-    let parsed = true;
-    try {
-      body = text ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = false;
-    }
+    const { body, parsed } = parseJson(text);
     if (succeeded) {
       // (its text is not shown: it may be anything, a new token cut short among others)
       const notJson = `HTTP ${res.statusCode} but the answer is not JSON (${Buffer.byteLength(text)} bytes, not shown)`;
@@ -153,28 +147,47 @@ export async function attempt<T>(method: string, url: URL, headers: Record<strin
           throw unusable(e as ApiFailure);
         }
       }
-      // The service's clock, from its own successes only (a gateway's 502 carries the gateway's Date):
-      // the Date header, in whole seconds, and the creation time of what a create made.
-      const date = res.headers.date;
-      noteServerTime(url.origin, Date.parse(Array.isArray(date) ? date[0] : (date ?? "")), 1000, sentAt);
-      const createdAt = method === "POST" ? (body as { created_at?: unknown } | undefined)?.created_at : undefined;
-      if (typeof createdAt === "string") noteServerTime(url.origin, Date.parse(createdAt), timeResolution(createdAt), sentAt);
+      noteClock(url.origin, method, res.headers.date, body, sentAt);
       return { response: { status: res.statusCode, body: body as T } };
     }
     if (res.statusCode === 404 && options.allow404) return { response: { status: 404, body: body as T } };
     const header = res.headers["retry-after"];
     return { error: describeError(options.what, res.statusCode, body, text, secrets), status: res.statusCode, retryAfter: Array.isArray(header) ? header[0] : header };
   } catch (e) {
-    const err = e as ApiFailure & { code?: string };
-    if (err.status !== undefined || !(err.code || deadline.aborted)) throw err; // an answer we already judged, or our own failure
-    const timeout = undiciTimeout(err.code);
-    const code = deadline.aborted || timeout ? "TIMEOUT" : String(err.code);
-    const detail = deadline.aborted ? `no complete answer within ${deadlineMs / 1000} s` : timeout ? `${timeout} ${AGENT_TIMEOUT_MS / 1000} s` : outcomeOf(code)?.down ? "cannot connect" : err.message;
-    // Only the library's text is quoted: ours ("create API key: …") is no secret, and would read as one.
-    const error = failure(`${options.what}: ${code}: ${quote(detail, secrets, 1000)} (${url.origin})`, {});
-    if (outcomeOf(code)?.down || code === "TIMEOUT") error.hint = options.urlHint;
-    // The service accepts and does not answer: the rest of this process fails at once instead of waiting again.
-    if (code === "TIMEOUT") shared().silent[url.origin] = `${code}: ${detail}`;
-    return { error, code };
+    return networkFailure(e, url, options, deadline, deadlineMs, secrets);
   }
+}
+
+/** An attempt that got no (complete) answer, as its error; what is no network failure is thrown again. */
+function networkFailure(e: unknown, url: URL, options: RequestOptions, deadline: AbortSignal, deadlineMs: number, secrets: (string | undefined)[]): Attempt<never> {
+  const err = e as ApiFailure & { code?: string };
+  if (err.status !== undefined || !(err.code || deadline.aborted)) throw err; // an answer we already judged, or our own failure
+  const timeout = undiciTimeout(err.code);
+  const code = deadline.aborted || timeout ? "TIMEOUT" : String(err.code);
+  const detail = deadline.aborted ? `no complete answer within ${deadlineMs / 1000} s` : timeout ? `${timeout} ${AGENT_TIMEOUT_MS / 1000} s` : outcomeOf(code)?.down ? "cannot connect" : err.message;
+  // Only the library's text is quoted: ours ("create API key: …") is no secret, and would read as one.
+  const error = failure(`${options.what}: ${code}: ${quote(detail, secrets, 1000)} (${url.origin})`, {});
+  if (outcomeOf(code)?.down || code === "TIMEOUT") error.hint = options.urlHint;
+  // The service accepts and does not answer: the rest of this process fails at once instead of waiting again.
+  if (code === "TIMEOUT") shared().silent[url.origin] = `${code}: ${detail}`;
+  return { error, code };
+}
+
+/** An answer's text as JSON (undefined for none); `parsed` is false when it is not JSON. */
+function parseJson(text: string): { body: unknown; parsed: boolean } {
+  try {
+    return { body: text ? JSON.parse(text) : undefined, parsed: true };
+  } catch {
+    return { body: undefined, parsed: false };
+  }
+}
+
+/**
+ * The service's clock, from its own successes only (a gateway's 502 carries the gateway's Date): the Date header,
+ * in whole seconds, and the creation time of what a create made.
+ */
+function noteClock(origin: string, method: string, date: string | string[] | undefined, body: unknown, sentAt: number): void {
+  noteServerTime(origin, Date.parse(Array.isArray(date) ? date[0] : (date ?? "")), 1000, sentAt);
+  const createdAt = method === "POST" ? (body as { created_at?: unknown } | undefined)?.created_at : undefined;
+  if (typeof createdAt === "string") noteServerTime(origin, Date.parse(createdAt), timeResolution(createdAt), sentAt);
 }
