@@ -4,7 +4,7 @@
 // with progress shown live under the resource, and, on a failure, an error that carries what exists
 // now (a partial create or update: the engine records it, and the next `up` finishes the job).
 import { IP_POLICY_RULE_ANSWER, IP_POLICY_RULES_PATH, IpPolicyRuleBody, IpPolicyRuleCreateBody, IpPolicyRuleUpdateBody } from "../../contract/ip-policy-rule";
-import { connection, profileSource, teamKeySetting } from "../config";
+import { ConfigSource, connection, profileSource, teamKeySetting } from "../config";
 import { report } from "../engine";
 import { plainError } from "../errors";
 import { createBody, updateBody } from "../fields";
@@ -76,24 +76,7 @@ export type AfterFirst = (rules: Member[], before: Member[]) => Promise<{ undo: 
 function calls(set: Target, live: Record<string, Member>, shown: ReturnType<typeof progress>) {
   const source = profileSource(set.profile);
   const run = { failed: [] as ApiFailure[], lostCreates: [] as LostCreate[], createsNotFound: 0, shown, step: async (_s: Step) => {} };
-  const post = async (d: DeclaredRule) => {
-    const on = ruleIdentity(set.ipPolicyId, d.cidr, String(d.action)); // known by now: a create is made with known values
-    const { body, marker } = marked(createBody<IpPolicyRuleCreateBody>(RULE_FIELDS, { ...d, ipPolicyId: set.ipPolicyId }), set.__urn, false, on);
-    let made: IpPolicyRuleBody;
-    try {
-      made = (await api<IpPolicyRuleBody>("POST", IP_POLICY_RULES_PATH, { what: `create IP policy rule ${d.cidr}`, body, expect: IP_POLICY_RULE_ANSWER, source }).finally(() => listsChanged(set.ipPolicyId))).body;
-      live[made.id] = memberOf(made);
-      shown.count("created");
-    } catch (e) {
-      const err = e as ApiFailure;
-      if (err.status === 404) run.createsNotFound++;
-      if (err.ambiguous) run.lostCreates.push({ cidr: d.cidr, action: String(d.action), attempt: marker?.attempt });
-      throw e;
-    }
-    // Its marker bound to its id, now known: a failure here leaves the rule recorded, and the next up binds it.
-    const bound = marker && (await bindMarker(set, made.id, marker, on));
-    if (bound) live[made.id] = memberOf(bound);
-  };
+  const post = poster(set, live, run, source);
   const patch = async (r: Member, d: DeclaredRule) => {
     const moving = canonicalCidr(r.cidr) !== d.cidr ? ` → ${d.cidr}` : "";
     const changes = updateBody<IpPolicyRuleUpdateBody>(RULE_FIELDS, d, r); // what the step changes: texts, or the cidr of a move
@@ -166,6 +149,28 @@ export async function bindOwnMarkers(
     `first: ${failed[0].message}. Run \`pulumi up\` again to finish`;
   const properties = { ...outputs(set, Object.values(after), set), __provider: set.__provider };
   throw plainError(message, { id, properties, reasons: [message], status: failed[0].status });
+}
+
+/** A run's create: the rule made joins `live`; a create refused with 404 or whose answer was lost is noted. */
+function poster(set: Target, live: Record<string, Member>, run: Pick<ReturnType<typeof calls>, "createsNotFound" | "lostCreates" | "shown">, source: ConfigSource | undefined) {
+  return async (d: DeclaredRule) => {
+    const on = ruleIdentity(set.ipPolicyId, d.cidr, String(d.action)); // known by now: a create is made with known values
+    const { body, marker } = marked(createBody<IpPolicyRuleCreateBody>(RULE_FIELDS, { ...d, ipPolicyId: set.ipPolicyId }), set.__urn, false, on);
+    let made: IpPolicyRuleBody;
+    try {
+      made = (await api<IpPolicyRuleBody>("POST", IP_POLICY_RULES_PATH, { what: `create IP policy rule ${d.cidr}`, body, expect: IP_POLICY_RULE_ANSWER, source }).finally(() => listsChanged(set.ipPolicyId))).body;
+      live[made.id] = memberOf(made);
+      run.shown.count("created");
+    } catch (e) {
+      const err = e as ApiFailure;
+      if (err.status === 404) run.createsNotFound++;
+      if (err.ambiguous) run.lostCreates.push({ cidr: d.cidr, action: String(d.action), attempt: marker?.attempt });
+      throw e;
+    }
+    // Its marker bound to its id, now known: a failure here leaves the rule recorded, and the next up binds it.
+    const bound = marker && (await bindMarker(set, made.id, marker, on));
+    if (bound) live[made.id] = memberOf(bound);
+  };
 }
 
 /** The error of a failed run: what exists now (a lost create's rule too, when proven), and what to do. */
