@@ -26,7 +26,8 @@ export default tseslint.config(
   {
     files: ["**/*.js"],
     languageOptions: { sourceType: "commonjs" },
-    rules: { "@typescript-eslint/no-require-imports": "off" },
+    // A module's own `const crypto = require("node:crypto")` shadows the global of that name in that module only.
+    rules: { "@typescript-eslint/no-require-imports": "off", "no-redeclare": ["error", { builtinGlobals: false }] },
   },
   // Tests and the bench read JSON they did not type (the emulator's answers, Pulumi's state and stack
   // outputs, the bench's rows) and assert its shape themselves; `any` there is that JSON.

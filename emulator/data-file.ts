@@ -243,7 +243,7 @@ function refuseIn(where: string, check: () => void): void {
   try {
     check();
   } catch (e) {
-    throw new Error(`${where}: ${(e as Error).message}; the emulator leaves it as it is (fix it, or move it away to start afresh)`);
+    throw new Error(`${where}: ${(e as Error).message}; the emulator leaves it as it is (fix it, or move it away to start afresh)`, { cause: e });
   }
 }
 

@@ -9,9 +9,9 @@ import { nodeProblem } from "./node-version";
 import { providerService, RESOURCE_PROVIDER_SERVICE } from "./server";
 
 // Both embedded by the bundle (relative to dist/plugin/, where tsc writes this file).
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- read at run time from dist/ (tsc copies no JSON up)
 const { version } = require("../../package.json") as { version: string };
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- read at run time from dist/, as the version is
 const schema = JSON.stringify(require("../../schema/schema.json"));
 
 async function main(): Promise<void> {

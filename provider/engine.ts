@@ -19,7 +19,7 @@ import { processState } from "./state";
 interface EngineState {
   /** The engine's address, once looked up (null: none, e.g. in tests). */
   address?: string | null;
-  client?: { makeUnaryRequest: (...args: any[]) => unknown };
+  client?: { makeUnaryRequest: (...args: unknown[]) => unknown };
   /** The engine's process (pulumi), once watched. */
   process?: { pid: number; started?: string };
   /** The engine is gone: nothing is sent, not even a message. */
@@ -109,7 +109,7 @@ export async function releaseReports(urn: string): Promise<void> {
 
 /** One message to the engine's Log service; resolves when the engine has answered (or after 5 s). */
 function send(client: NonNullable<EngineState["client"]>, urn: string, message: string, how: Report): Promise<void> {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded by the first message, not on import
   const { LogRequest, LogSeverity } = require("@pulumi/pulumi/proto/engine_pb");
   const req = new LogRequest();
   req.setSeverity(how.warning ? LogSeverity.WARNING : LogSeverity.INFO);
@@ -132,7 +132,7 @@ function logClient(): EngineState["client"] {
   const address = engineAddress();
   if (!address || state.gone) return undefined;
   if (!state.client) {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded by the first message, not on import
     const grpc = require("@grpc/grpc-js");
     state.client = new grpc.Client(address, grpc.credentials.createInsecure());
   }
@@ -192,7 +192,7 @@ function programOf(pid: number): string {
     return fs.readlinkSync(`/proc/${pid}/exe`);
   } catch {
     try {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- only where /proc is missing
       return String(require("node:child_process").execFileSync("ps", ["-o", "comm=", "-p", String(pid)], { timeout: 5000 })).trim();
     } catch {
       return "";

@@ -7,25 +7,27 @@
 // functions, which Pulumi's closure serializer copies as it is (no Set, Map or class).
 import { CheckFailure, isUnknown, UNKNOWN } from "./validate";
 
+// The functions are methods: each field's take its own value type (`(v: string) => …`), which a method's parameter,
+// checked both ways, accepts.
 export interface Field<Wire extends string = string> {
   /** The name in request bodies; none for a field that lives in the path or only in Pulumi. */
   wire?: Wire;
   /** Unset (or "") is a failure; a string is appended to the message ("cidr is required, e.g. …"). */
   required?: true | string;
   /** The problem with a value that is known and set: words after the property name ("must be a string"), or whole failures. */
-  check?: (value: any) => string | CheckFailure[] | undefined;
+  check?(value: unknown): string | CheckFailure[] | undefined;
   /** The form check hands on for a valid value (the service's canonical form). */
-  canonical?: (value: any) => unknown;
+  canonical?(value: unknown): unknown;
   /** "" and null mean unset: dropped from the inputs, by check and diff alike (optional ids). */
   emptyIsUnset?: boolean;
   /** Whether the declared value and the one in the outputs are the same; default `===`. */
-  same?: (declared: any, current: any) => boolean;
+  same?(declared: unknown, current: unknown): boolean;
   /** What a change does: update the object in place, or replace it. None: never compared. */
   onChange?: "update" | "replace";
   /** Sent when the program leaves the field out: the service's default, or the value that clears it on update. */
   unset?: unknown;
   /** The way back: the value in an answer of the service (`id`: the object's id, for a field of the path), as the outputs hold it under the property's name. None: kept from the program. */
-  read?: (body: any, id: string) => unknown;
+  read?(body: unknown, id: string): unknown;
   /**
    * How the field stands in the inputs, for the engine's per-property diff after a refresh (read()
    * reports the inputs the live object would declare). Default: as the program declares it; read
@@ -41,11 +43,11 @@ export interface Field<Wire extends string = string> {
 export type Fields<Inputs, Wire extends string = string> = { readonly [K in keyof Required<Inputs>]: Field<Wire> };
 
 type Table = Readonly<Record<string, Field>>;
-type Values = Record<string, any>;
+type Values = Record<string, unknown>;
 
 /** The inputs with "" and null dropped where they mean unset. */
 export function normalize<T extends object>(fields: Table, inputs: T): T {
-  const out: Values = { ...inputs };
+  const out = { ...inputs } as Values;
   for (const [property, field] of Object.entries(fields)) {
     if (field.emptyIsUnset && (out[property] === "" || out[property] === null)) delete out[property];
   }
@@ -65,7 +67,7 @@ export interface Within {
 
 /** check(): unknown property names (most likely typos), then each field's own check. Returns the inputs to use. */
 export function checkFields<T extends object>(fields: Table, news: T, failures: CheckFailure[], within?: Within): T {
-  const inputs: Values = normalize(fields, news);
+  const inputs = normalize(fields, news) as Values;
   const known = Object.keys(fields);
   const named = (property: string) => (within?.name && property !== within.name.property ? ` (${within.name.label})` : "");
   const fail = (property: string, words: string) => failures.push(within ? { property: "", reason: `${within.path}.${property}${words}${named(property)}` } : { property, reason: `${property}${words}` });
@@ -93,7 +95,7 @@ export function checkFields<T extends object>(fields: Table, news: T, failures: 
 
 /** diff(): the fields whose change replaces the object, and those updated in place. A value not known yet counts as changed. */
 export function changedFields(fields: Table, olds: object, news: object): { replaces: string[]; updates: string[] } {
-  const declared: Values = normalize(fields, news);
+  const declared = normalize(fields, news) as Values;
   const current = olds as Values;
   const replaces: string[] = [];
   const updates: string[] = [];

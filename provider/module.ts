@@ -7,6 +7,7 @@ import type { DiffKind } from "./fields";
 import type { CheckFailure } from "./validate";
 
 /** Property values as they come over the wire. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any module's inputs or outputs; fields check them
 export type Props = Record<string, any>;
 
 export interface DiffResult {

@@ -103,6 +103,7 @@ export function boundHint(rateLimited: boolean): string {
     `what was done is recorded: run the command again to go on, or raise ${OPERATION_BOUND_SETTING} (seconds)`;
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any module operation; its arguments are passed on
 type Fn = (...args: any[]) => Promise<unknown>;
 
 /** One operation: `fn` on `args`, within the bound (a write: refused in a job that saves a plan). */

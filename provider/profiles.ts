@@ -2,6 +2,7 @@
 // request could be made for it, and the inputs kept in the outputs. Where a profile's URL and key
 // come from is config.ts (profileSource).
 import { connection, profileSource } from "./config";
+import type { Props } from "./module";
 import { isUnknown } from "./validate";
 
 /** Profile names: letters, digits, - and _, so that each maps to one environment variable prefix. */
@@ -39,7 +40,7 @@ export const PROFILE_FIELD = {
  * takeOver, profile, triggers, the URN messages about the resource go to (__urn), and which inputs
  * the program made secret (__secrets: their old values are secret too).
  */
-export function keptInputs(inputs: Record<string, any>): { adoptId?: string; takeOver?: boolean; profile?: string; triggers?: unknown[]; __urn?: string; __secrets?: string[] } {
+export function keptInputs(inputs: Props): { adoptId?: string; takeOver?: boolean; profile?: string; triggers?: unknown[]; __urn?: string; __secrets?: string[] } {
   return {
     ...(inputs.adoptId ? { adoptId: inputs.adoptId } : {}),
     ...(inputs.takeOver === true ? { takeOver: true } : {}),

@@ -8,7 +8,7 @@
 // Importing this file loads no provider code (the plugin SDK, sdk/plugin.ts, stays light): a
 // module is loaded when its entry's `load` is first called. Plain data and functions, nothing that
 // Pulumi's closure serializer could trip over (the dynamic classes import it; no provider module does).
-/* eslint-disable @typescript-eslint/no-require-imports */
+/* eslint-disable @typescript-eslint/no-require-imports -- `load`: a module is loaded on first use (see above) */
 import type * as apiKey from "./api-key";
 import type * as ipPolicyRule from "./ip-policy-rule";
 import type * as ipPolicyRuleSet from "./ip-policy-rule-set";

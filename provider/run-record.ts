@@ -174,7 +174,7 @@ function all(): Line[] {
   const state = cache();
   const file = runFile();
   if (!file) return state.local;
-  let size = 0;
+  let size: number;
   try {
     size = fs.statSync(file).size;
   } catch {

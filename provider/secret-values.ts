@@ -8,6 +8,7 @@ export function isSecretValue(value: unknown): value is { value: unknown } {
 }
 
 /** The values, every secret marker taken out (at any depth). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a config value, of the type its caller checks
 export function unwrapSecrets(value: unknown): any {
   if (isSecretValue(value)) return unwrapSecrets(value.value);
   if (Array.isArray(value)) return value.map(unwrapSecrets);

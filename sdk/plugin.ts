@@ -13,11 +13,15 @@ import { FUNCTIONS, RESOURCES, ResourceEntry } from "../provider/resources";
 import { entryOptions, previewedRules, ResourceArgs, withOutputs } from "./args";
 import { checkRulesIgnored } from "./connection";
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- read at run time from dist/ (tsc copies no JSON up)
 const { version: VERSION } = require("../../package.json") as { version: string }; // the plugin of this package's version
 
 /** A resource's outputs as the class shows them: each an Output of the provider module's output type. */
 type Outputs<T> = { readonly [K in keyof T]-?: pulumi.Output<T[K]> };
+
+// Each class's outputs are typed by the interface of its name (merged into it), from its provider module's output
+// type: Pulumi makes them on the instance (withOutputs names them as properties); no field of the class declares them.
+/* eslint-disable @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type */
 
 /** Our plugin, at this package's version, the alias that carries a dynamic resource of this name over, and the entry's own options. */
 function options(entry: ResourceEntry, opts: pulumi.CustomResourceOptions | undefined): pulumi.CustomResourceOptions {
@@ -78,6 +82,7 @@ export class TlsEdgeMutualTls extends pulumi.CustomResource {
   }
 }
 export interface TlsEdgeMutualTls extends Outputs<mtls.TlsEdgeMutualTlsOutputs> {}
+/* eslint-enable @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type */
 
 /** Every rule of the account, or of one policy (the plugin's function accessctl:index:listIpPolicyRules). */
 export async function listIpPolicyRules(filter: rule.IpPolicyRuleFilter = {}): Promise<rule.IpPolicyRuleInfo[]> {

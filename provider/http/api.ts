@@ -36,6 +36,7 @@ export function apiPath(strings: TemplateStringsArray, ...values: string[]): str
 }
 
 /** One API call, with retries. `pathOrUrl` is a path (use apiPath) or a URL on the API's origin. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- an answer no caller typed is JSON it checks itself
 export async function api<T = any>(method: string, pathOrUrl: string, options: RequestOptions): Promise<ApiResponse<T>> {
   const call = prepare(method, pathOrUrl, options);
   for (let n = 0; ; n++) {

@@ -195,8 +195,9 @@ function readAt(text: string, i: number, alphabet: Uint8Array, decode: boolean):
 function normalize(text: string): string {
   const alphabet = secretSet().alphabet;
   let out = "";
-  for (let i = 0, c = 0; i < text.length; ) {
-    [c, i] = readAt(text, i, alphabet, true);
+  for (let i = 0; i < text.length; ) {
+    const [c, next] = readAt(text, i, alphabet, true);
+    i = next;
     if (c >= 0) out += String.fromCharCode(c);
   }
   return out;
@@ -315,7 +316,9 @@ export function quote(
   const read = text.length > MAX_READ ? `${text.slice(0, MAX_READ).replace(/\S*$/, "")}…` : text;
   const plain = redact(read, secrets)
     .replace(/\\u([0-9a-fA-F]{4})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))) // a JSON escape hides nothing
-    .replace(/\u001b(\[[0-?]*[ -\/]*[@-~]|\][^\u0007\u001b]*(\u0007|\u001b\\)?|[@-Z\\-_])?/g, "")
+    // eslint-disable-next-line no-control-regex -- terminal escapes and control characters are what these take out
+    .replace(/\u001b(\[[0-?]*[ -/]*[@-~]|\][^\u0007\u001b]*(\u0007|\u001b\\)?|[@-Z\\-_])?/g, "")
+    // eslint-disable-next-line no-control-regex -- as above
     .replace(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2066-\u2069]+/g, " ");
   const out = scrub(render(plain))
     .replace(/\bBearer\s+[^\s"',;]+/gi, "Bearer [redacted]")

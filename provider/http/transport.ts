@@ -18,6 +18,7 @@ export const ATTEMPT_DEADLINE_MS = 60_000;
 // No answer (headers), or no byte of the body, for this long ends the attempt sooner (undici's timeouts).
 const AGENT_TIMEOUT_MS = 30_000;
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- an answer no caller typed is JSON it checks itself
 export interface ApiResponse<T = any> {
   status: number;
   body: T;
@@ -110,7 +111,7 @@ async function readBody(body: Dispatcher.ResponseData["body"], what: string): Pr
 /** Checks that an answer has the fields we turn into outputs, so that a short answer never wipes state. */
 export function checkAnswer(body: unknown, expect: NonNullable<RequestOptions["expect"]>, what: string): void {
   for (const [field, type] of Object.entries(expect)) {
-    const value = field.split(".").reduce<any>((v, k) => (v === null || typeof v !== "object" ? undefined : v[k]), body);
+    const value = field.split(".").reduce<unknown>((v, k) => (v === null || typeof v !== "object" ? undefined : (v as Record<string, unknown>)[k]), body);
     const ok = type === "array" ? Array.isArray(value) : typeof value === type;
     if (!ok) throw failure(`${what}: the answer has no valid ${field} (expected a ${type}); nothing was changed in the state`, {});
   }
