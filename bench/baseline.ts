@@ -7,6 +7,7 @@ import * as pulumi from "@pulumi/pulumi";
 
 function provider(path: string): pulumi.dynamic.ResourceProvider {
   const call = async (method: string, url: string, body?: unknown) => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- required inside: Pulumi serializes this function
     const { request } = require("undici");
     const res = await request(process.env.ACCESSCTL_API_URL + url, {
       method,

@@ -108,7 +108,7 @@ exec(compile(code, "example", "exec"), {"pulumi": pulumi, "accessctl": accessctl
     try {
       run(python, ["-c", harness], { input: code, stdio: ["pipe", "pipe", "pipe"] });
     } catch (e) {
-      throw new Error(`python: ${page}:\n${code}\n${e.stderr}`);
+      throw new Error(`python: ${page}:\n${code}\n${e.stderr}`, { cause: e });
     }
   }
   report("python", found.length, "run under Pulumi's mocks with pulumi_accessctl");

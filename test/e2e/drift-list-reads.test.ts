@@ -39,7 +39,7 @@ describe("drift, with reads answered from the lists", () => {
     const previewRequests = (await emu.stats()).requests - before;
     expect(preview.changeSummary).toMatchObject({ create: 1, update: 2, same: 120 });
     // read() returns the live object as inputs too: the update section marks what drifted ...
-    const section = (name: string) => preview.output.split(/\n    (?=[~+-] )/).filter((s) => s.includes(`::${name}]`)).pop() ?? "";
+    const section = (name: string) => preview.output.split(/\n {4}(?=[~+-] )/).filter((s) => s.includes(`::${name}]`)).pop() ?? "";
     expect(section("r7")).toMatch(/\(update\)[\s\S]*~ cidr\s*: "10\.41\.0\.0\/16" => "10\.40\.7\.0\/24"[\s\S]*~ description: "edited by hand" => "rule 7"/);
     expect(section("r8")).toMatch(/\+ .*\(create\)/);
     // ... and nothing else: the IPv6 CIDR declared in capitals is the live one

@@ -35,7 +35,7 @@ it("a module disabled by hand reads as ~ enabled: false => true in preview --ref
     }
     const drift = await stack.ok("preview", spec, { refresh: true });
     expect(drift.changeSummary).toMatchObject({ update: 2 });
-    const section = (name: string) => drift.output.split(/\n    (?=[~+-] )/).filter((s) => s.includes(`::${name}]`)).pop() ?? "";
+    const section = (name: string) => drift.output.split(/\n {4}(?=[~+-] )/).filter((s) => s.includes(`::${name}]`)).pop() ?? "";
     for (const name of ["stated", "implied"]) {
       expect(section(name)).toMatch(/\(update\)[\s\S]*~ enabled\s*: false => true/);
       expect(section(name)).not.toMatch(/- enabled/);

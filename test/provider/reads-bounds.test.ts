@@ -200,6 +200,7 @@ describe("error text quotes no secret, no control character, and little", () => 
     await useApi(server.url, "k".repeat(20), "0");
     const err = await client.api("GET", "/api_keys/ak_1", { what: "read API key ak_1" }).catch((e: Error) => e);
     expect(err.message.length).toBeLessThan(500);
+    // eslint-disable-next-line no-control-regex -- no control character reaches the message
     expect(err.message).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
     expect(err.message).toContain("Bearer [redacted]");
     expect(err.message).not.toContain("abc.DEF");

@@ -24,6 +24,7 @@ function declared(text: string) {
     IpPolicyRuleSet: class { constructor(name: string, args: any) { calls.push({ type: "IpPolicyRuleSet", name, args }); } },
     ApiKey: { get: (name: string, id: string) => calls.push({ type: "ApiKey.get", name, args: id }) },
   };
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the compiled example's require, stubbed
   new Function("require", "exports", outputText)((m: string) => (m === "@accessctl/pulumi" ? stub : require(m)), {});
   return calls;
 }
