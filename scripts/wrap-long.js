@@ -206,7 +206,12 @@ function pass(file, text) {
     );
     if (trailing && !DIRECTIVE.test(text.slice(trailing[0] + 2).trim())) {
       const code = text.slice(starts[n], trailing[0]).trimEnd();
-      edits.push({ from: n, to: n + 1, lines: [indent + text.slice(trailing[0], trailing[1]).trim(), code] });
+      const moved = indent + text.slice(trailing[0], trailing[1]).trim();
+      // Above the line's eslint-disable-next-line (or other directive), which must stay next to the line.
+      let above = n;
+      const directive = (line) => line.startsWith("//") && DIRECTIVE.test(line.slice(2).trim());
+      while (above > 0 && directive(lines[above - 1].trim())) above--;
+      edits.push({ from: above, to: n + 1, lines: [moved, ...lines.slice(above, n), code] });
       done.add(n);
       continue;
     }
