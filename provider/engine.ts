@@ -193,7 +193,8 @@ function programOf(pid: number): string {
   } catch {
     try {
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- only where /proc is missing
-      return String(require("node:child_process").execFileSync("ps", ["-o", "comm=", "-p", String(pid)], { timeout: 5000 })).trim();
+      const { execFileSync } = require("node:child_process") as typeof import("node:child_process");
+      return String(execFileSync("ps", ["-o", "comm=", "-p", String(pid)], { timeout: 5000 })).trim();
     } catch {
       return "";
     }

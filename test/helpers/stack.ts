@@ -54,8 +54,9 @@ export interface StackOptions {
  * A PULUMI_HOME of its own with the plugin installed from its tarball (scripts/pack-project.js, which
  * the benchmarks use too). The environment for stacks that use it.
  */
+type PluginHome = (binDir: string, tarball: string) => { env: Record<string, string>; cleanup(): void };
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-export const pluginHome: (binDir: string, tarball: string) => { env: Record<string, string>; cleanup(): void } = require("../../scripts/pack-project.js").pluginHome;
+export const pluginHome: PluginHome = require("../../scripts/pack-project.js").pluginHome;
 
 /**
  * The e2e project (the package from `npm pack`) and a PULUMI_HOME with the plugin installed from the
