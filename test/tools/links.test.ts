@@ -113,9 +113,24 @@ function brokenLink(page: string, target: string): string | undefined {
 function stringLiterals(file: string): string[] {
   const source = ts.createSourceFile(file, read(file), ts.ScriptTarget.Latest, false, file.endsWith(".ts") ? ts.ScriptKind.TS : ts.ScriptKind.JS);
   const out: string[] = [];
+  const textOf = (node: ts.Node): string | undefined => {
+    if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) return node.text;
+    if (!ts.isTemplateExpression(node)) return undefined;
+    return [node.head.text, ...node.templateSpans.map((s) => s.literal.text)].join("${}");
+  };
+  const isPlus = (node: ts.Node): node is ts.BinaryExpression =>
+    ts.isBinaryExpression(node) && node.operatorToken.kind === ts.SyntaxKind.PlusToken;
+  const operands = (node: ts.Expression): ts.Expression[] =>
+    isPlus(node) ? [...operands(node.left), ...operands(node.right)] : [node];
   const visit = (node: ts.Node) => {
-    if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) out.push(node.text);
-    else if (ts.isTemplateExpression(node)) out.push([node.head.text, ...node.templateSpans.map((s) => s.literal.text)].join("${}"));
+    const text = textOf(node);
+    const parts = isPlus(node) ? operands(node) : [];
+    if (text !== undefined) out.push(text);
+    // A text split over lines (`"… docs/guides/x.md, " + "\"Section\""`) is read as one.
+    else if (parts.some((o) => textOf(o) !== undefined)) {
+      out.push(parts.map((o) => textOf(o) ?? "${}").join(""));
+      return parts.filter((o) => textOf(o) === undefined).forEach(visit);
+    }
     ts.forEachChild(node, visit);
   };
   visit(source);
