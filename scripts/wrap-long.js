@@ -51,7 +51,8 @@ const ITEM = /^([-*]|\d+[.)])\s+/;
 
 /** Re-wraps a run of comment lines (one marker and indent): a line over 120 is cut at its last space that fits, and
  * the words cut off go to the start of the next line when that line goes on the same paragraph, else on a line of
- * their own. Directives (eslint-disable…) are never cut, and list items, tags and fences start paragraphs. */
+ * their own (the paragraph's last two lines then balanced, rather than a word left alone). Directives
+ * (eslint-disable…) are never cut, and list items, tags and fences start paragraphs. */
 function wrapLines(lines) {
   const out = [];
   const put = (prefix, lead, text) => {
@@ -59,11 +60,13 @@ function wrapLines(lines) {
     const item = ITEM.exec(text);
     let rest = text;
     let at = lead;
+    const first = out.length;
     for (;;) {
       const room = MAX - prefix.length - at.length;
       let cut = rest.lastIndexOf(" ", room);
       if (cut <= 0) cut = rest.indexOf(" ", room);
-      if (prefix.length + at.length + rest.length <= MAX || cut <= 0) return { prefix, lead: at, rest };
+      const after = out.length > first ? out.length - 1 : -1;
+      if (prefix.length + at.length + rest.length <= MAX || cut <= 0) return { prefix, lead: at, rest, after };
       out.push(prefix + at + rest.slice(0, cut).trimEnd());
       rest = rest.slice(cut + 1).trimStart();
       if (item && at === lead) at = lead + " ".repeat(item[0].length);
@@ -77,11 +80,28 @@ function wrapLines(lines) {
       carry = put(prefix, lead, `${carry.rest} ${text}`);
       continue;
     }
-    if (carry) out.push(carry.prefix + carry.lead + carry.rest);
+    if (carry) flush(carry);
     carry = line.length <= MAX || DIRECTIVE.test(text) ? void out.push(line) : put(prefix, lead, text);
   }
-  if (carry) out.push(carry.prefix + carry.lead + carry.rest);
+  if (carry) flush(carry);
   return out;
+
+  /** The words left over, on a line of their own: balanced with the line before when they are few. */
+  function flush(c) {
+    const m = c.after === out.length - 1 && /^(\s*(?:\/\/|\*))(\s*)(.*)$/.exec(out[c.after]);
+    if (m && c.rest.length < (MAX - c.prefix.length - c.lead.length) / 3) {
+      const words = `${m[3]} ${c.rest}`;
+      let best;
+      for (let i = words.indexOf(" "); i > 0; i = words.indexOf(" ", i + 1)) {
+        const a = m[1] + m[2] + words.slice(0, i).trimEnd();
+        const b = c.prefix + c.lead + words.slice(i + 1).trimStart();
+        const d = Math.abs(a.length - b.length);
+        if (a.length <= MAX && b.length <= MAX && (!best || d < best.d)) best = { a, b, d };
+      }
+      if (best) return void out.splice(c.after, 1, best.a, best.b);
+    }
+    out.push(c.prefix + c.lead + c.rest);
+  }
 }
 
 /** The literal kinds a split applies to, and the places where a concatenation cannot stand. */
