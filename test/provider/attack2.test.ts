@@ -1,0 +1,111 @@
+// Insider attacks on what integration2 built (issue 39, second round): each case reproduces a way an
+// insider (console/API with the account's key, rules' metadata, a hostile server's answers) gets past
+// the id-bound markers, the msg rendering or the plan hold. `it.fails`: the attack works today (the
+// assertion that it does not fails); it flips to a plain `it` with the fix.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { client, RunningEmulator, startEmulator } from "../helpers/emulator";
+import { compiled, configureRequest, newRun, serializedProvider } from "../helpers/provider";
+
+const failures = compiled("provider/http/failures.js");
+
+// A token as the service makes them ("<key id without ak_>_<secret>"), 57 characters, mixed case and digits.
+const KEY = "2Qx7Lm9RtVbN_k4JpZ8wYcHs3FgD6aEuXo1TiK5nMqW0yBvCrP2jSdLhG";
+
+/** Every `ipr_…`/`ak_…` id a text shows, without its prefix. */
+const idBodies = (text: string) => [...text.matchAll(/\b(?:ipr|ak|ipp|ca|usr|bot|op)_([A-Za-z0-9]+)/g)].map((m) => m[1]);
+
+describe("msg rendering: the id shape carries key material (render-msg.ts kindOf 'id')", () => {
+  // The window check joins the kept tokens' letters and digits: with the id's prefix between every 7
+  // characters of the key no 8-character window of it is ever joined, and an id's digits are not counted
+  // against MAX_DIGITS. Every character class of a key fits `ipr_[A-Za-z0-9]{1,64}`.
+  const sevens = (s: string) => s.match(/.{1,7}/g)!;
+
+  it.fails("one error's msg of ids, 7 characters of the key each, shows the whole key (but its `_`)", () => {
+    const alnum = KEY.replace(/_/g, "");
+    const msg = `rules ${sevens(alnum).map((p) => `ipr_${p}`).join(", ")} conflict`;
+    const err = failures.describeError("create IP policy rule 10.0.0.0/8", 409, { msg }, JSON.stringify({ msg }), [KEY]);
+    const shown = idBodies(err.message).filter((b) => alnum.includes(b));
+    expect(shown.join("").length).toBeLessThan(8); // fails: 49 of its 56 letters and digits, in order
+  });
+
+  it.fails("words: letters only, split at case changes, with a filler word every 7 characters", () => {
+    // A lower/Capitalized/UPPER run is a word; digits go in ids (not counted); `q` breaks every window.
+    const letters = (p: string) => p.match(/[a-z]+|[A-Z][a-z]*|[0-9]+/g)!.map((r) => (/\d/.test(r) ? `op_${r}` : r));
+    const alnum = KEY.replace(/_/g, "");
+    const msg = sevens(alnum).map((p) => letters(p).join("-")).join(" q ");
+    const err = failures.describeError("list IP policy rules", 400, { msg }, JSON.stringify({ msg }), [KEY]);
+    const back = err.message.split(": HTTP 400: ")[1].split(" q ").map((p: string) => p.replace(/op_|-/g, ""));
+    expect(back.filter((p: string) => alnum.includes(p)).join("").length).toBeLessThan(8); // fails: 49 of 56
+  });
+});
+
+// ---- id-bound ownership markers (provider/ownership.ts) --------------------------------------------
+
+const ownership = compiled("provider/ownership.js");
+const config = compiled("provider/config.js");
+const TEAM_KEY = "team-key-of-shop-attack2-0123456789";
+const URN_A = "urn:pulumi:a::shop::pulumi-nodejs:dynamic/accessctl:IpPolicyRuleSet::office";
+const URN_B = "urn:pulumi:b::shop::pulumi-nodejs:dynamic/accessctl:IpPolicyRule::partner";
+
+describe("a captured id-less marker is pending again on every re-creation (markerVerdict: grace from created_at)", () => {
+  // Stack B once made 0.0.0.0/0 allow on policy P (an incident, say); its id-less marker showed on the
+  // console between B's create and its second signature (or stayed, the bind having failed). Long after,
+  // the insider creates 0.0.0.0/0 allow on P with that marker: the grace counts from the new rule's
+  // created_at, which the insider sets by creating it, so it is pending (left alone by every set of P:
+  // refresh, gate, up, destroy), and stays so by re-creating it every ID_SIGNING_GRACE_MS.
+  it.fails("a marker signed a day ago is pending on a rule created now", () => {
+    const on = ownership.ruleIdentity("ipp_P", "0.0.0.0/0", "allow");
+    const m = { stack: "shop/b", resource: "IpPolicyRule::partner", attempt: "0123456789abcdef" };
+    const captured = { ...m, sig: ownership.markerMac(TEAM_KEY, m, on) };
+    const now = Date.now();
+    const replay = { id: "ipr_insider1", createdAt: new Date(now - 1000).toISOString() };
+    const verdict = ownership.markerVerdict(TEAM_KEY, captured, on, replay, now);
+    expect(verdict.kind).not.toBe("pending"); // fails: pending until created_at + 110 s
+  });
+});
+
+describe("against the emulator", () => {
+  let emu: RunningEmulator;
+  let set: any;
+  beforeAll(async () => {
+    process.env.ACCESSCTL_TEAM_KEY = TEAM_KEY;
+    emu = await startEmulator(["--rate-limit", "off"]);
+    set = (await serializedProvider("ip-policy-rule-set")).provider;
+  });
+  afterAll(async () => {
+    delete process.env.ACCESSCTL_TEAM_KEY;
+    await emu.stop();
+  });
+  const withKey = (key: string) =>
+    config.configure(
+      configureRequest({ "accessctl:apiUrl": emu.url, "accessctl:apiKey": key, "accessctl:maxRequestsPerMinute": "1000000" }),
+    );
+  const api = () => client(emu.url, emu.adminToken);
+  const fresh = () => {
+    newRun();
+    const all = (globalThis as any)[Symbol.for("@accessctl/pulumi/state/v1")];
+    for (const what of ["http-trust", "list-reads", "http-hints"]) delete all?.[what];
+  };
+
+  // bindOwnMarkers (ip-policy-rule-set/apply.ts) signs, onto its id, every rule of the set's result whose
+  // marker names the set and does not verify. A rule of the state that the insider changed by hand since
+  // (the `up` leaves it "as it is", changedByHand) has the set's marker (now bound to another rule: it
+  // was on 10.20.0.0/16): the set signs the insider's 0.0.0.0/0 allow as its own, with the team key.
+  it.fails("the set's up signs a rule an insider moved to 0.0.0.0/0 (the set's own marker, bound to its old CIDR)", async () => {
+    await withKey(emu.adminToken);
+    fresh();
+    const p = emu.fixtures.ipPolicies[1];
+    const inputs = (await set.check({}, { ipPolicyId: p, rules: [{ cidr: "10.20.0.0/16", action: "allow" }], __urn: URN_A })).inputs;
+    const made = await set.create(inputs);
+    const ruleId = made.outs.rules["10.20.0.0/16"].id;
+    // The insider, on the console: the rule's CIDR only (its metadata, the set's marker, left as it is).
+    expect((await api().patch(`/ip_policy_rules/${ruleId}`, { cidr: "0.0.0.0/0" })).status).toBe(200);
+    fresh(); // the next `up` (no refresh), program unchanged
+    await set.update(p, made.outs, (await set.check(made.outs, { ipPolicyId: p, rules: [{ cidr: "10.20.0.0/16", action: "allow" }], __urn: URN_A })).inputs).catch(() => undefined);
+    const now = (await api().get(`/ip_policy_rules/${ruleId}`)).body;
+    const marker = ownership.readMarker(now.metadata);
+    const on = ownership.ruleIdentity(p, "0.0.0.0/0", "allow");
+    const verdict = ownership.markerVerdict(TEAM_KEY, marker, on, { id: ruleId, createdAt: now.created_at }, Date.now());
+    expect(verdict.kind).not.toBe("verified"); // fails: the set signed the insider's allow onto its id
+  });
+});
