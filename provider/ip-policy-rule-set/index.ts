@@ -213,7 +213,7 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
   const target = { ...news, __plan: olds.__plan };
   const stepped = new Set(decided.steps.flatMap((s) => ("rule" in s ? [s.rule.id] : [])));
   const applied = await apply(target, before, decided.steps, id, what);
-  const rules = await bindOwnMarkers(target, applied, live, stepped, id, what);
+  const rules = await bindOwnMarkers(target, applied, live, stepped, recorded, { id, what });
   if (decided.steps.length) report(news.__urn, policyAccessWords(news.ipPolicyId, accessEffect(before, rules), "done"));
   reportDecision(news.__urn, what, decided);
   return { outs: outputs(news, rules, news) };

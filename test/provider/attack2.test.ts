@@ -87,11 +87,12 @@ describe("against the emulator", () => {
     for (const what of ["http-trust", "list-reads", "http-hints"]) delete all?.[what];
   };
 
-  // bindOwnMarkers (ip-policy-rule-set/apply.ts) signs, onto its id, every rule of the set's result whose
+  // bindOwnMarkers (ip-policy-rule-set/apply.ts) signed, onto its id, every rule of the set's result whose
   // marker names the set and does not verify. A rule of the state that the insider changed by hand since
   // (the `up` leaves it "as it is", changedByHand) has the set's marker (now bound to another rule: it
-  // was on 10.20.0.0/16): the set signs the insider's 0.0.0.0/0 allow as its own, with the team key.
-  it.fails("the set's up signs a rule an insider moved to 0.0.0.0/0 (the set's own marker, bound to its old CIDR)", async () => {
+  // was on 10.20.0.0/16): the set signed the insider's 0.0.0.0/0 allow as its own, with the team key.
+  // Now only a rule as the state recorded it is bound (fails before: verified).
+  it("the set's up does not sign a rule an insider moved to 0.0.0.0/0 (the set's own marker, bound to its old CIDR)", async () => {
     await withKey(emu.adminToken);
     fresh();
     const p = emu.fixtures.ipPolicies[1];
@@ -106,6 +107,6 @@ describe("against the emulator", () => {
     const marker = ownership.readMarker(now.metadata);
     const on = ownership.ruleIdentity(p, "0.0.0.0/0", "allow");
     const verdict = ownership.markerVerdict(TEAM_KEY, marker, on, { id: ruleId, createdAt: now.created_at }, Date.now());
-    expect(verdict.kind).not.toBe("verified"); // fails: the set signed the insider's allow onto its id
+    expect(verdict.kind).not.toBe("verified");
   });
 });
