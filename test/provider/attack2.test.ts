@@ -87,6 +87,35 @@ describe("against the emulator", () => {
     for (const what of ["http-trust", "list-reads", "http-hints"]) delete all?.[what];
   };
 
+  // A rule's texts as the service lists them go to the state as they are, and to a refresh's drift line
+  // through scrub only (12-character windows), not renderMsg: a server (or a gateway that sees the
+  // Authorization header) that puts the caller's key into a rule's description, in 11-character pieces
+  // between words, has it printed and stored whole. (Here the emulator's admin API writes it: what such a server lists.)
+  it.fails("a listed rule's description holding the key in 11-character pieces: printed by the refresh, stored in the state", async () => {
+    await withKey(emu.adminToken);
+    fresh();
+    const p = emu.fixtures.ipPolicies[0];
+    const inputs = (await set.check({}, { ipPolicyId: p, rules: [{ cidr: "10.30.0.0/16", action: "allow" }], __urn: URN_A })).inputs;
+    const made = await set.create(inputs);
+    const key: string = emu.adminToken;
+    const pieces = key.match(/.{1,11}/g)!;
+    const description = pieces.join(" and ");
+    const body = { ip_policy_id: p, cidr: "10.31.0.0/16", action: "allow", description };
+    expect((await api().post("/ip_policy_rules", body)).status).toBe(201);
+    fresh();
+    const written: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: any, ...rest: any[]) => (written.push(String(chunk)), write(chunk, ...rest))) as any;
+    let state: string;
+    try {
+      state = JSON.stringify((await set.read(p, made.outs)).props);
+    } finally {
+      process.stderr.write = write;
+    }
+    const shown = (t: string) => pieces.filter((piece) => t.includes(piece)).length;
+    expect([shown(written.join("")), shown(state)]).toEqual([0, 0]); // fails: every piece, in both
+  });
+
   // bindOwnMarkers (ip-policy-rule-set/apply.ts) signed, onto its id, every rule of the set's result whose
   // marker names the set and does not verify. A rule of the state that the insider changed by hand since
   // (the `up` leaves it "as it is", changedByHand) has the set's marker (now bound to another rule: it
