@@ -47,20 +47,29 @@ const TEAM_KEY = "team-key-of-shop-attack2-0123456789";
 const URN_A = "urn:pulumi:a::shop::pulumi-nodejs:dynamic/accessctl:IpPolicyRuleSet::office";
 const URN_B = "urn:pulumi:b::shop::pulumi-nodejs:dynamic/accessctl:IpPolicyRule::partner";
 
-describe("a captured id-less marker is pending again on every re-creation (markerVerdict: grace from created_at)", () => {
+describe("a captured id-less marker was pending again on every re-creation (markerVerdict: grace from created_at)", () => {
   // Stack B once made 0.0.0.0/0 allow on policy P (an incident, say); its id-less marker showed on the
   // console between B's create and its second signature (or stayed, the bind having failed). Long after,
   // the insider creates 0.0.0.0/0 allow on P with that marker: the grace counts from the new rule's
   // created_at, which the insider sets by creating it, so it is pending (left alone by every set of P:
-  // refresh, gate, up, destroy), and stays so by re-creating it every ID_SIGNING_GRACE_MS.
-  it.fails("a marker signed a day ago is pending on a rule created now", () => {
+  // refresh, gate, up, destroy), and stays so by re-creating it every ID_SIGNING_GRACE_MS. Now the
+  // id-less signature covers when it was made (`at`), and the grace ends ID_SIGNING_GRACE_MS after the
+  // earlier of that and the rule's created_at (fails before: pending).
+  it("a marker signed a day ago is not pending on a rule created now; one without `at` never is", () => {
     const on = ownership.ruleIdentity("ipp_P", "0.0.0.0/0", "allow");
-    const m = { stack: "shop/b", resource: "IpPolicyRule::partner", attempt: "0123456789abcdef" };
-    const captured = { ...m, sig: ownership.markerMac(TEAM_KEY, m, on) };
     const now = Date.now();
+    const m = { stack: "shop/b", resource: "IpPolicyRule::partner", attempt: "0123456789abcdef" };
+    const dayAgo = { ...m, at: new Date(now - 86_400_000).toISOString() };
     const replay = { id: "ipr_insider1", createdAt: new Date(now - 1000).toISOString() };
-    const verdict = ownership.markerVerdict(TEAM_KEY, captured, on, replay, now);
-    expect(verdict.kind).not.toBe("pending"); // fails: pending until created_at + 110 s
+    const verdict = (mk: object) => ownership.markerVerdict(TEAM_KEY, mk, on, replay, now);
+    const signedDayAgo = { ...dayAgo, sig: ownership.markerMac(TEAM_KEY, dayAgo, on) };
+    expect(verdict(signedDayAgo)).toEqual({ kind: "unverified", because: "never-bound" });
+    expect(verdict({ ...m, sig: ownership.markerMac(TEAM_KEY, m, on) }).kind).toBe("unverified"); // (an earlier version's)
+    // `at` moved to now by the copier: the signature no longer matches.
+    expect(verdict({ ...signedDayAgo, at: new Date(now).toISOString() })).toEqual({ kind: "unverified", because: "bad-signature" });
+    // The honest case: signed as its rule was made, pending for the grace.
+    const fresh = { ...m, at: replay.createdAt };
+    expect(verdict({ ...fresh, sig: ownership.markerMac(TEAM_KEY, fresh, on) }).kind).toBe("pending");
   });
 });
 
@@ -95,7 +104,7 @@ describe("against the emulator", () => {
 
   // The replay of a captured id-less marker (see above) through a set's refresh: the insider's 0.0.0.0/0
   // allow, made now with stack B's marker of an old rule of the same CIDR and action, is not recorded
-  // (left to B, "pending"): `preview --refresh --expect-no-changes` passes. Re-made every 100 s, for good.
+  // (left to B, "pending"): `preview --refresh --expect-no-changes` passed. Re-made every 100 s, for good.
   it("a set's refresh records the insider's re-made 0.0.0.0/0 allow carrying a captured id-less marker", async () => {
     await withKey(emu.adminToken);
     const p = emu.fixtures.ipPolicies[0];
@@ -105,13 +114,14 @@ describe("against the emulator", () => {
     const made = await set.create(inputs);
     // What stack B's create wrote first (its attempt, signed without the id), long ago: the insider kept it.
     const on = ownership.ruleIdentity(p, "0.0.0.0/0", "allow");
-    const m = { stack: "shop/b", resource: "IpPolicyRule::partner", attempt: "0123456789abcdef" };
+    const at = new Date(Date.now() - 86_400_000).toISOString();
+    const m = { stack: "shop/b", resource: "IpPolicyRule::partner", attempt: "0123456789abcdef", at };
     const metadata = ownership.markerText({ ...m, sig: ownership.markerMac(TEAM_KEY, m, on) });
     const body = { ip_policy_id: p, cidr: "0.0.0.0/0", action: "allow", metadata };
     expect((await api().post("/ip_policy_rules", body)).status).toBe(201);
     fresh();
     const refreshed = (await set.read(p, made.outs)).props;
-    expect(Object.keys(refreshed.rules)).toContain("0.0.0.0/0"); // fails: left out, as B's pending rule
+    expect(Object.keys(refreshed.rules)).toContain("0.0.0.0/0"); // (fails before: left out, as B's pending rule)
   });
 
   // A rule's texts as the service lists them go to the state as they are, and to a refresh's drift line
