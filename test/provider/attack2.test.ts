@@ -2,6 +2,8 @@
 // insider (console/API with the account's key, rules' metadata, a hostile server's answers) gets past
 // the id-bound markers, the msg rendering or the plan hold. `it.fails`: the attack works today (the
 // assertion that it does not fails); it flips to a plain `it` with the fix.
+import * as http from "node:http";
+import { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { client, RunningEmulator, startEmulator } from "../helpers/emulator";
 import { compiled, configureRequest, newRun, serializedProvider } from "../helpers/provider";
@@ -202,4 +204,48 @@ describe("against the emulator", () => {
     const verdict = ownership.markerVerdict(TEAM_KEY, marker, on, { id: ruleId, createdAt: now.created_at }, Date.now());
     expect(verdict.kind).not.toBe("verified");
   });
+});
+
+// An API key create whose answer was lost deletes "the key that names this create" (api-key.ts
+// deleteOwnLostKey): the last key listed whose marker holds its attempt. The insider, watching the
+// console, copies that attempt into the metadata of another key (one a service of theirs uses, or a
+// colleague's): the pipeline deletes it. Now a key is deleted only when exactly one names the attempt.
+describe("a lost API key create and an attempt two keys name", () => {
+  it("deletes neither key, and names both", async () => {
+    const deleted: string[] = [];
+    let marker = "";
+    let madeAt = "";
+    const server = http.createServer((req, res) => {
+      let body = "";
+      req.on("data", (d) => (body += d));
+      req.on("end", () => {
+        const json = (status: number, v: unknown) => res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(v));
+        if (req.method === "POST") {
+          marker = JSON.parse(body).metadata;
+          madeAt = new Date().toISOString();
+          return json(502, { error_code: "ERR_GATEWAY", status_code: 502, msg: "upstream", details: { operation_id: "op_g" } });
+        }
+        if (req.method === "DELETE") return (deleted.push(req.url!), res.writeHead(204).end());
+        const key = (id: string, created: string) => ({ id, uri: "u", created_at: created, token: null, owner_id: "usr_a", description: "ci", metadata: marker });
+        json(200, { keys: [key("ak_lost", madeAt), key("ak_victim", "2026-01-01T00:00:00.000Z")], uri: "u", next_page_uri: null });
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    try {
+      await config.configure(configureRequest({
+        "accessctl:apiUrl": `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        "accessctl:apiKey": "k".repeat(20),
+        "accessctl:maxRequestsPerMinute": "100000",
+      }));
+      newRun();
+      const key = (await serializedProvider("api-key")).provider;
+      const err = await key.create({ description: "ci", ownerId: "usr_a" }).catch((e: Error) => e);
+      expect(deleted).toEqual([]); // (fails before: ["/api_keys/ak_victim"])
+      expect(err.message).toContain("ak_lost");
+      expect(err.message).toContain("ak_victim");
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  }, 60_000);
 });
