@@ -41,6 +41,41 @@ describe("msg rendering: the id shape carries key material (render-msg.ts kindOf
   });
 });
 
+// describeError showed error_code (any 64 letters, digits, `_`, `.`) and details.operation_id (80) as they
+// were, through scrub alone (12-character windows): the key's letters and digits in 11-character pieces
+// with a letter between, in either field, showed whole in one error. Now each is shown only when
+// renderMsg keeps it whole (a code of words, an id of the contract's shapes, no window of a credential).
+describe("error_code and operation_id carry no key material", () => {
+  /** Key characters shown: the pieces of at least 8 of the key's letters and digits, in a row, that `text` holds. */
+  const runsOfKey = (text: string, alnum: string) => {
+    const flat = text.replace(/[^A-Za-z0-9]/g, "");
+    let longest = 0;
+    for (let i = 0; i < alnum.length; i++) {
+      for (let n = longest + 1; i + n <= alnum.length && flat.includes(alnum.slice(i, i + n)); n++) longest = n;
+    }
+    return longest;
+  };
+  const alnum = KEY.replace(/_/g, "");
+  const pieces = alnum.match(/.{1,11}/g)!;
+
+  it("the key in 11-character pieces, one letter between, as error_code or operation_id", () => {
+    const code = `E${pieces.join("x")}`.slice(0, 64);
+    const op = `op${pieces.join("x")}`.slice(0, 80);
+    const body = { error_code: code, msg: "bad request", details: { operation_id: op } };
+    const err = failures.describeError("list IP policy rules", 400, body, JSON.stringify(body), [KEY]);
+    expect(runsOfKey(err.message, alnum)).toBeLessThan(8); // (fails before: 11, every piece)
+    expect(err.errorCode).toBeUndefined();
+    expect(err.operationId).toBeUndefined();
+  });
+
+  it("the service's own codes and operation ids still show", () => {
+    const body = { error_code: "ERR_MISSING_FIELD", msg: "ip_policy_id is required", details: { operation_id: "op_a0915dcdccf818c61beb56d2" } };
+    const err = failures.describeError("create IP policy rule", 400, body, JSON.stringify(body), [KEY]);
+    expect(err.message).toBe("create IP policy rule: HTTP 400 ERR_MISSING_FIELD: ip_policy_id is required (operation op_a0915dcdccf818c61beb56d2)");
+    expect([err.errorCode, err.operationId]).toEqual(["ERR_MISSING_FIELD", "op_a0915dcdccf818c61beb56d2"]);
+  });
+});
+
 // ---- id-bound ownership markers (provider/ownership.ts) --------------------------------------------
 
 const ownership = compiled("provider/ownership.js");
