@@ -76,6 +76,40 @@ describe("error_code and operation_id carry no key material", () => {
   });
 });
 
+// A list walk that a next_page_uri leads back to a page already read said so quoting that URI, the
+// server's text, through scrub alone: the key's pieces between words of a query showed whole. Now the
+// page is named by its number in the walk (pages.ts).
+describe("a looping next_page_uri", () => {
+  it("is not quoted: the key in 11-character pieces in its query does not show", async () => {
+    const pieces = KEY.match(/.{1,11}/g)!;
+    const loop = `/api_keys?${pieces.map((p, i) => `${i ? "and" : "a"}=${p}`).join("&")}`;
+    const server = http.createServer((req, res) => {
+      const first = req.url === "/api_keys";
+      const page = { keys: [{ id: first ? "ak_1" : "ak_2" }], uri: "u", next_page_uri: loop };
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(page));
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    try {
+      await config.configure(configureRequest({
+        "accessctl:apiUrl": `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        "accessctl:apiKey": KEY,
+        "accessctl:maxRequestsPerMinute": "100000",
+      }));
+      newRun();
+      const walked: unknown[] = [];
+      const err = await (async () => {
+        for await (const item of compiled("provider/http/pages.js").listAll("/api_keys", "keys", "list API keys")) walked.push(item);
+      })().catch((e: Error) => e);
+      expect(err).toBeInstanceOf(Error);
+      expect((err as Error).message).toMatch(/next_page_uri leads back to a page already read/);
+      expect(pieces.filter((p) => (err as Error).message.includes(p))).toEqual([]); // (fails before: all 6)
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+});
+
 // ---- id-bound ownership markers (provider/ownership.ts) --------------------------------------------
 
 const ownership = compiled("provider/ownership.js");
