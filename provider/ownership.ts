@@ -198,8 +198,8 @@ export function resourceLabel(urn: unknown, type: string, what: string): string 
  * set or an IpPolicyRule, an API key): the stack and resource that made it, the create attempt, and,
  * with a team key (accessctl:teamKey / ACCESSCTL_TEAM_KEY), a MAC over those and the object it is on.
  * Other tools see it as the object's metadata:
- * `{"managed-by":"pulumi-accessctl","stack":"proj/dev","resource":"IpPolicyRuleSet::office","attempt":"…","at":"…","sig":"…"}`
- * (once the create's answer names the rule's id, `idSig` in place of `at` and `sig`).
+ * `{"managed-by":"pulumi-accessctl","stack":"proj/dev","resource":"IpPolicyRuleSet::office","attempt":"…",`
+ * `"at":"…","sig":"…"}` (once the create's answer names the rule's id, `idSig` in place of `at` and `sig`).
  * Anyone who can write metadata can write one: only a marker that verifies (markerVerifies) proves
  * whose a rule is; any other is a claim. The attempt (random, unknown until the create is sent)
  * proves one create's object whether signed or not. Pulumi never sees a marker: the outputs show an

@@ -14,7 +14,8 @@ const failures = compiled("provider/http/failures.js");
 const KEY = "2Qx7Lm9RtVbN_k4JpZ8wYcHs3FgD6aEuXo1TiK5nMqW0yBvCrP2jSdLhG";
 
 /** Every `ipr_…`/`ak_…` id a text shows, without its prefix. */
-const idBodies = (text: string) => [...text.matchAll(/\b(?:ipr|ak|ipp|ca|usr|bot|op)_([A-Za-z0-9]+)/g)].map((m) => m[1]);
+const idBodies = (text: string) =>
+  [...text.matchAll(/\b(?:ipr|ak|ipp|ca|usr|bot|op)_([A-Za-z0-9]+)/g)].map((m) => m[1]);
 
 describe("msg rendering: the id shape carries key material (render-msg.ts kindOf 'id')", () => {
   // The window check joins the kept tokens' letters and digits: with the id's prefix between every 7
@@ -25,7 +26,8 @@ describe("msg rendering: the id shape carries key material (render-msg.ts kindOf
   it.fails("one error's msg of ids, 7 characters of the key each, shows the whole key (but its `_`)", () => {
     const alnum = KEY.replace(/_/g, "");
     const msg = `rules ${sevens(alnum).map((p) => `ipr_${p}`).join(", ")} conflict`;
-    const err = failures.describeError("create IP policy rule 10.0.0.0/8", 409, { msg }, JSON.stringify({ msg }), [KEY]);
+    const what = "create IP policy rule 10.0.0.0/8";
+    const err = failures.describeError(what, 409, { msg }, JSON.stringify({ msg }), [KEY]);
     const shown = idBodies(err.message).filter((b) => alnum.includes(b));
     expect(shown.join("").length).toBeLessThan(8); // fails: 49 of its 56 letters and digits, in order
   });
@@ -69,10 +71,12 @@ describe("error_code and operation_id carry no key material", () => {
   });
 
   it("the service's own codes and operation ids still show", () => {
-    const body = { error_code: "ERR_MISSING_FIELD", msg: "ip_policy_id is required", details: { operation_id: "op_a0915dcdccf818c61beb56d2" } };
+    const op = "op_a0915dcdccf818c61beb56d2";
+    const body = { error_code: "ERR_MISSING_FIELD", msg: "ip_policy_id is required", details: { operation_id: op } };
     const err = failures.describeError("create IP policy rule", 400, body, JSON.stringify(body), [KEY]);
-    expect(err.message).toBe("create IP policy rule: HTTP 400 ERR_MISSING_FIELD: ip_policy_id is required (operation op_a0915dcdccf818c61beb56d2)");
-    expect([err.errorCode, err.operationId]).toEqual(["ERR_MISSING_FIELD", "op_a0915dcdccf818c61beb56d2"]);
+    const shown = `create IP policy rule: HTTP 400 ERR_MISSING_FIELD: ip_policy_id is required (operation ${op})`;
+    expect(err.message).toBe(shown);
+    expect([err.errorCode, err.operationId]).toEqual(["ERR_MISSING_FIELD", op]);
   });
 });
 
@@ -98,7 +102,8 @@ describe("a looping next_page_uri", () => {
       newRun();
       const walked: unknown[] = [];
       const err = await (async () => {
-        for await (const item of compiled("provider/http/pages.js").listAll("/api_keys", "keys", "list API keys")) walked.push(item);
+        const pages = compiled("provider/http/pages.js");
+        for await (const item of pages.listAll("/api_keys", "keys", "list API keys")) walked.push(item);
       })().catch((e: Error) => e);
       expect(err).toBeInstanceOf(Error);
       expect((err as Error).message).toMatch(/next_page_uri leads back to a page already read/);
@@ -118,7 +123,7 @@ const TEAM_KEY = "team-key-of-shop-attack2-0123456789";
 const URN_A = "urn:pulumi:a::shop::pulumi-nodejs:dynamic/accessctl:IpPolicyRuleSet::office";
 const URN_B = "urn:pulumi:b::shop::pulumi-nodejs:dynamic/accessctl:IpPolicyRule::partner";
 
-describe("a captured id-less marker was pending again on every re-creation (markerVerdict: grace from created_at)", () => {
+describe("a captured id-less marker was pending again on every re-creation (grace from created_at)", () => {
   // Stack B once made 0.0.0.0/0 allow on policy P (an incident, say); its id-less marker showed on the
   // console between B's create and its second signature (or stayed, the bind having failed). Long after,
   // the insider creates 0.0.0.0/0 allow on P with that marker: the grace counts from the new rule's
@@ -135,9 +140,11 @@ describe("a captured id-less marker was pending again on every re-creation (mark
     const verdict = (mk: object) => ownership.markerVerdict(TEAM_KEY, mk, on, replay, now);
     const signedDayAgo = { ...dayAgo, sig: ownership.markerMac(TEAM_KEY, dayAgo, on) };
     expect(verdict(signedDayAgo)).toEqual({ kind: "unverified", because: "never-bound" });
-    expect(verdict({ ...m, sig: ownership.markerMac(TEAM_KEY, m, on) }).kind).toBe("unverified"); // (an earlier version's)
+    // An earlier version's (no `at`): never pending.
+    expect(verdict({ ...m, sig: ownership.markerMac(TEAM_KEY, m, on) }).kind).toBe("unverified");
     // `at` moved to now by the copier: the signature no longer matches.
-    expect(verdict({ ...signedDayAgo, at: new Date(now).toISOString() })).toEqual({ kind: "unverified", because: "bad-signature" });
+    const moved = { ...signedDayAgo, at: new Date(now).toISOString() };
+    expect(verdict(moved)).toEqual({ kind: "unverified", because: "bad-signature" });
     // The honest case: signed as its rule was made, pending for the grace.
     const fresh = { ...m, at: replay.createdAt };
     expect(verdict({ ...fresh, sig: ownership.markerMac(TEAM_KEY, fresh, on) }).kind).toBe("pending");
@@ -158,9 +165,16 @@ describe("against the emulator", () => {
   });
   const withKey = (key: string) =>
     config.configure(
-      configureRequest({ "accessctl:apiUrl": emu.url, "accessctl:apiKey": key, "accessctl:maxRequestsPerMinute": "1000000" }),
+      configureRequest({
+        "accessctl:apiUrl": emu.url,
+        "accessctl:apiKey": key,
+        "accessctl:maxRequestsPerMinute": "1000000",
+      }),
     );
   const api = () => client(emu.url, emu.adminToken);
+  /** Set A's program: one allow on `cidr` (of the policy `p` of each test). */
+  let p = "";
+  const program = (cidr: string) => ({ ipPolicyId: p, rules: [{ cidr, action: "allow" }], __urn: URN_A });
   const fresh = () => {
     newRun();
     const all = (globalThis as any)[Symbol.for("@accessctl/pulumi/state/v1")];
@@ -178,10 +192,10 @@ describe("against the emulator", () => {
   // (left to B, "pending"): `preview --refresh --expect-no-changes` passed. Re-made every 100 s, for good.
   it("a set's refresh records the insider's re-made 0.0.0.0/0 allow carrying a captured id-less marker", async () => {
     await withKey(emu.adminToken);
-    const p = emu.fixtures.ipPolicies[0];
+    p = emu.fixtures.ipPolicies[0];
     await cleanUp(p);
     fresh();
-    const inputs = (await set.check({}, { ipPolicyId: p, rules: [{ cidr: "192.0.2.0/24", action: "allow" }], __urn: URN_A })).inputs;
+    const inputs = (await set.check({}, program("192.0.2.0/24"))).inputs;
     const made = await set.create(inputs);
     // What stack B's create wrote first (its attempt, signed without the id), long ago: the insider kept it.
     const on = ownership.ruleIdentity(p, "0.0.0.0/0", "allow");
@@ -200,13 +214,14 @@ describe("against the emulator", () => {
   // it, without reading the file at all (here it does not even exist). Documented, but the provider is
   // asked at the preview (check, diff) of each IpPolicyRule, and a rule's Delete could be refused as a
   // set's is (saved-plan.ts refuseDeleteWhenHolding).
-  it.fails("a job holding to a plan (ACCESSCTL_PLAN_HOLD) creates an unreviewed IpPolicyRule allow and deletes a deny", async () => {
+  it.fails("a job holding to a plan creates an unreviewed IpPolicyRule allow and deletes a deny", async () => {
     await withKey(emu.adminToken);
-    const p = emu.fixtures.ipPolicies[1];
+    p = emu.fixtures.ipPolicies[1];
     await cleanUp(p);
     fresh();
     const rule = (await serializedProvider("ip-policy-rule")).provider;
-    const deny = await rule.create((await rule.check({}, { ipPolicyId: p, cidr: "203.0.113.0/24", action: "deny", __urn: URN_B })).inputs);
+    const denyInputs = { ipPolicyId: p, cidr: "203.0.113.0/24", action: "deny", __urn: URN_B };
+    const deny = await rule.create((await rule.check({}, denyInputs)).inputs);
     process.env.ACCESSCTL_PLAN_HOLD = "/nonexistent/reviewed-plan.json";
     const tried: string[] = [];
     try {
@@ -223,13 +238,14 @@ describe("against the emulator", () => {
   // A rule's texts as the service lists them go to the state as they are, and to a refresh's drift line
   // through scrub only (12-character windows), not renderMsg: a server (or a gateway that sees the
   // Authorization header) that puts the caller's key into a rule's description, in 11-character pieces
-  // between words, has it printed and stored whole. (Here the emulator's admin API writes it: what such a server lists.)
-  it.fails("a listed rule's description holding the key in 11-character pieces: printed by the refresh, stored in the state", async () => {
+  // between words, has it printed and stored whole. (Here the emulator's admin API writes it: what such
+  // a server lists.)
+  it.fails("a rule's description, the key in 11-character pieces: printed by the refresh, in the state", async () => {
     await withKey(emu.adminToken);
     fresh();
-    const p = emu.fixtures.ipPolicies[0];
+    p = emu.fixtures.ipPolicies[0];
     await cleanUp(p);
-    const inputs = (await set.check({}, { ipPolicyId: p, rules: [{ cidr: "10.30.0.0/16", action: "allow" }], __urn: URN_A })).inputs;
+    const inputs = (await set.check({}, program("10.30.0.0/16"))).inputs;
     const made = await set.create(inputs);
     const key: string = emu.adminToken;
     const pieces = key.match(/.{1,11}/g)!;
@@ -239,7 +255,10 @@ describe("against the emulator", () => {
     fresh();
     const written: string[] = [];
     const write = process.stderr.write.bind(process.stderr);
-    process.stderr.write = ((chunk: any, ...rest: any[]) => (written.push(String(chunk)), write(chunk, ...rest))) as any;
+    process.stderr.write = ((chunk: any, ...rest: any[]) => {
+      written.push(String(chunk));
+      return write(chunk, ...rest);
+    }) as any;
     let state: string;
     try {
       state = JSON.stringify((await set.read(p, made.outs)).props);
@@ -255,22 +274,24 @@ describe("against the emulator", () => {
   // (the `up` leaves it "as it is", changedByHand) has the set's marker (now bound to another rule: it
   // was on 10.20.0.0/16): the set signed the insider's 0.0.0.0/0 allow as its own, with the team key.
   // Now only a rule as the state recorded it is bound (fails before: verified).
-  it("the set's up does not sign a rule an insider moved to 0.0.0.0/0 (the set's own marker, bound to its old CIDR)", async () => {
+  it("the set's up does not sign a rule an insider moved to 0.0.0.0/0 (its marker bound to the old CIDR)", async () => {
     await withKey(emu.adminToken);
     fresh();
-    const p = emu.fixtures.ipPolicies[1];
+    p = emu.fixtures.ipPolicies[1];
     await cleanUp(p);
-    const inputs = (await set.check({}, { ipPolicyId: p, rules: [{ cidr: "10.20.0.0/16", action: "allow" }], __urn: URN_A })).inputs;
+    const inputs = (await set.check({}, program("10.20.0.0/16"))).inputs;
     const made = await set.create(inputs);
     const ruleId = made.outs.rules["10.20.0.0/16"].id;
     // The insider, on the console: the rule's CIDR only (its metadata, the set's marker, left as it is).
     expect((await api().patch(`/ip_policy_rules/${ruleId}`, { cidr: "0.0.0.0/0" })).status).toBe(200);
     fresh(); // the next `up` (no refresh), program unchanged
-    await set.update(p, made.outs, (await set.check(made.outs, { ipPolicyId: p, rules: [{ cidr: "10.20.0.0/16", action: "allow" }], __urn: URN_A })).inputs).catch(() => undefined);
+    const next = (await set.check(made.outs, program("10.20.0.0/16"))).inputs;
+    await set.update(p, made.outs, next).catch(() => undefined);
     const now = (await api().get(`/ip_policy_rules/${ruleId}`)).body;
     const marker = ownership.readMarker(now.metadata);
     const on = ownership.ruleIdentity(p, "0.0.0.0/0", "allow");
-    const verdict = ownership.markerVerdict(TEAM_KEY, marker, on, { id: ruleId, createdAt: now.created_at }, Date.now());
+    const rule = { id: ruleId, createdAt: now.created_at };
+    const verdict = ownership.markerVerdict(TEAM_KEY, marker, on, rule, Date.now());
     expect(verdict.kind).not.toBe("verified");
   });
 });
@@ -288,15 +309,20 @@ describe("a lost API key create and an attempt two keys name", () => {
       let body = "";
       req.on("data", (d) => (body += d));
       req.on("end", () => {
-        const json = (status: number, v: unknown) => res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(v));
+        const json = (status: number, v: unknown) =>
+          res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(v));
         if (req.method === "POST") {
           marker = JSON.parse(body).metadata;
           madeAt = new Date().toISOString();
-          return json(502, { error_code: "ERR_GATEWAY", status_code: 502, msg: "upstream", details: { operation_id: "op_g" } });
+          const details = { operation_id: "op_g" };
+          const lost = { error_code: "ERR_GATEWAY", status_code: 502, msg: "upstream", details };
+          return json(502, lost);
         }
         if (req.method === "DELETE") return (deleted.push(req.url!), res.writeHead(204).end());
-        const key = (id: string, created: string) => ({ id, uri: "u", created_at: created, token: null, owner_id: "usr_a", description: "ci", metadata: marker });
-        json(200, { keys: [key("ak_lost", madeAt), key("ak_victim", "2026-01-01T00:00:00.000Z")], uri: "u", next_page_uri: null });
+        const key = (id: string, created_at: string) =>
+          ({ id, uri: "u", created_at, token: null, owner_id: "usr_a", description: "ci", metadata: marker });
+        const keys = [key("ak_lost", madeAt), key("ak_victim", "2026-01-01T00:00:00.000Z")];
+        json(200, { keys, uri: "u", next_page_uri: null });
       });
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
