@@ -153,17 +153,24 @@ async function adopt(id: string, inputs: ApiKeyInputs) {
 /**
  * The create may or may not have happened; its marker (ownership.ts) tells. A key that names this
  * create's attempt is its own, and useless (nobody got its token): it is deleted, and the create
- * fails, to be run again. No key names it: the create made none.
+ * fails, to be run again. No key names it: the create made none. Two or more: a copy, none deleted.
  */
 async function deleteOwnLostKey(err: ApiFailure, inputs: ApiKeyInputs, marker: Marker): Promise<Error> {
   const source = profileSource(inputs.profile);
   const lost = `${err.message}; the answer to the create was lost, so its token is unknown`;
   try {
-    let made: ApiKeyBody | undefined;
+    const naming: ApiKeyBody[] = [];
     for await (const key of listAll<ApiKeyBody>(API_KEYS_PATH, "keys", "look for the API key a lost answer made", source)) {
-      if (readMarker(key.metadata)?.attempt === marker.attempt) made = key;
+      if (readMarker(key.metadata)?.attempt === marker.attempt) naming.push(key);
     }
+    const [made] = naming;
     if (!made) return plainError(`${lost}: no key names this create (its metadata would), so it made none. Run the update again.`);
+    // Anyone who can write metadata can copy an attempt onto another key: two that name it prove neither.
+    if (naming.length > 1) {
+      return plainError(`${lost}: ${naming.length} keys name this create (${naming.map((k) => k.id).join(", ")}); ` +
+        `its metadata was copied, so nothing proves which one it made and none was deleted. Delete the one that is ` +
+        `yours and that nobody uses (its token was never received), then run the update again.`);
+    }
     await api("DELETE", keyPath(made.id), { what: `delete API key ${made.id}, made by a create whose answer was lost`, allow404: true, source }).finally(listsChanged);
     return plainError(`${lost}: it made ${made.id} (its metadata names this create), useless without its token, and deleted it again. Run the update again.`);
   } catch (cleanup) {

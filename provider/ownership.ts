@@ -198,7 +198,8 @@ export function resourceLabel(urn: unknown, type: string, what: string): string 
  * set or an IpPolicyRule, an API key): the stack and resource that made it, the create attempt, and,
  * with a team key (accessctl:teamKey / ACCESSCTL_TEAM_KEY), a MAC over those and the object it is on.
  * Other tools see it as the object's metadata:
- * `{"managed-by":"pulumi-accessctl","stack":"proj/dev","resource":"IpPolicyRuleSet::office","attempt":"…","sig":"…"}`.
+ * `{"managed-by":"pulumi-accessctl","stack":"proj/dev","resource":"IpPolicyRuleSet::office","attempt":"…",`
+ * `"at":"…","sig":"…"}` (once the create's answer names the rule's id, `idSig` in place of `at` and `sig`).
  * Anyone who can write metadata can write one: only a marker that verifies (markerVerifies) proves
  * whose a rule is; any other is a claim. The attempt (random, unknown until the create is sent)
  * proves one create's object whether signed or not. Pulumi never sees a marker: the outputs show an
@@ -212,6 +213,11 @@ export interface Marker {
   resource?: string;
   /** This create's attempt: random, one per request. */
   attempt: string;
+  /**
+   * When `sig` was made, on the service's clock as its maker knew it (RFC 3339), signed with it: the
+   * grace of an id-less marker runs from it, so a copy onto a rule made later is never pending.
+   */
+  at?: string;
   /** The MAC (markerMac), base64url; none: written without a team key (or an API key's: see newMarker). */
   sig?: string;
   /** The MAC that also covers the rule's id (markerIdMac), written once the create's answer names it; then no `sig`. */
@@ -248,7 +254,9 @@ export function ownerOf(urn: unknown): Omit<Marker, "attempt"> {
  * the marker's fields and the object's, truncated to 128 bits, base64url.
  */
 export function markerMac(teamKey: string, m: Omit<Marker, "sig">, on: MarkedObject): string {
-  const canonical = JSON.stringify(["accessctl-marker/v1", m.stack ?? "", m.resource ?? "", m.attempt, ...on]);
+  // (with `at`, another domain: an earlier marker without it cannot be given one)
+  const head = m.at === undefined ? ["accessctl-marker/v1"] : ["accessctl-marker/v1-at", m.at];
+  const canonical = JSON.stringify([...head, m.stack ?? "", m.resource ?? "", m.attempt, ...on]);
   return createHmac("sha256", teamKey).update(canonical).digest().subarray(0, SIG_BYTES).toString("base64url");
 }
 
@@ -301,7 +309,9 @@ export interface RuleMade {
  * Pure: what the marker `m` on the rule `rule` (on `on`) proves, with `teamKey`, at `nowMs` on the
  * service's clock. Only a signature bound to the rule's id verifies. The id-less one (written at the
  * create, before the id is known) is a claim, left alone as pending for ID_SIGNING_GRACE_MS after the
- * rule was created, and after that proves nothing. A marker with an id-bound signature is never pending.
+ * rule was created or the signature made (its signed `at`), whichever is earlier, and after that proves
+ * nothing: a copy kept and put on a rule made later (its created_at is the copier's) is never pending.
+ * A marker with an id-bound signature, or an id-less one without `at`, is never pending.
  */
 export function markerVerdict(
   teamKey: string | undefined,
@@ -317,7 +327,8 @@ export function markerVerdict(
   }
   if (typeof m.sig !== "string") return unverified("unsigned");
   if (!markerVerifies(teamKey, m, on)) return unverified("bad-signature");
-  const until = Date.parse(rule.createdAt) + ID_SIGNING_GRACE_MS;
+  const signedAt = typeof m.at === "string" ? Date.parse(m.at) : NaN;
+  const until = Math.min(Date.parse(rule.createdAt), signedAt) + ID_SIGNING_GRACE_MS;
   if (!Number.isFinite(until) || nowMs >= until) return unverified("never-bound");
   return { kind: "pending", until: new Date(until).toISOString() };
 }
@@ -340,7 +351,7 @@ export function ruleMarkerVerdict(m: Marker, on: MarkedObject, rule: RuleMade, s
 export function idBoundMarker(m: Marker, on: MarkedObject, ruleId: string): Marker | undefined {
   const key = teamKeySetting()?.key;
   if (!key) return undefined;
-  const { sig: _sig, idSig: _idSig, ...fields } = m;
+  const { sig: _sig, idSig: _idSig, at: _at, ...fields } = m;
   return { ...fields, idSig: markerIdMac(key, fields, on, ruleId) };
 }
 
@@ -355,13 +366,16 @@ export function newMarker(urn: unknown, on?: MarkedObject): Marker {
   const named = { ...(stack ? { stack: clip(stack) } : {}), ...(resource ? { resource: clip(resource) } : {}) };
   const m: Marker = { ...named, attempt: randomBytes(8).toString("hex") };
   const key = on ? teamKeySetting()?.key : undefined;
-  return key && on ? { ...m, sig: markerMac(key, m, on) } : m;
+  if (!key || !on) return m;
+  const at = { ...m, at: new Date(serviceNow()).toISOString() };
+  return { ...at, sig: markerMac(key, at, on) };
 }
 
 /** The metadata text of a marker. */
 export function markerText(m: Marker): string {
   const named = { ...(m.stack ? { stack: m.stack } : {}), ...(m.resource ? { resource: m.resource } : {}) };
-  const sigs = { ...(m.sig ? { sig: m.sig } : {}), ...(m.idSig ? { idSig: m.idSig } : {}) };
+  const at = m.at ? { at: m.at } : {};
+  const sigs = { ...at, ...(m.sig ? { sig: m.sig } : {}), ...(m.idSig ? { idSig: m.idSig } : {}) };
   return JSON.stringify({ "managed-by": MANAGED_BY, ...named, attempt: m.attempt, ...sigs });
 }
 
@@ -374,7 +388,8 @@ export function readMarker(metadata: unknown): Marker | undefined {
     if (typeof m.attempt !== "string") return undefined;
     const sig = str(m.sig) ? { sig: str(m.sig) } : {};
     const idSig = str(m.idSig) ? { idSig: str(m.idSig) } : {};
-    return { stack: str(m.stack), resource: str(m.resource), attempt: m.attempt, ...sig, ...idSig };
+    const at = str(m.at) ? { at: str(m.at) } : {};
+    return { stack: str(m.stack), resource: str(m.resource), attempt: m.attempt, ...at, ...sig, ...idSig };
   } catch {
     return undefined;
   }

@@ -29,10 +29,14 @@ export const failure = (message: string, fields: Partial<ApiFailure>): ApiFailur
 export function describeError(what: string, status: number, body: unknown, text: string, secrets: (string | undefined)[]): ApiFailure {
   type Known = { error_code?: unknown; msg?: unknown; details?: { operation_id?: unknown } };
   const b = (body !== null && typeof body === "object" ? body : {}) as Known;
+  // A code or an operation id is server text too: shown only when renderMsg keeps it whole (words, an id
+  // of the contract's shapes, no window of a credential); a free 64-character field held the whole key.
+  const whole = (v: unknown, shape: RegExp): v is string =>
+    typeof v === "string" && shape.test(v) && renderMsg(v, "", credentialWindows(secrets)) === v;
   const code = b.error_code;
-  const errorCode = typeof code === "string" && /^[A-Za-z][A-Za-z0-9_.]{0,63}$/.test(code) ? code : undefined;
+  const errorCode = whole(code, /^[A-Za-z][A-Za-z0-9_.]{0,63}$/) ? code : undefined;
   const id = b.details?.operation_id;
-  const operationId = typeof id === "string" && /^[A-Za-z0-9_.:-]{1,80}$/.test(id) ? id : undefined;
+  const operationId = whole(id, /^[A-Za-z0-9_.:-]{1,80}$/) ? id : undefined;
   // Redact before truncating (quote): a key cut in half at the limit would leave its first characters.
   const size = Buffer.byteLength(text);
   const unknown = text ? `an answer that is not the service's error (${size} bytes, not shown)` : "empty answer";

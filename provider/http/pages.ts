@@ -81,7 +81,9 @@ export async function* listPages<T>(path: string, field: string, what: string, s
     if (items.length > 0 && fresh === 0) throw partial("a page brought no new object (the same page again)");
     const nextUri = page.body.next_page_uri;
     next = typeof nextUri === "string" && nextUri ? nextUri : null;
-    if (next && seen.includes(absolute(next))) throw partial(`next_page_uri leads back to a page already read (${next})`);
+    // Named by its place in the walk, not by the server's URI (server text, which could carry a key in pieces).
+    const back = next ? seen.indexOf(absolute(next)) : -1;
+    if (back >= 0) throw partial(`next_page_uri leads back to a page already read (page ${back + 1} of this walk)`);
   }
 }
 

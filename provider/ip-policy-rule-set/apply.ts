@@ -118,20 +118,26 @@ export async function bindMarker(set: Target, ruleId: string, marker: Marker, on
 /**
  * The set's own rules (by id in its state) whose marker, this very resource's, is not bound to their id
  * (written by an older version, or by a create whose second write failed): each signed onto its id,
- * one PATCH each (none once bound). `skip`: rules this run's steps wrote. Returns the rules after; a
- * failure is a partial update whose outputs are the rules as they are (the next up binds the rest).
+ * one PATCH each (none once bound). `skip`: rules this run's steps wrote. Only a rule as `recorded` has
+ * it (same CIDR and action): a marker anyone can copy or keep on a rule moved by hand since is no
+ * proof, and signing it would make the hand's rule the set's. Returns the rules after; a failure is a
+ * partial update whose outputs are the rules as they are (the next up binds the rest).
  */
 export async function bindOwnMarkers(
   set: Target,
   rules: Member[],
   live: LivePolicy,
   skip: Set<string>,
-  id: string,
-  what: string,
+  recorded: Member[],
+  at: { id: string; what: string },
 ): Promise<Member[]> {
+  const { id, what } = at;
   const me = ownerOf(set.__urn);
   const mine = (m: Marker | undefined) => !!m && m.stack === me.stack && m.resource === me.resource;
-  const unbound = (r: Member) => mine(live.markers[r.id]) && live.verdicts[r.id]?.kind !== "verified";
+  const was = new Map(recorded.map((r) => [r.id, `${canonicalCidr(r.cidr)} ${r.action}`]));
+  const asRecorded = (r: Member) => was.get(r.id) === `${canonicalCidr(r.cidr)} ${r.action}`;
+  const unbound = (r: Member) =>
+    mine(live.markers[r.id]) && live.verdicts[r.id]?.kind !== "verified" && asRecorded(r);
   const todo = rules.filter((r) => !skip.has(r.id) && unbound(r));
   if (!todo.length || !teamKeySetting()) return rules;
   const after: Record<string, Member> = {};

@@ -177,7 +177,7 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
   const target = { ...news, __plan: olds.__plan };
   const stepped = new Set(decided.steps.flatMap((s) => ("rule" in s ? [s.rule.id] : [])));
   const applied = await apply(target, before, decided.steps, id, what);
-  const rules = await bindOwnMarkers(target, applied, live, stepped, id, what);
+  const rules = await bindOwnMarkers(target, applied, live, stepped, recorded, { id, what });
   reportAccessDone(news.__urn, news.ipPolicyId, accessEffect(before, rules), saved?.access, decided.steps.length > 0);
   reportAll(news.__urn, decisionNotices(what, decided, secret));
   return { outs: outputs(news, rules, news) };

@@ -66,7 +66,9 @@ describe("paging ends", () => {
       json(res, 200, { keys: [{ id: `ak_${page ?? 1}` }], uri: "u", next_page_uri: next });
     });
     await useApi(server.url, "k".repeat(20));
-    await expect(drain("/api_keys")).rejects.toThrow(/^list API keys: next_page_uri leads back to a page already read \(http:\/\/127\.0\.0\.1:\d+\/api_keys\); giving up on the list$/);
+    const loop =
+      /^list API keys: next_page_uri leads back to a page already read \(page 1 of this walk\); giving up on the list$/;
+    await expect(drain("/api_keys")).rejects.toThrow(loop);
     expect(server.hits).toEqual(["GET /api_keys", "GET /api_keys?page=2"]);
     self = true;
     await expect(drain("/api_keys?page=1")).rejects.toThrow(/leads back to a page already read/);

@@ -307,9 +307,9 @@ describe("a signed marker (issue 39): proof only when it verifies with the team 
 
   it("verdict: only a signature bound to the rule's id verifies; an id-less one is pending for the grace after the rule's creation, then proves nothing", () => {
     const m = { stack: "shop/b", resource: "IpPolicyRule::partner", attempt: "0123456789abcdef" };
-    const idLess = { ...m, sig: ownership.markerMac(KEY, m, on) };
-    const bound = { ...m, idSig: ownership.markerIdMac(KEY, m, on, "ipr_1") };
     const created = "2026-11-27T10:00:00.000Z";
+    const idLess = { ...m, at: created, sig: ownership.markerMac(KEY, { ...m, at: created }, on) };
+    const bound = { ...m, idSig: ownership.markerIdMac(KEY, m, on, "ipr_1") };
     const at = (ms: number) => Date.parse(created) + ms;
     const grace = ownership.ID_SIGNING_GRACE_MS;
     const verdict = (mk: object, id = "ipr_1", now = at(1000), key: string | undefined = KEY) => ownership.markerVerdict(key, mk, on, { id, createdAt: created }, now);
