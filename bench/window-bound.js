@@ -4,7 +4,7 @@
 // From the emulator's log: each line "<ISO time> <METHOD> <path> <status> <id> <ms>ms", logged when
 // answered; the request arrived <ms> before. `node bench/window-bound.js <results-walks.json> <log>`
 // recomputes the walks rows of a run whose JSON predates these fields from its emulator log
-// (BENCH_EMULATOR_LOG): the rows' requests, in order, split the log.
+// (BENCH_EMULATOR_LOG): the rows' requests, in order, split the log; `--write` adds the fields to the JSON.
 "use strict";
 const fs = require("node:fs");
 
@@ -44,7 +44,7 @@ function opBound(before, op) {
 module.exports = { requests, windowBound, opBound };
 
 if (require.main === module) {
-  const [json, log] = process.argv.slice(2);
+  const [json, log, write] = process.argv.slice(2);
   const results = JSON.parse(fs.readFileSync(json, "utf8"));
   // The log holds every session's lines one after another (appended when its emulator stopped).
   let all = requests(fs.readFileSync(log, "utf8"));
@@ -55,7 +55,9 @@ if (require.main === module) {
     for (const o of row.ops) {
       const { boundSeconds, spanSeconds } = opBound(session.slice(0, at), session.slice(at, at + o.requests));
       at += o.requests;
+      if (write === "--write" && o.emptyWindowBoundSeconds === undefined) Object.assign(o, { spanSeconds, boundSeconds, emptyWindowBoundSeconds: o.boundSeconds });
       console.log(`${row.size} rules, ${o.op}: ${o.requests} requests, ${o.seconds.toFixed(1)} s (span ${spanSeconds.toFixed(1)} s), bound ${boundSeconds.toFixed(1)} s: ${(o.seconds / boundSeconds).toFixed(2)} (span ${(spanSeconds / boundSeconds).toFixed(2)})`);
     }
   }
+  if (write === "--write") fs.writeFileSync(json, JSON.stringify(results, null, 2) + "\n");
 }
