@@ -688,7 +688,7 @@ async function measureWalks(ctx, size) {
 
 function printWalks(rows, f) {
   console.log(`\nA set of ${f.walksSet} rules (examples/office-allowlist) in an account of N other rules (emulator --seed-rules N), at the default limit (120 per rolling 60 s); walks are first pages of GET /ip_policy_rules:`);
-  const ratio = (a, b) => fmt(a / Math.max(b, 1e-9), 2);
+  const ratio = (a, b) => (b > 0 ? fmt(a / b, 2) : "–");
   table(["account", "op", "walks", "list pages", "requests", "429", "s", "requests s", "bound s", "s/bound (requests)"], rows.flatMap((r) => r.ops.map((o) => [
     `${r.size} rules`, o.op, o.walks, o.pages, o.requests, o.rateLimited429, fmt(o.seconds), fmt(o.spanSeconds), fmt(o.boundSeconds), `${ratio(o.seconds, o.boundSeconds)} (${ratio(o.spanSeconds, o.boundSeconds)})`,
   ])));
