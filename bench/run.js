@@ -54,8 +54,9 @@
 //      --walks-set rules (examples/office-allowlist) in accounts of --walk-sizes rules (default 20000,50000,100000;
 //      the emulator's --seed-rules, on another policy): `up` with its preview (as a user runs it), `preview
 //      --refresh`, `refresh`, `destroy`; for each the walks (first pages of GET /ip_policy_rules in the
-//      emulator's log), requests, wall seconds, the lower bound of its requests at the pace (window model),
-//      and their ratio. `--only walks` (bench/results-walks.json).
+//      emulator's log), requests, wall seconds, the bound of its accepted requests at the window (exactly, given
+//      what the window still held of the commands before: bench/window-bound.js), and their ratio.
+//      `--only walks` (bench/results-walks.json).
 //  13. pipelines sharing an account: --pipelines 1,3,10 stacks at once, each an IpPolicyRuleSet of
 //      --pipeline-rules rules (examples/office-allowlist) on its own policy of one account, the
 //      emulator's default limit (120 per rolling 60 s) and every client with the whole budget (the
@@ -73,6 +74,7 @@ const { makeProject, packTarball, pluginHome, pulumiBinDir, REPO } = require("..
 const { build: buildPlugin, tarballName } = require("../scripts/plugin");
 const { spawnJob } = require("../scripts/stack");
 const { fmt, table } = require("./table");
+const { opBound, requests: logRequests } = require("./window-bound");
 
 function flags(argv) {
   const f = { sizes: [50, 200, 500], keys: 3, latency: 20, rateRules: 300, skipRate: false, skipCheckpoints: false, refreshRules: 500, refreshKeys: 10, skipRefresh: false, skipTeam: false, teamRules: 100, perObjectUp: false, skipEmulator: false, models: ["window", "bucket"], skipSet: false, setRules: 500, setLarge: 5000, setPerRule: true, skipPlugin: false, pluginRules: 200, pluginSet: 500, skipAccounts: false, accountSizes: [19000, 50000, 100000], accountLimited: 19000, accountSet: 100, skipBounds: false, boundsRules: 300, skipMemory: false, memoryRules: 5000, memoryRuns: 1, memoryHosts: ["floor", "dynamic", "pluginFloor", "plugin"], skipWalks: false, walkSizes: [20000, 50000, 100000], walksSet: 100, skipPipelines: false, pipelines: [1, 3, 10], pipelineRules: 100, pipelineRuns: 3 };
@@ -676,9 +678,12 @@ async function measureWalks(ctx, size) {
       const log = s.emu.stderr().slice(from).split("\n");
       const walks = log.filter((l) => / GET \/ip_policy_rules 200 /.test(l)).length;
       const pages = log.filter((l) => / GET \/ip_policy_rules(\?…)? 200 /.test(l)).length;
-      const bound = rateLowerBound("window", m.requests);
-      out.ops.push({ op: name, walks, pages, requests: m.requests, rateLimited429: m.rateLimited429, seconds: m.seconds, boundSeconds: bound });
-      process.stderr.write(`bench: walks: ${size} rules: ${name}: ${walks} walks, ${m.requests} requests, ${m.seconds.toFixed(1)} s (bound ${bound} s)\n`);
+      // The bound: the window's, exactly, for the requests it accepted, given what it still held of the
+      // commands before (bench/window-bound.js); beside it the old one, from an empty window.
+      const { boundSeconds, spanSeconds } = opBound(logRequests(s.emu.stderr().slice(0, from)), logRequests(log.join("\n")));
+      const emptyWindowBoundSeconds = rateLowerBound("window", m.requests - m.rateLimited429);
+      out.ops.push({ op: name, walks, pages, requests: m.requests, rateLimited429: m.rateLimited429, seconds: m.seconds, spanSeconds, boundSeconds, emptyWindowBoundSeconds });
+      process.stderr.write(`bench: walks: ${size} rules: ${name}: ${walks} walks, ${m.requests} requests, ${m.seconds.toFixed(1)} s (bound ${boundSeconds.toFixed(1)} s)\n`);
     }
     return out;
   });
@@ -686,9 +691,11 @@ async function measureWalks(ctx, size) {
 
 function printWalks(rows, f) {
   console.log(`\nA set of ${f.walksSet} rules (examples/office-allowlist) in an account of N other rules (emulator --seed-rules N), at the default limit (120 per rolling 60 s); walks are first pages of GET /ip_policy_rules:`);
-  table(["account", "op", "walks", "list pages", "requests", "429", "s", "bound s", "s/bound"], rows.flatMap((r) => r.ops.map((o) => [
-    `${r.size} rules`, o.op, o.walks, o.pages, o.requests, o.rateLimited429, fmt(o.seconds), fmt(o.boundSeconds), fmt(o.seconds / Math.max(o.boundSeconds, 1e-9), 2),
+  const ratio = (a, b) => (b > 0 ? fmt(a / b, 2) : "–");
+  table(["account", "op", "walks", "list pages", "requests", "429", "s", "requests s", "bound s", "s/bound (requests)"], rows.flatMap((r) => r.ops.map((o) => [
+    `${r.size} rules`, o.op, o.walks, o.pages, o.requests, o.rateLimited429, fmt(o.seconds), fmt(o.spanSeconds), fmt(o.boundSeconds), `${ratio(o.seconds, o.boundSeconds)} (${ratio(o.spanSeconds, o.boundSeconds)})`,
   ])));
+  console.log("(bound: the least time the window of 120 per rolling 60 s allows for the requests it accepted, from the first, given what it still held of the commands before; requests s: first request to last answer)");
 }
 
 /**
