@@ -33,7 +33,12 @@ export default defineConfig({
       {
         test: {
           name: "unit",
-          include: ["test/emulator/**/*.test.ts", "test/provider/**/*.test.ts", "test/policy/**/*.test.ts", "test/tools/**/*.test.ts"],
+          include: [
+            "test/emulator/**/*.test.ts",
+            "test/provider/**/*.test.ts",
+            "test/policy/**/*.test.ts",
+            "test/tools/**/*.test.ts",
+          ],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },

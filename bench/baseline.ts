@@ -11,7 +11,11 @@ function provider(path: string): pulumi.dynamic.ResourceProvider {
     const { request } = require("undici");
     const res = await request(process.env.ACCESSCTL_API_URL + url, {
       method,
-      headers: { authorization: `Bearer ${process.env.ACCESSCTL_API_KEY}`, "service-version": "2", "content-type": "application/json" },
+      headers: {
+        authorization: `Bearer ${process.env.ACCESSCTL_API_KEY}`,
+        "service-version": "2",
+        "content-type": "application/json",
+      },
       body: body && JSON.stringify(body),
     });
     const text = await res.body.text();
@@ -52,8 +56,15 @@ const count = config.getNumber("count") ?? 0;
 
 export const ruleIds = Array.from({ length: count }, (_, i) => {
   const cidr = `10.${Math.floor(i / 256) % 256}.${i % 256}.0/24`;
-  const args = { ip_policy_id: ipPolicyIds[i % ipPolicyIds.length], cidr, action: "allow", description: `generated rule ${i + 1} of ${count}` };
+  const args = {
+    ip_policy_id: ipPolicyIds[i % ipPolicyIds.length],
+    cidr,
+    action: "allow",
+    description: `generated rule ${i + 1} of ${count}`,
+  };
   return new Rule(`allow-${cidr.replace(/[^0-9a-fA-F]+/g, "-")}`, args).id;
 });
-export const keyIds = Array.from({ length: config.getNumber("apiKeys") ?? 0 }, (_, i) =>
-  new Key(`ci-${i}`, { description: `CI key ${i + 1}` }).id);
+export const keyIds = Array.from(
+  { length: config.getNumber("apiKeys") ?? 0 },
+  (_, i) => new Key(`ci-${i}`, { description: `CI key ${i + 1}` }).id,
+);

@@ -18,7 +18,11 @@ const REQUESTS = 5_000; // per operation and round, after 500 of each untimed to
 const ROUNDS = 3;
 const PARALLEL = 16; // requests in flight
 
-const alnum = (n) => randomBytes(n * 2).toString("base64").replace(/[^A-Za-z0-9]/g, "").slice(0, n);
+const alnum = (n) =>
+  randomBytes(n * 2)
+    .toString("base64")
+    .replace(/[^A-Za-z0-9]/g, "")
+    .slice(0, n);
 const cidrOf = (i, first) => `${first}.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}/32`;
 
 async function startEmulator(args) {
@@ -59,7 +63,17 @@ async function seededDataFile(dir, n) {
   const [main] = state.accounts;
   const createdAt = new Date().toISOString();
   for (let i = 0; i < n; i++) {
-    state.rules.push({ id: `ipr_${alnum(24)}`, accountId: main.id, ipPolicyId: main.ipPolicies[i % 2], cidr: cidrOf(i, 10), action: "allow", description: "", metadata: "", createdAt, seq: ++state.seq });
+    state.rules.push({
+      id: `ipr_${alnum(24)}`,
+      accountId: main.id,
+      ipPolicyId: main.ipPolicies[i % 2],
+      cidr: cidrOf(i, 10),
+      action: "allow",
+      description: "",
+      metadata: "",
+      createdAt,
+      seq: ++state.seq,
+    });
   }
   fs.writeFileSync(file, JSON.stringify(state));
   return file;
@@ -76,21 +90,31 @@ async function measure(n, withData, request) {
       const call = async (method, p, body) => {
         const res = await request(emu.url + p, {
           method,
-          headers: { authorization: `Bearer ${emu.adminToken}`, "service-version": "2", "content-type": "application/json" },
+          headers: {
+            authorization: `Bearer ${emu.adminToken}`,
+            "service-version": "2",
+            "content-type": "application/json",
+          },
           body: body && JSON.stringify(body),
         });
         const text = await res.body.text();
         if (res.statusCode >= 300) throw new Error(`${method} ${p}: ${res.statusCode} ${text}`);
         return text && JSON.parse(text);
       };
-      const rule = (i, first) => ({ cidr: cidrOf(i, first), ip_policy_id: emu.fixtures.ipPolicies[i % 2], action: "allow" });
+      const rule = (i, first) => ({
+        cidr: cidrOf(i, first),
+        ip_policy_id: emu.fixtures.ipPolicies[i % 2],
+        action: "allow",
+      });
       if (!withData) {
         process.stderr.write(`bench emulator: storing ${n} rules through the API…\n`);
         await load(n, (i) => call("POST", "/ip_policy_rules", rule(i, 10)));
       }
       const cycle = async (count, first) => {
         const ids = [];
-        const create = await load(count, async (i) => ids.push((await call("POST", "/ip_policy_rules", rule(i, first))).id));
+        const create = await load(count, async (i) =>
+          ids.push((await call("POST", "/ip_policy_rules", rule(i, first))).id),
+        );
         const get = await load(count, (i) => call("GET", `/ip_policy_rules/${ids[i]}`));
         const del = await load(count, (i) => call("DELETE", `/ip_policy_rules/${ids[i]}`));
         return { create, get, delete: del };
@@ -102,9 +126,13 @@ async function measure(n, withData, request) {
       const median = (values) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
       const figures = {};
       for (const op of ["create", "get", "delete"]) {
-        figures[op] = Object.fromEntries(["perSecond", "p50Ms", "p99Ms"].map((k) => [k, median(rounds.map((round) => round[op][k]))]));
+        figures[op] = Object.fromEntries(
+          ["perSecond", "p50Ms", "p99Ms"].map((k) => [k, median(rounds.map((round) => round[op][k]))]),
+        );
       }
-      const rssMb = Math.round(Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${emu.child.pid}/status`, "utf8"))[1]) / 1024);
+      const rssMb = Math.round(
+        Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${emu.child.pid}/status`, "utf8"))[1]) / 1024,
+      );
       return { stored: n, data: withData, startSeconds, ...figures, rssMb };
     } finally {
       await stop(emu);
@@ -129,11 +157,21 @@ async function run() {
   } finally {
     await agent.close();
   }
-  console.log(`\nEmulator alone: ${REQUESTS} requests per operation, ${PARALLEL} in flight, --rate-limit off; medians of ${ROUNDS} rounds\n`);
+  console.log(
+    `\nEmulator alone: ${REQUESTS} requests per operation, ${PARALLEL} in flight, --rate-limit off; medians of ${ROUNDS} rounds\n`,
+  );
   const data = (r) => (r.data ? "--data" : "memory");
-  table(["stored rules", "data", "operation", "requests/s", "p50 ms", "p99 ms"], rows.flatMap((r) => ["create", "get", "delete"].map((op) => [r.stored, data(r), op, r[op].perSecond, r[op].p50Ms, r[op].p99Ms])));
+  table(
+    ["stored rules", "data", "operation", "requests/s", "p50 ms", "p99 ms"],
+    rows.flatMap((r) =>
+      ["create", "get", "delete"].map((op) => [r.stored, data(r), op, r[op].perSecond, r[op].p50Ms, r[op].p99Ms]),
+    ),
+  );
   console.log("");
-  table(["stored rules", "data", "start s", "emulator RSS MB"], rows.map((r) => [r.stored, data(r), r.startSeconds.toFixed(2), r.rssMb]));
+  table(
+    ["stored rules", "data", "start s", "emulator RSS MB"],
+    rows.map((r) => [r.stored, data(r), r.startSeconds.toFixed(2), r.rssMb]),
+  );
   return { requestsPerOperation: REQUESTS, parallel: PARALLEL, rounds: ROUNDS, rows };
 }
 
@@ -145,7 +183,10 @@ if (require.main === module) {
     .then((figures) => {
       const machine = `${os.availableParallelism()} cores, linux ${os.release()}, node ${process.version}`;
       const out = path.join(REPO, "bench/results-emulator.json");
-      fs.writeFileSync(out, `${JSON.stringify({ date: new Date().toISOString(), machine, command: "node bench/emulator.js", seconds: (Date.now() - started) / 1000, ...figures }, null, 2)}\n`);
+      fs.writeFileSync(
+        out,
+        `${JSON.stringify({ date: new Date().toISOString(), machine, command: "node bench/emulator.js", seconds: (Date.now() - started) / 1000, ...figures }, null, 2)}\n`,
+      );
       console.log(`\ntotal ${Math.round((Date.now() - started) / 1000)} s; figures in ${path.relative(REPO, out)}`);
     })
     .catch((e) => {

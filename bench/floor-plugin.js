@@ -19,11 +19,13 @@ const floor = {
   },
   async create(inputs) {
     const at = new Date(0).toISOString();
-    const rules = Object.fromEntries(Object.entries(inputs.rules).map(([cidr, r], i) => {
-      const id = `ipr_${String(i).padStart(24, "0")}`;
-      const uri = `http://127.0.0.1:40000/ip_policy_rules/${id}`;
-      return [cidr, { id, cidr, action: r.action, description: "", metadata: "", uri, createdAt: at }];
-    }));
+    const rules = Object.fromEntries(
+      Object.entries(inputs.rules).map(([cidr, r], i) => {
+        const id = `ipr_${String(i).padStart(24, "0")}`;
+        const uri = `http://127.0.0.1:40000/ip_policy_rules/${id}`;
+        return [cidr, { id, cidr, action: r.action, description: "", metadata: "", uri, createdAt: at }];
+      }),
+    );
     return { id: inputs.ipPolicyId, outs: { ipPolicyId: inputs.ipPolicyId, rules } };
   },
   async read(id, props) {

@@ -19,7 +19,8 @@ const compact = new pulumi.Config().getBoolean("compact") ?? false;
 // The rules as this floor keeps them in its properties (compact: one text), and back.
 const kept = (rules: unknown) => (compact ? JSON.stringify(rules) : rules);
 const given = (rules: unknown) => (compact ? JSON.parse(rules as string) : rules);
-const declared = (rules: Record<string, Rule>) => Object.fromEntries(Object.entries(rules).map(([cidr, r]) => [cidr, { cidr, action: r.action }]));
+const declared = (rules: Record<string, Rule>) =>
+  Object.fromEntries(Object.entries(rules).map(([cidr, r]) => [cidr, { cidr, action: r.action }]));
 
 const doNothing: pulumi.dynamic.ResourceProvider = {
   async check(_olds: any, news: any) {
@@ -29,10 +30,23 @@ const doNothing: pulumi.dynamic.ResourceProvider = {
   async create(inputs: any) {
     const at = new Date(0).toISOString();
     const declaredRules = Object.entries(given(inputs.rules) as Record<string, Rule>);
-    const rules = Object.fromEntries(declaredRules.map(([cidr, r], i) => {
-      const id = `ipr_${String(i).padStart(24, "0")}`;
-      return [cidr, { id, cidr, action: r.action, description: "", metadata: "", uri: `http://127.0.0.1:40000/ip_policy_rules/${id}`, createdAt: at }];
-    }));
+    const rules = Object.fromEntries(
+      declaredRules.map(([cidr, r], i) => {
+        const id = `ipr_${String(i).padStart(24, "0")}`;
+        return [
+          cidr,
+          {
+            id,
+            cidr,
+            action: r.action,
+            description: "",
+            metadata: "",
+            uri: `http://127.0.0.1:40000/ip_policy_rules/${id}`,
+            createdAt: at,
+          },
+        ];
+      }),
+    );
     return { id: inputs.ipPolicyId, outs: { ipPolicyId: inputs.ipPolicyId, rules: kept(rules) } };
   },
   async read(id: string, props: any) {

@@ -77,7 +77,46 @@ const { fmt, table } = require("./table");
 const { opBound, requests: logRequests } = require("./window-bound");
 
 function flags(argv) {
-  const f = { sizes: [50, 200, 500], keys: 3, latency: 20, rateRules: 300, skipRate: false, skipCheckpoints: false, refreshRules: 500, refreshKeys: 10, skipRefresh: false, skipTeam: false, teamRules: 100, perObjectUp: false, skipEmulator: false, models: ["window", "bucket"], skipSet: false, setRules: 500, setLarge: 5000, setPerRule: true, skipPlugin: false, pluginRules: 200, pluginSet: 500, skipAccounts: false, accountSizes: [19000, 50000, 100000], accountLimited: 19000, accountSet: 100, skipBounds: false, boundsRules: 300, skipMemory: false, memoryRules: 5000, memoryRuns: 1, memoryHosts: ["floor", "dynamic", "pluginFloor", "plugin"], skipWalks: false, walkSizes: [20000, 50000, 100000], walksSet: 100, skipPipelines: false, pipelines: [1, 3, 10], pipelineRules: 100, pipelineRuns: 3 };
+  const f = {
+    sizes: [50, 200, 500],
+    keys: 3,
+    latency: 20,
+    rateRules: 300,
+    skipRate: false,
+    skipCheckpoints: false,
+    refreshRules: 500,
+    refreshKeys: 10,
+    skipRefresh: false,
+    skipTeam: false,
+    teamRules: 100,
+    perObjectUp: false,
+    skipEmulator: false,
+    models: ["window", "bucket"],
+    skipSet: false,
+    setRules: 500,
+    setLarge: 5000,
+    setPerRule: true,
+    skipPlugin: false,
+    pluginRules: 200,
+    pluginSet: 500,
+    skipAccounts: false,
+    accountSizes: [19000, 50000, 100000],
+    accountLimited: 19000,
+    accountSet: 100,
+    skipBounds: false,
+    boundsRules: 300,
+    skipMemory: false,
+    memoryRules: 5000,
+    memoryRuns: 1,
+    memoryHosts: ["floor", "dynamic", "pluginFloor", "plugin"],
+    skipWalks: false,
+    walkSizes: [20000, 50000, 100000],
+    walksSet: 100,
+    skipPipelines: false,
+    pipelines: [1, 3, 10],
+    pipelineRules: 100,
+    pipelineRuns: 3,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--sizes") f.sizes = argv[++i].split(",").map(Number);
@@ -85,20 +124,24 @@ function flags(argv) {
     else if (a === "--latency") f.latency = Number(argv[++i]);
     else if (a === "--rate-rules") f.rateRules = Number(argv[++i]);
     else if (a === "--skip-rate") f.skipRate = true;
-    else if (a === "--models") f.models = argv[++i].split(","); // the emulator's rate-limit models for the rate and team sections
+    else if (a === "--models")
+      f.models = argv[++i].split(","); // the emulator's rate-limit models for the rate and team sections
     else if (a === "--skip-checkpoints") f.skipCheckpoints = true;
     else if (a === "--refresh-rules") f.refreshRules = Number(argv[++i]);
     else if (a === "--refresh-keys") f.refreshKeys = Number(argv[++i]);
     else if (a === "--skip-refresh") f.skipRefresh = true;
     else if (a === "--skip-team") f.skipTeam = true;
-    else if (a === "--team-rules") f.teamRules = Number(argv[++i]); // rules per stack of the team
+    else if (a === "--team-rules")
+      f.teamRules = Number(argv[++i]); // rules per stack of the team
     else if (a === "--set-rules") f.setRules = Number(argv[++i]);
     else if (a === "--set-large") f.setLarge = Number(argv[++i]);
-    else if (a === "--skip-set-per-rule") f.setPerRule = false; // the set rows without the per-rule ones beside them
+    else if (a === "--skip-set-per-rule")
+      f.setPerRule = false; // the set rows without the per-rule ones beside them
     else if (a === "--plugin-rules") f.pluginRules = Number(argv[++i]);
     else if (a === "--plugin-set") f.pluginSet = Number(argv[++i]);
     else if (a === "--account-sizes") f.accountSizes = argv[++i].split(",").map(Number);
-    else if (a === "--account-limited") f.accountLimited = Number(argv[++i]); // 0: none at the default limit
+    else if (a === "--account-limited")
+      f.accountLimited = Number(argv[++i]); // 0: none at the default limit
     else if (a === "--account-set") f.accountSet = Number(argv[++i]);
     else if (a === "--bounds-rules") f.boundsRules = Number(argv[++i]);
     else if (a === "--memory-rules") f.memoryRules = Number(argv[++i]);
@@ -106,11 +149,14 @@ function flags(argv) {
     else if (a === "--pipelines") f.pipelines = argv[++i].split(",").map(Number);
     else if (a === "--pipeline-rules") f.pipelineRules = Number(argv[++i]);
     else if (a === "--pipeline-runs") f.pipelineRuns = Number(argv[++i]);
-    else if (a === "--memory-hosts") f.memoryHosts = argv[++i].split(","); // of dynamic,floor,plugin,pluginFloor,floorCompact
+    else if (a === "--memory-hosts")
+      f.memoryHosts = argv[++i].split(","); // of dynamic,floor,plugin,pluginFloor,floorCompact
     else if (a === "--walk-sizes") f.walkSizes = argv[++i].split(",").map(Number);
     else if (a === "--walks-set") f.walksSet = Number(argv[++i]);
-    else if (a === "--per-object-up") f.perObjectUp = true; // per-object `up --refresh` too: about 2 GETs per object at 2/s
-    else if (a === "--only") { // e.g. --only refresh,team: just those sections
+    else if (a === "--per-object-up")
+      f.perObjectUp = true; // per-object `up --refresh` too: about 2 GETs per object at 2/s
+    else if (a === "--only") {
+      // e.g. --only refresh,team: just those sections
       const only = argv[++i].split(",");
       if (!only.includes("engine")) f.sizes = [];
       f.skipRate = !only.includes("rate");
@@ -124,8 +170,7 @@ function flags(argv) {
       f.skipMemory = !only.includes("memory");
       f.skipWalks = !only.includes("walks");
       f.skipPipelines = !only.includes("pipelines");
-    }
-    else throw new Error(`unknown flag ${a}`);
+    } else throw new Error(`unknown flag ${a}`);
   }
   return f;
 }
@@ -134,15 +179,20 @@ async function startEmulator(args) {
   const { child, startup, stderr } = await emulatorProcess.startEmulator(args);
   return { child, stderr, ...startup };
 }
-const stopEmulator = (emu) => new Promise((r) => {
-  if (process.env.BENCH_EMULATOR_LOG) fs.appendFileSync(process.env.BENCH_EMULATOR_LOG, emu.stderr()); // the emulator's request log, to study a run
-  emu.child.once("exit", r);
-  emu.child.kill("SIGTERM");
-});
+const stopEmulator = (emu) =>
+  new Promise((r) => {
+    if (process.env.BENCH_EMULATOR_LOG) fs.appendFileSync(process.env.BENCH_EMULATOR_LOG, emu.stderr()); // the emulator's request log, to study a run
+    emu.child.once("exit", r);
+    emu.child.kill("SIGTERM");
+  });
 const stats = async (emu) => (await fetch(`${emu.url}/_emulator/stats`)).json();
 /** Seconds from the first to the last request the emulator logged (its log lines start with the time): the run without the engine's start and end. */
 function requestSpan(emu) {
-  const times = emu.stderr().split("\n").filter((l) => / (GET|POST|PUT|PATCH|DELETE) \//.test(l)).map((l) => Date.parse(l.slice(0, 24)));
+  const times = emu
+    .stderr()
+    .split("\n")
+    .filter((l) => / (GET|POST|PUT|PATCH|DELETE) \//.test(l))
+    .map((l) => Date.parse(l.slice(0, 24)));
   return times.length ? (Math.max(...times) - Math.min(...times)) / 1000 : 0;
 }
 
@@ -172,7 +222,12 @@ async function withSession(ctx, { emuArgs = [], project, env = {} }, fn) {
     emu: undefined,
     /** A job for scripts/stack.js; `extra`: its other fields (refresh, env added, another backend directory). */
     job: (stack, op, config, { env: more = {}, backend = dir, ...extra } = {}) => ({
-      dir: project, stack, op, binDir: ctx.binDir, backend: `file://${backend}`, config,
+      dir: project,
+      stack,
+      op,
+      binDir: ctx.binDir,
+      backend: `file://${backend}`,
+      config,
       env: { ACCESSCTL_API_URL: s.emu.url, ACCESSCTL_API_KEY: s.emu.adminToken, ...env, ...more },
       ...extra,
     }),
@@ -181,8 +236,16 @@ async function withSession(ctx, { emuArgs = [], project, env = {} }, fn) {
       const before = await stats(s.emu);
       const { seconds, result } = await pulumi(s.job(stack, op, config, extra));
       const after = await stats(s.emu);
-      const byMethod = Object.fromEntries(Object.entries(after.byMethod ?? {}).map(([k, v]) => [k, v - (before.byMethod?.[k] ?? 0)]));
-      return { seconds, result, requests: after.requests - before.requests, rateLimited429: (after.byStatus["429"] ?? 0) - (before.byStatus["429"] ?? 0), byMethod };
+      const byMethod = Object.fromEntries(
+        Object.entries(after.byMethod ?? {}).map(([k, v]) => [k, v - (before.byMethod?.[k] ?? 0)]),
+      );
+      return {
+        seconds,
+        result,
+        requests: after.requests - before.requests,
+        rateLimited429: (after.byStatus["429"] ?? 0) - (before.byStatus["429"] ?? 0),
+        byMethod,
+      };
     },
     restart: async (args) => {
       await stopEmulator(s.emu);
@@ -210,20 +273,37 @@ const manyRules = (emu, rules, keys) => ({
 function directClient(emu, parallel) {
   const { Agent, request } = require(path.join(REPO, "node_modules/undici"));
   const agent = new Agent({ connections: 64 });
-  const headers = { authorization: `Bearer ${emu.adminToken}`, "service-version": "2", "content-type": "application/json" };
+  const headers = {
+    authorization: `Bearer ${emu.adminToken}`,
+    "service-version": "2",
+    "content-type": "application/json",
+  };
   const call = async (method, p, body) => {
-    const res = await request(p.startsWith("http") ? p : emu.url + p, { method, headers, body: body && JSON.stringify(body), dispatcher: agent });
+    const res = await request(p.startsWith("http") ? p : emu.url + p, {
+      method,
+      headers,
+      body: body && JSON.stringify(body),
+      dispatcher: agent,
+    });
     const text = await res.body.text();
     if (res.statusCode >= 300) throw new Error(`${method} ${p}: ${res.statusCode} ${text}`);
     return text && JSON.parse(text);
   };
   const pool = async (items, fn) => {
     const queue = [...items];
-    await Promise.all(Array.from({ length: parallel }, async () => { while (queue.length) await fn(queue.shift()); }));
+    await Promise.all(
+      Array.from({ length: parallel }, async () => {
+        while (queue.length) await fn(queue.shift());
+      }),
+    );
   };
   return { call, pool, close: () => agent.close() };
 }
-const timed = async (fn) => { const t = process.hrtime.bigint(); await fn(); return Number(process.hrtime.bigint() - t) / 1e9; };
+const timed = async (fn) => {
+  const t = process.hrtime.bigint();
+  await fn();
+  return Number(process.hrtime.bigint() - t) / 1e9;
+};
 
 /**
  * Samples the peak resident memory (VmHWM) of provider processes until stopped: those whose command
@@ -236,7 +316,8 @@ function watchProviderMemory(marker = "dynamic-provider", home, everyMs = 100) {
     for (const pid of fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
       try {
         if (!fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(marker)) continue;
-        if (home && !fs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(`PULUMI_HOME=${home}`)) continue;
+        if (home && !fs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(`PULUMI_HOME=${home}`))
+          continue;
         const hwm = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
         if (hwm) peakKb = Math.max(peakKb, Number(hwm[1]));
       } catch {
@@ -253,7 +334,8 @@ function watchProviderMemory(marker = "dynamic-provider", home, everyMs = 100) {
 /** The script the plugin's launcher runs: what its process's command line holds. */
 const PLUGIN_PROCESS = "pulumi-resource-accessctl.js";
 /** Our resources in a checkpoint: the dynamic provider's, or the plugin's (accessctl:index:…). */
-const ourResources = (state) => state.resources.filter((r) => r.type.startsWith("pulumi-nodejs:dynamic/") || r.type.startsWith("accessctl:"));
+const ourResources = (state) =>
+  state.resources.filter((r) => r.type.startsWith("pulumi-nodejs:dynamic/") || r.type.startsWith("accessctl:"));
 
 /**
  * 1, 2, 4. up / preview --refresh / destroy of `n` rules + `keys` keys with one variant (ours, baseline;
@@ -271,10 +353,14 @@ async function measureEngine(ctx, variant, n, keys, more = {}) {
     const stateBytes = fs.statSync(s.stateFile(stack)).size;
     const state = JSON.parse(fs.readFileSync(s.stateFile(stack), "utf8")).checkpoint.latest;
     const ours = ourResources(state);
-    const providerBytes = ours.reduce((sum, r) => sum + (r.inputs.__provider ?? "").length + (r.outputs.__provider ?? "").length, 0);
+    const providerBytes = ours.reduce(
+      (sum, r) => sum + (r.inputs.__provider ?? "").length + (r.outputs.__provider ?? "").length,
+      0,
+    );
     const preview = await pulumi(s.job(stack, "preview", config, { refresh: true }));
     const changes = preview.result.changeSummary;
-    if (Object.keys(changes).some((k) => k !== "same")) throw new Error(`${variant}: preview --refresh found changes: ${JSON.stringify(changes)}`);
+    if (Object.keys(changes).some((k) => k !== "same"))
+      throw new Error(`${variant}: preview --refresh found changes: ${JSON.stringify(changes)}`);
     const destroy = await pulumi(s.job(stack, "destroy", config));
     return {
       up: up.seconds,
@@ -295,11 +381,21 @@ async function measureFloor(ctx, n) {
     const { call, pool, close } = directClient(s.emu, parallel);
     try {
       const bodies = [
-        ...Array.from({ length: n }, (_, i) => ["/ip_policy_rules", { ip_policy_id: s.emu.fixtures.ipPolicies[i % 2], cidr: `10.${Math.floor(i / 256) % 256}.${i % 256}.0/24`, action: "allow", description: `generated rule ${i + 1} of ${n}` }]),
+        ...Array.from({ length: n }, (_, i) => [
+          "/ip_policy_rules",
+          {
+            ip_policy_id: s.emu.fixtures.ipPolicies[i % 2],
+            cidr: `10.${Math.floor(i / 256) % 256}.${i % 256}.0/24`,
+            action: "allow",
+            description: `generated rule ${i + 1} of ${n}`,
+          },
+        ]),
         ...Array.from({ length: ctx.f.keys }, (_, i) => ["/api_keys", { description: `CI key ${i + 1}` }]),
       ];
       const created = [];
-      const up = await timed(() => pool(bodies, async ([p, body]) => created.push(`${p}/${(await call("POST", p, body)).id}`)));
+      const up = await timed(() =>
+        pool(bodies, async ([p, body]) => created.push(`${p}/${(await call("POST", p, body)).id}`)),
+      );
       const previewRefresh = await timed(() => pool(created, (p) => call("GET", p)));
       const destroy = await timed(() => pool(created, (p) => call("DELETE", p)));
       return { up, previewRefresh, destroy, parallel };
@@ -312,13 +408,42 @@ async function measureFloor(ctx, n) {
 function printEngine(rows, f) {
   console.log(`\nemulator --rate-limit off --latency ${f.latency}\n`);
   const ops = ["up", "previewRefresh", "destroy"];
-  table(["N rules + keys", "op", "ours s", "baseline s", "floor s", "ours/baseline", "ours/floor", "ours ms/resource"], rows.flatMap((r) => ops.map((op) => [
-    `${r.n} + ${r.keys}`, op, fmt(r.ours[op]), fmt(r.baseline[op]), fmt(r.floor[op], 2), fmt(r.ours[op] / r.baseline[op], 2), fmt(r.ours[op] / r.floor[op], 1), fmt((r.ours[op] * 1000) / (r.n + r.keys), 1),
-  ])));
+  table(
+    ["N rules + keys", "op", "ours s", "baseline s", "floor s", "ours/baseline", "ours/floor", "ours ms/resource"],
+    rows.flatMap((r) =>
+      ops.map((op) => [
+        `${r.n} + ${r.keys}`,
+        op,
+        fmt(r.ours[op]),
+        fmt(r.baseline[op]),
+        fmt(r.floor[op], 2),
+        fmt(r.ours[op] / r.baseline[op], 2),
+        fmt(r.ours[op] / r.floor[op], 1),
+        fmt((r.ours[op] * 1000) / (r.n + r.keys), 1),
+      ]),
+    ),
+  );
   console.log("");
-  table(["N", "state bytes/resource ours", "baseline", "provider code bytes/resource ours", "baseline", "provider peak RSS MB ours", "baseline"], rows.map((r) => [
-    r.n, r.ours.stateBytesPerResource, r.baseline.stateBytesPerResource, r.ours.providerBytesPerResource, r.baseline.providerBytesPerResource, r.ours.providerPeakRssMb, r.baseline.providerPeakRssMb,
-  ]));
+  table(
+    [
+      "N",
+      "state bytes/resource ours",
+      "baseline",
+      "provider code bytes/resource ours",
+      "baseline",
+      "provider peak RSS MB ours",
+      "baseline",
+    ],
+    rows.map((r) => [
+      r.n,
+      r.ours.stateBytesPerResource,
+      r.baseline.stateBytesPerResource,
+      r.ours.providerBytesPerResource,
+      r.baseline.providerBytesPerResource,
+      r.ours.providerPeakRssMb,
+      r.baseline.providerPeakRssMb,
+    ]),
+  );
 }
 
 /** The least time `requests` requests take at the service's 120/60, by the emulator's model. */
@@ -343,12 +468,31 @@ async function measureRateLimit(ctx, model) {
       error = String(e.message).slice(0, 500);
     }
     const st = await stats(s.emu);
-    const r = { model, rules, seconds, requestSpanSeconds: requestSpan(s.emu), lowerBoundSeconds: rateLowerBound(model, rules), requests: st.requests, rateLimited429: st.byStatus["429"] ?? 0, ok, error };
-    process.stderr.write(`bench: rate ${model}: up of ${rules} rules: ${seconds.toFixed(1)} s (bound ${r.lowerBoundSeconds} s), ${st.requests} requests, ${r.rateLimited429} × 429\n`);
+    const r = {
+      model,
+      rules,
+      seconds,
+      requestSpanSeconds: requestSpan(s.emu),
+      lowerBoundSeconds: rateLowerBound(model, rules),
+      requests: st.requests,
+      rateLimited429: st.byStatus["429"] ?? 0,
+      ok,
+      error,
+    };
+    process.stderr.write(
+      `bench: rate ${model}: up of ${rules} rules: ${seconds.toFixed(1)} s (bound ${r.lowerBoundSeconds} s), ${st.requests} requests, ${r.rateLimited429} × 429\n`,
+    );
     if (ok) {
       const preview = await s.run(stack, "preview", config, { refresh: true });
-      r.driftGate = { seconds: preview.seconds, requests: preview.requests, rateLimited429: preview.rateLimited429, changes: preview.result.changeSummary };
-      process.stderr.write(`bench: rate ${model}: preview --refresh after it: ${preview.seconds.toFixed(1)} s, ${r.driftGate.requests} requests, ${r.driftGate.rateLimited429} × 429\n`);
+      r.driftGate = {
+        seconds: preview.seconds,
+        requests: preview.requests,
+        rateLimited429: preview.rateLimited429,
+        changes: preview.result.changeSummary,
+      };
+      process.stderr.write(
+        `bench: rate ${model}: preview --refresh after it: ${preview.seconds.toFixed(1)} s, ${r.driftGate.requests} requests, ${r.driftGate.rateLimited429} × 429\n`,
+      );
     }
     return r;
   });
@@ -361,29 +505,88 @@ async function measureTeam(ctx, model) {
     const jobs = [0, 1, 2].map((i) => {
       const backend = path.join(s.dir, `team-${i}`);
       fs.mkdirSync(backend);
-      return s.job(`team-${i}`, "up", manyRules(s.emu, Array.from({ length: perStack }, (_, j) => `10.${100 + i}.${j}.0/24`), 0), { backend });
+      return s.job(
+        `team-${i}`,
+        "up",
+        manyRules(
+          s.emu,
+          Array.from({ length: perStack }, (_, j) => `10.${100 + i}.${j}.0/24`),
+          0,
+        ),
+        { backend },
+      );
     });
     const started = process.hrtime.bigint();
     const results = await Promise.all(jobs.map((job) => spawnJob(job).done));
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     const st = await stats(s.emu);
     const total = perStack * 3;
-    process.stderr.write(`bench: team ${model}: ${seconds.toFixed(1)} s (bound ${rateLowerBound(model, total)} s), ${st.requests} requests, ${st.byStatus["429"] ?? 0} × 429\n`);
-    return { model, stacks: 3, perStack, seconds, requestSpanSeconds: requestSpan(s.emu), lowerBoundSeconds: rateLowerBound(model, total), requests: st.requests, rateLimited429: st.byStatus["429"] ?? 0, ok: results.every((r) => r.ok), errors: results.filter((r) => !r.ok).map((r) => String(r.error).slice(0, 300)) };
+    process.stderr.write(
+      `bench: team ${model}: ${seconds.toFixed(1)} s (bound ${rateLowerBound(model, total)} s), ${st.requests} requests, ${st.byStatus["429"] ?? 0} × 429\n`,
+    );
+    return {
+      model,
+      stacks: 3,
+      perStack,
+      seconds,
+      requestSpanSeconds: requestSpan(s.emu),
+      lowerBoundSeconds: rateLowerBound(model, total),
+      requests: st.requests,
+      rateLimited429: st.byStatus["429"] ?? 0,
+      ok: results.every((r) => r.ok),
+      errors: results.filter((r) => !r.ok).map((r) => String(r.error).slice(0, 300)),
+    };
   });
 }
 
 /** The rate table: the single `up`s with their drift gates, and the teams. */
 function printRate(rateLimit, team) {
-  console.log("\nRate limit 120/60 per account, by the emulator's model (window: rolling 60 s, the default; bucket: burst 120, then 2/s):");
-  const ratio = (m) => `${fmt(m.seconds / m.lowerBoundSeconds, 2)} (${fmt(m.requestSpanSeconds / m.lowerBoundSeconds, 2)})`;
-  table(["model", "run", "seconds", "first to last request s", "lower bound s", "ratio", "requests", "429"], [
-    ...rateLimit.flatMap((r) => [
-      [r.model, `up of ${r.rules} rules${r.ok ? "" : ` FAILED: ${r.error}`}`, fmt(r.seconds), fmt(r.requestSpanSeconds), fmt(r.lowerBoundSeconds, 0), ratio(r), r.requests, r.rateLimited429],
-      ...(r.driftGate ? [[r.model, "preview --refresh right after it", fmt(r.driftGate.seconds), "", "", "", r.driftGate.requests, r.driftGate.rateLimited429]] : []),
-    ]),
-    ...team.map((t) => [t.model, `${t.stacks} stacks × ${t.perStack} rules at once${t.ok ? "" : ` FAILED: ${t.errors.join("; ")}`}`, fmt(t.seconds), fmt(t.requestSpanSeconds), fmt(t.lowerBoundSeconds, 0), ratio(t), t.requests, `${t.rateLimited429} (${fmt((100 * t.rateLimited429) / t.requests)}%)`]),
-  ]);
+  console.log(
+    "\nRate limit 120/60 per account, by the emulator's model (window: rolling 60 s, the default; bucket: burst 120, then 2/s):",
+  );
+  const ratio = (m) =>
+    `${fmt(m.seconds / m.lowerBoundSeconds, 2)} (${fmt(m.requestSpanSeconds / m.lowerBoundSeconds, 2)})`;
+  table(
+    ["model", "run", "seconds", "first to last request s", "lower bound s", "ratio", "requests", "429"],
+    [
+      ...rateLimit.flatMap((r) => [
+        [
+          r.model,
+          `up of ${r.rules} rules${r.ok ? "" : ` FAILED: ${r.error}`}`,
+          fmt(r.seconds),
+          fmt(r.requestSpanSeconds),
+          fmt(r.lowerBoundSeconds, 0),
+          ratio(r),
+          r.requests,
+          r.rateLimited429,
+        ],
+        ...(r.driftGate
+          ? [
+              [
+                r.model,
+                "preview --refresh right after it",
+                fmt(r.driftGate.seconds),
+                "",
+                "",
+                "",
+                r.driftGate.requests,
+                r.driftGate.rateLimited429,
+              ],
+            ]
+          : []),
+      ]),
+      ...team.map((t) => [
+        t.model,
+        `${t.stacks} stacks × ${t.perStack} rules at once${t.ok ? "" : ` FAILED: ${t.errors.join("; ")}`}`,
+        fmt(t.seconds),
+        fmt(t.requestSpanSeconds),
+        fmt(t.lowerBoundSeconds, 0),
+        ratio(t),
+        t.requests,
+        `${t.rateLimited429} (${fmt((100 * t.rateLimited429) / t.requests)}%)`,
+      ]),
+    ],
+  );
 }
 
 /**
@@ -397,12 +600,18 @@ async function measureRefresh(ctx) {
   const emuArgs = (dir) => ["--data", path.join(dir, "emulator.json"), "--admin-token", token];
   return withSession(ctx, { emuArgs, project: ctx.projects.ours }, async (s) => {
     const run = async (op, refresh, readMode) => {
-      const m = await s.run("refresh", op, manyRules(s.emu, n, f.refreshKeys), { refresh, env: readMode ? { ACCESSCTL_READ_MODE: readMode } : {} });
+      const m = await s.run("refresh", op, manyRules(s.emu, n, f.refreshKeys), {
+        refresh,
+        env: readMode ? { ACCESSCTL_READ_MODE: readMode } : {},
+      });
       const changes = m.result.changeSummary ?? m.result.summary?.resourceChanges;
       if (op === "preview" || refresh) {
-        if (Object.keys(changes ?? {}).some((k) => k !== "same")) throw new Error(`${op}: expected no changes, got ${JSON.stringify(changes)}`);
+        if (Object.keys(changes ?? {}).some((k) => k !== "same"))
+          throw new Error(`${op}: expected no changes, got ${JSON.stringify(changes)}`);
       }
-      process.stderr.write(`bench: refresh: ${op}${refresh ? " --refresh" : ""} ${readMode ?? "list"}: ${m.seconds.toFixed(1)} s, ${m.requests} requests, ${m.rateLimited429} × 429\n`);
+      process.stderr.write(
+        `bench: refresh: ${op}${refresh ? " --refresh" : ""} ${readMode ?? "list"}: ${m.seconds.toFixed(1)} s, ${m.requests} requests, ${m.rateLimited429} × 429\n`,
+      );
       return { seconds: m.seconds, requests: m.requests, rateLimited429: m.rateLimited429 };
     };
     const up = await run("up", false);
@@ -422,23 +631,36 @@ async function measureRefresh(ctx) {
 
 function printRefresh(r) {
   const pages = Math.ceil(r.rules / 100);
-  console.log(`\nRefresh of ${r.rules} rules + ${r.keys} keys, emulator at 120/60 (right after the up: ${fmt(r.up.seconds)} s, ${r.up.requests} requests):`);
+  console.log(
+    `\nRefresh of ${r.rules} rules + ${r.keys} keys, emulator at 120/60 (right after the up: ${fmt(r.up.seconds)} s, ${r.up.requests} requests):`,
+  );
   const rows = [
-    ["preview --refresh", "list", r.previewList, `≤ ${2 * pages + 10} requests, ≤ 1.2 × ${fmt(r.previewListOff.seconds)} s = ${fmt(1.2 * r.previewListOff.seconds)} s`],
+    [
+      "preview --refresh",
+      "list",
+      r.previewList,
+      `≤ ${2 * pages + 10} requests, ≤ 1.2 × ${fmt(r.previewListOff.seconds)} s = ${fmt(1.2 * r.previewListOff.seconds)} s`,
+    ],
     ["preview --refresh", "GET each", r.previewGet, ""],
     ["up --refresh, no changes", "list", r.upRefreshList, `≤ ${4 * pages + 20} requests, no 429`],
     ["up --refresh, no changes", "GET each", r.upRefreshGet, ""],
     ["preview --refresh at --rate-limit off", "list", r.previewListOff, ""],
     ["preview --refresh at --rate-limit off", "GET each", r.previewGetOff, ""],
   ];
-  table(["operation", "reads", "seconds", "requests", "429", "target"], rows.filter(([, , m]) => m).map(([op, reads, m, target]) => [op, reads, fmt(m.seconds), m.requests, m.rateLimited429, target]));
+  table(
+    ["operation", "reads", "seconds", "requests", "429", "target"],
+    rows
+      .filter(([, , m]) => m)
+      .map(([op, reads, m, target]) => [op, reads, fmt(m.seconds), m.requests, m.rateLimited429, target]),
+  );
 }
 
 /** The emulator's default model of its limit (the service's documented rolling window). */
 const RATE_MODEL = "window";
 
 /** `count` CIDRs 10.{second+⌊i/250⌋}.{i%250}.0/24. */
-const setCidrs = (count, second = 0) => Array.from({ length: count }, (_, i) => `10.${second + Math.floor(i / 250)}.${i % 250}.0/24`);
+const setCidrs = (count, second = 0) =>
+  Array.from({ length: count }, (_, i) => `10.${second + Math.floor(i / 250)}.${i % 250}.0/24`);
 
 /** 7. IpPolicyRuleSet: one resource for a whole policy. */
 async function measureSet(ctx) {
@@ -447,10 +669,25 @@ async function measureSet(ctx) {
   const r = { rules: n };
   const session = (emuArgs, env, fn) => withSession(ctx, { emuArgs, project: ctx.projects.set, env }, fn);
   const run = async (s, stack, op, cidrs, extra) => {
-    const { seconds, result, requests, byMethod, rateLimited429 } = await s.run(stack, op, { ipPolicyId: { value: s.emu.fixtures.ipPolicies[0] }, allow: { value: JSON.stringify(cidrs) } }, extra);
-    const m = { seconds, requests, post: byMethod["POST 2xx"] ?? 0, patch: byMethod["PATCH 2xx"] ?? 0, delete: byMethod["DELETE 2xx"] ?? 0, rateLimited429 };
-    if (op === "preview" && Object.keys(result.changeSummary ?? {}).some((k) => k !== "same")) throw new Error(`set: preview --refresh found changes: ${JSON.stringify(result.changeSummary)}`);
-    process.stderr.write(`bench: set: ${op} of ${cidrs.length}: ${seconds.toFixed(1)} s, ${m.requests} requests (POST ${m.post}, PATCH ${m.patch}, DELETE ${m.delete}), ${m.rateLimited429} × 429\n`);
+    const { seconds, result, requests, byMethod, rateLimited429 } = await s.run(
+      stack,
+      op,
+      { ipPolicyId: { value: s.emu.fixtures.ipPolicies[0] }, allow: { value: JSON.stringify(cidrs) } },
+      extra,
+    );
+    const m = {
+      seconds,
+      requests,
+      post: byMethod["POST 2xx"] ?? 0,
+      patch: byMethod["PATCH 2xx"] ?? 0,
+      delete: byMethod["DELETE 2xx"] ?? 0,
+      rateLimited429,
+    };
+    if (op === "preview" && Object.keys(result.changeSummary ?? {}).some((k) => k !== "same"))
+      throw new Error(`set: preview --refresh found changes: ${JSON.stringify(result.changeSummary)}`);
+    process.stderr.write(
+      `bench: set: ${op} of ${cidrs.length}: ${seconds.toFixed(1)} s, ${m.requests} requests (POST ${m.post}, PATCH ${m.patch}, DELETE ${m.delete}), ${m.rateLimited429} × 429\n`,
+    );
     return m;
   };
 
@@ -473,7 +710,9 @@ async function measureSet(ctx) {
     const up = await run(s, "set-limited", "up", setCidrs(n));
     up.model = RATE_MODEL;
     up.lowerBoundSeconds = rateLowerBound(RATE_MODEL, up.requests);
-    await run(s, "set-limited", "destroy", setCidrs(n)).catch((e) => process.stderr.write(`bench: set: destroy at the limit failed: ${e.message}\n`));
+    await run(s, "set-limited", "destroy", setCidrs(n)).catch((e) =>
+      process.stderr.write(`bench: set: destroy at the limit failed: ${e.message}\n`),
+    );
     return up;
   });
   if (f.setLarge) {
@@ -494,14 +733,25 @@ async function measureSetFloor(ctx) {
   const n = ctx.f.setRules;
   return withSession(ctx, { emuArgs: unlimitedEmulator(ctx.f) }, async (s) => {
     const { call, pool, close } = directClient(s.emu, 16);
-    const list = async () => { for (let next = "/ip_policy_rules"; next; ) next = (await call("GET", next)).next_page_uri; };
+    const list = async () => {
+      for (let next = "/ip_policy_rules"; next;) next = (await call("GET", next)).next_page_uri;
+    };
     try {
       const ids = [];
       const p = s.emu.fixtures.ipPolicies[0];
-      const up = await timed(() => pool(setCidrs(n), async (cidr) => ids.push((await call("POST", "/ip_policy_rules", { ip_policy_id: p, cidr, action: "allow" })).id)));
+      const up = await timed(() =>
+        pool(setCidrs(n), async (cidr) =>
+          ids.push((await call("POST", "/ip_policy_rules", { ip_policy_id: p, cidr, action: "allow" })).id),
+        ),
+      );
       const previewRefresh = await timed(list);
       const moved = setCidrs(100, 200);
-      const change100 = await timed(() => pool(ids.slice(0, 100).map((id, i) => [id, moved[i]]), ([id, cidr]) => call("PATCH", `/ip_policy_rules/${id}`, { cidr })));
+      const change100 = await timed(() =>
+        pool(
+          ids.slice(0, 100).map((id, i) => [id, moved[i]]),
+          ([id, cidr]) => call("PATCH", `/ip_policy_rules/${id}`, { cidr }),
+        ),
+      );
       const destroy = await timed(() => pool(ids, (id) => call("DELETE", `/ip_policy_rules/${id}`)));
       return { up, previewRefresh, change100, destroy };
     } finally {
@@ -514,40 +764,92 @@ function printSet(r, f) {
   const u = r.unlimited;
   const fl = r.floor;
   const pr = r.perRule;
-  console.log(`\nIpPolicyRuleSet of ${r.rules} rules, emulator --rate-limit off --latency ${f.latency} (per-rule: ${r.rules} IpPolicyRule resources; floor: the set's calls made directly, 16 at once):`);
-  const row = (label, m, floor, ours, base) => [label, fmt(m.seconds), fmt(ours ?? "–"), fmt(base ?? "–"), fmt(floor, 2), fmt(m.seconds / floor, 1), base ? fmt(m.seconds / base, 2) : "–", `${m.requests} (${m.post}/${m.patch}/${m.delete})`];
-  table(["operation", "set s", "per-rule ours s", "per-rule baseline s", "floor s", "set/floor", "set/baseline", "requests (POST/PATCH/DELETE)"], [
-    row(`up of ${r.rules} from empty`, u.up, fl.up, pr?.ours.up, pr?.baseline.up),
-    row("preview --refresh", u.previewRefresh, fl.previewRefresh, pr?.ours.previewRefresh, pr?.baseline.previewRefresh),
-    row("change of 100 CIDRs (same action)", u.change100, fl.change100),
-    row("destroy", u.destroy, fl.destroy, pr?.ours.destroy, pr?.baseline.destroy),
-  ]);
-  console.log(`state: ${u.stateBytes} bytes for the set of ${r.rules} rules${pr ? ` (per-rule ours: ${pr.ours.stateBytesPerResource * r.rules} bytes)` : ""}`);
+  console.log(
+    `\nIpPolicyRuleSet of ${r.rules} rules, emulator --rate-limit off --latency ${f.latency} (per-rule: ${r.rules} IpPolicyRule resources; floor: the set's calls made directly, 16 at once):`,
+  );
+  const row = (label, m, floor, ours, base) => [
+    label,
+    fmt(m.seconds),
+    fmt(ours ?? "–"),
+    fmt(base ?? "–"),
+    fmt(floor, 2),
+    fmt(m.seconds / floor, 1),
+    base ? fmt(m.seconds / base, 2) : "–",
+    `${m.requests} (${m.post}/${m.patch}/${m.delete})`,
+  ];
+  table(
+    [
+      "operation",
+      "set s",
+      "per-rule ours s",
+      "per-rule baseline s",
+      "floor s",
+      "set/floor",
+      "set/baseline",
+      "requests (POST/PATCH/DELETE)",
+    ],
+    [
+      row(`up of ${r.rules} from empty`, u.up, fl.up, pr?.ours.up, pr?.baseline.up),
+      row(
+        "preview --refresh",
+        u.previewRefresh,
+        fl.previewRefresh,
+        pr?.ours.previewRefresh,
+        pr?.baseline.previewRefresh,
+      ),
+      row("change of 100 CIDRs (same action)", u.change100, fl.change100),
+      row("destroy", u.destroy, fl.destroy, pr?.ours.destroy, pr?.baseline.destroy),
+    ],
+  );
+  console.log(
+    `state: ${u.stateBytes} bytes for the set of ${r.rules} rules${pr ? ` (per-rule ours: ${pr.ours.stateBytesPerResource * r.rules} bytes)` : ""}`,
+  );
   const l = r.limited;
-  console.log(`At the emulator's default limit: up of ${r.rules}: ${fmt(l.seconds)} s, ${l.requests} requests, ${l.rateLimited429} answered 429; lower bound (${l.model} model) ${fmt(l.lowerBoundSeconds)} s; ratio ${fmt(l.seconds / Math.max(l.lowerBoundSeconds, 1e-9), 2)}`);
-  if (r.large) console.log(`${r.large.rules} rules in one set: up ${fmt(r.large.up.seconds)} s (${r.large.up.requests} requests), preview --refresh ${fmt(r.large.previewRefresh.seconds)} s (${r.large.previewRefresh.requests} requests), destroy ${fmt(r.large.destroy.seconds)} s; state ${r.large.stateBytes} bytes`);
+  console.log(
+    `At the emulator's default limit: up of ${r.rules}: ${fmt(l.seconds)} s, ${l.requests} requests, ${l.rateLimited429} answered 429; lower bound (${l.model} model) ${fmt(l.lowerBoundSeconds)} s; ratio ${fmt(l.seconds / Math.max(l.lowerBoundSeconds, 1e-9), 2)}`,
+  );
+  if (r.large)
+    console.log(
+      `${r.large.rules} rules in one set: up ${fmt(r.large.up.seconds)} s (${r.large.up.requests} requests), preview --refresh ${fmt(r.large.previewRefresh.seconds)} s (${r.large.previewRefresh.requests} requests), destroy ${fmt(r.large.destroy.seconds)} s; state ${r.large.stateBytes} bytes`,
+    );
 }
 
 /** up / preview --refresh / destroy of one IpPolicyRuleSet of `n` rules on the project `variant` (set, pluginSet), unlimited; its checkpoint's size and the provider's peak memory. */
 async function measureSetOnce(ctx, variant, n, more) {
-  return withSession(ctx, { emuArgs: unlimitedEmulator(ctx.f), project: ctx.projects[variant], env: { ...UNLIMITED_CLIENT, ...more } }, async (s) => {
-    const config = { ipPolicyId: { value: s.emu.fixtures.ipPolicies[0] }, allow: { value: JSON.stringify(setCidrs(n)) } };
-    const stopWatch = watchProviderMemory(variant === "pluginSet" ? PLUGIN_PROCESS : undefined, more.PULUMI_HOME);
-    const up = await s.run(variant, "up", config);
-    const peakKb = stopWatch();
-    const stateBytes = fs.statSync(s.stateFile(variant)).size;
-    const ours = ourResources(JSON.parse(fs.readFileSync(s.stateFile(variant), "utf8")).checkpoint.latest);
-    const preview = await s.run(variant, "preview", config, { refresh: true });
-    if (Object.keys(preview.result.changeSummary ?? {}).some((k) => k !== "same")) throw new Error(`${variant}: preview --refresh found changes: ${JSON.stringify(preview.result.changeSummary)}`);
-    const destroy = await s.run(variant, "destroy", config);
-    const providerBytes = ours.reduce((sum, r) => sum + (r.inputs.__provider ?? "").length + (r.outputs.__provider ?? "").length, 0);
-    return {
-      up: up.seconds, previewRefresh: preview.seconds, destroy: destroy.seconds,
-      requests: { up: up.requests, previewRefresh: preview.requests, destroy: destroy.requests },
-      resources: ours.length, stateBytes, stateBytesPerResource: Math.round(stateBytes / ours.length),
-      providerBytesPerResource: Math.round(providerBytes / ours.length), providerPeakRssMb: Math.round(peakKb / 1024),
-    };
-  });
+  return withSession(
+    ctx,
+    { emuArgs: unlimitedEmulator(ctx.f), project: ctx.projects[variant], env: { ...UNLIMITED_CLIENT, ...more } },
+    async (s) => {
+      const config = {
+        ipPolicyId: { value: s.emu.fixtures.ipPolicies[0] },
+        allow: { value: JSON.stringify(setCidrs(n)) },
+      };
+      const stopWatch = watchProviderMemory(variant === "pluginSet" ? PLUGIN_PROCESS : undefined, more.PULUMI_HOME);
+      const up = await s.run(variant, "up", config);
+      const peakKb = stopWatch();
+      const stateBytes = fs.statSync(s.stateFile(variant)).size;
+      const ours = ourResources(JSON.parse(fs.readFileSync(s.stateFile(variant), "utf8")).checkpoint.latest);
+      const preview = await s.run(variant, "preview", config, { refresh: true });
+      if (Object.keys(preview.result.changeSummary ?? {}).some((k) => k !== "same"))
+        throw new Error(`${variant}: preview --refresh found changes: ${JSON.stringify(preview.result.changeSummary)}`);
+      const destroy = await s.run(variant, "destroy", config);
+      const providerBytes = ours.reduce(
+        (sum, r) => sum + (r.inputs.__provider ?? "").length + (r.outputs.__provider ?? "").length,
+        0,
+      );
+      return {
+        up: up.seconds,
+        previewRefresh: preview.seconds,
+        destroy: destroy.seconds,
+        requests: { up: up.requests, previewRefresh: preview.requests, destroy: destroy.requests },
+        resources: ours.length,
+        stateBytes,
+        stateBytesPerResource: Math.round(stateBytes / ours.length),
+        providerBytesPerResource: Math.round(providerBytes / ours.length),
+        providerPeakRssMb: Math.round(peakKb / 1024),
+      };
+    },
+  );
 }
 
 /**
@@ -578,16 +880,50 @@ async function measurePlugin(ctx) {
 
 function printPlugin(r, f) {
   console.log(`\nThe plugin beside the dynamic provider, emulator --rate-limit off --latency ${f.latency}:`);
-  const shapes = [[`${r.rules} IpPolicyRule`, "rules"], [`IpPolicyRuleSet of ${r.setRules}`, "set"]];
-  const ops = [["up", "up"], ["preview --refresh", "previewRefresh"], ["destroy", "destroy"]];
-  table(["resources", "operation", "dynamic s", "plugin s", "plugin/dynamic"], shapes.flatMap(([label, k]) => ops.map(([op, m]) => [
-    label, op, fmt(r.dynamic[k][m]), fmt(r.plugin[k][m]), fmt(r.plugin[k][m] / r.dynamic[k][m], 2),
-  ])));
+  const shapes = [
+    [`${r.rules} IpPolicyRule`, "rules"],
+    [`IpPolicyRuleSet of ${r.setRules}`, "set"],
+  ];
+  const ops = [
+    ["up", "up"],
+    ["preview --refresh", "previewRefresh"],
+    ["destroy", "destroy"],
+  ];
+  table(
+    ["resources", "operation", "dynamic s", "plugin s", "plugin/dynamic"],
+    shapes.flatMap(([label, k]) =>
+      ops.map(([op, m]) => [
+        label,
+        op,
+        fmt(r.dynamic[k][m]),
+        fmt(r.plugin[k][m]),
+        fmt(r.plugin[k][m] / r.dynamic[k][m], 2),
+      ]),
+    ),
+  );
   console.log("");
-  table(["resources", "state bytes/resource, dynamic", "plugin", "plugin/dynamic", "provider code bytes/resource, dynamic", "plugin", "provider peak RSS MB, dynamic", "plugin"], shapes.map(([label, k]) => [
-    label, r.dynamic[k].stateBytesPerResource, r.plugin[k].stateBytesPerResource, fmt(r.plugin[k].stateBytesPerResource / r.dynamic[k].stateBytesPerResource, 2),
-    r.dynamic[k].providerBytesPerResource, r.plugin[k].providerBytesPerResource, r.dynamic[k].providerPeakRssMb, r.plugin[k].providerPeakRssMb,
-  ]));
+  table(
+    [
+      "resources",
+      "state bytes/resource, dynamic",
+      "plugin",
+      "plugin/dynamic",
+      "provider code bytes/resource, dynamic",
+      "plugin",
+      "provider peak RSS MB, dynamic",
+      "plugin",
+    ],
+    shapes.map(([label, k]) => [
+      label,
+      r.dynamic[k].stateBytesPerResource,
+      r.plugin[k].stateBytesPerResource,
+      fmt(r.plugin[k].stateBytesPerResource / r.dynamic[k].stateBytesPerResource, 2),
+      r.dynamic[k].providerBytesPerResource,
+      r.plugin[k].providerBytesPerResource,
+      r.dynamic[k].providerPeakRssMb,
+      r.plugin[k].providerPeakRssMb,
+    ]),
+  );
 }
 
 /**
@@ -604,13 +940,28 @@ async function measureAccount(ctx, size, limited) {
   const f = ctx.f;
   const emuArgs = [...(limited ? [] : ["--rate-limit", "off"]), "--seed-rules", String(size)];
   return withSession(ctx, { emuArgs, project: ctx.projects.set, env: limited ? {} : UNLIMITED_CLIENT }, async (s) => {
-    const config = { ipPolicyId: { value: s.emu.fixtures.ipPolicies[0] }, allow: { value: JSON.stringify(setCidrs(f.accountSet)) } };
+    const config = {
+      ipPolicyId: { value: s.emu.fixtures.ipPolicies[0] },
+      allow: { value: JSON.stringify(setCidrs(f.accountSet)) },
+    };
     const stopWatch = watchProviderMemory();
     const out = { size, limited, set: f.accountSet };
-    for (const [name, op, extra] of [["up", "up"], ["previewRefresh", "preview", { refresh: true }], ["refresh", "refresh"], ["destroy", "destroy"]]) {
+    for (const [name, op, extra] of [
+      ["up", "up"],
+      ["previewRefresh", "preview", { refresh: true }],
+      ["refresh", "refresh"],
+      ["destroy", "destroy"],
+    ]) {
       const m = await s.run("accounts", op, config, extra);
-      out[name] = { seconds: m.seconds, requests: m.requests, gets: (m.byMethod["GET 2xx"] ?? 0) + (m.byMethod["GET 4xx"] ?? 0), rateLimited429: m.rateLimited429 };
-      process.stderr.write(`bench: accounts: ${size} rules${limited ? " at 120/60" : ""}: ${op}${extra ? " --refresh" : ""}: ${m.seconds.toFixed(1)} s, ${m.requests} requests\n`);
+      out[name] = {
+        seconds: m.seconds,
+        requests: m.requests,
+        gets: (m.byMethod["GET 2xx"] ?? 0) + (m.byMethod["GET 4xx"] ?? 0),
+        rateLimited429: m.rateLimited429,
+      };
+      process.stderr.write(
+        `bench: accounts: ${size} rules${limited ? " at 120/60" : ""}: ${op}${extra ? " --refresh" : ""}: ${m.seconds.toFixed(1)} s, ${m.requests} requests\n`,
+      );
     }
     out.providerPeakRssMb = Math.round(stopWatch() / 1024);
     return out;
@@ -627,7 +978,16 @@ async function measureWalk(ctx, size) {
     const config = require(path.join(REPO, "dist/provider/config.js"));
     const listReads = require(path.join(REPO, "dist/provider/list-reads.js"));
     const { counters } = require(path.join(REPO, "dist/provider/http/api.js"));
-    await config.configure({ config: { get: (k) => ({ "accessctl:apiUrl": s.emu.url, "accessctl:apiKey": s.emu.adminToken, "accessctl:maxRequestsPerMinute": "1000000" })[k] } });
+    await config.configure({
+      config: {
+        get: (k) =>
+          ({
+            "accessctl:apiUrl": s.emu.url,
+            "accessctl:apiKey": s.emu.adminToken,
+            "accessctl:maxRequestsPerMinute": "1000000",
+          })[k],
+      },
+    });
     gc();
     const heapBefore = process.memoryUsage().heapUsed;
     const requestsBefore = counters().requests;
@@ -636,7 +996,14 @@ async function measureWalk(ctx, size) {
     const seconds = Number(process.hrtime.bigint() - t) / 1e9;
     gc();
     const heapAfterMb = (process.memoryUsage().heapUsed - heapBefore) / 2 ** 20; // what the walk kept (the cache holds it)
-    return { size, seconds, requests: counters().requests - requestsBefore, found: walked.length, heapKeptMb: Math.round(heapAfterMb * 10) / 10, heapUsedMb: Math.round(process.memoryUsage().heapUsed / 2 ** 20) };
+    return {
+      size,
+      seconds,
+      requests: counters().requests - requestsBefore,
+      found: walked.length,
+      heapKeptMb: Math.round(heapAfterMb * 10) / 10,
+      heapUsedMb: Math.round(process.memoryUsage().heapUsed / 2 ** 20),
+    };
   });
 }
 
@@ -652,12 +1019,25 @@ async function measureAccounts(ctx) {
 }
 
 function printAccounts(r, f) {
-  console.log(`\nA set of ${f.accountSet} rules (examples/office-allowlist) in an account of N other rules (emulator --seed-rules N); wall s / requests (GETs):`);
+  console.log(
+    `\nA set of ${f.accountSet} rules (examples/office-allowlist) in an account of N other rules (emulator --seed-rules N); wall s / requests (GETs):`,
+  );
   const cell = (m) => `${fmt(m.seconds)} / ${m.requests} (${m.gets})`;
-  table(["account", "up", "preview --refresh", "refresh", "destroy", "provider peak RSS MB"], [...r.unlimited, ...(r.limited ? [r.limited] : [])].map((a) => [
-    `${a.size} rules, ${a.limited ? "120/60 (default limit)" : "--rate-limit off"}`, cell(a.up), cell(a.previewRefresh), cell(a.refresh), cell(a.destroy), String(a.providerPeakRssMb),
-  ]));
-  if (r.walk) console.log(`One walk of ${r.walk.size} rules in one process: ${fmt(r.walk.seconds)} s, ${r.walk.requests} requests; heap kept by it ${r.walk.heapKeptMb} MB (heap used after: ${r.walk.heapUsedMb} MB)`);
+  table(
+    ["account", "up", "preview --refresh", "refresh", "destroy", "provider peak RSS MB"],
+    [...r.unlimited, ...(r.limited ? [r.limited] : [])].map((a) => [
+      `${a.size} rules, ${a.limited ? "120/60 (default limit)" : "--rate-limit off"}`,
+      cell(a.up),
+      cell(a.previewRefresh),
+      cell(a.refresh),
+      cell(a.destroy),
+      String(a.providerPeakRssMb),
+    ]),
+  );
+  if (r.walk)
+    console.log(
+      `One walk of ${r.walk.size} rules in one process: ${fmt(r.walk.seconds)} s, ${r.walk.requests} requests; heap kept by it ${r.walk.heapKeptMb} MB (heap used after: ${r.walk.heapUsedMb} MB)`,
+    );
 }
 
 /**
@@ -669,9 +1049,17 @@ function printAccounts(r, f) {
 async function measureWalks(ctx, size) {
   const f = ctx.f;
   return withSession(ctx, { emuArgs: ["--seed-rules", String(size)], project: ctx.projects.set }, async (s) => {
-    const config = { ipPolicyId: { value: s.emu.fixtures.ipPolicies[0] }, allow: { value: JSON.stringify(setCidrs(f.walksSet)) } };
+    const config = {
+      ipPolicyId: { value: s.emu.fixtures.ipPolicies[0] },
+      allow: { value: JSON.stringify(setCidrs(f.walksSet)) },
+    };
     const out = { size, set: f.walksSet, ops: [] };
-    for (const [name, op, extra] of [["up", "up", { withPreview: true }], ["preview --refresh", "preview", { refresh: true }], ["refresh", "refresh"], ["destroy", "destroy", { withPreview: true }]]) {
+    for (const [name, op, extra] of [
+      ["up", "up", { withPreview: true }],
+      ["preview --refresh", "preview", { refresh: true }],
+      ["refresh", "refresh"],
+      ["destroy", "destroy", { withPreview: true }],
+    ]) {
       const from = s.emu.stderr().length;
       const m = await s.run("walks", op, config, extra);
       await new Promise((r) => setTimeout(r, 200)); // the emulator's last log line
@@ -680,22 +1068,55 @@ async function measureWalks(ctx, size) {
       const pages = log.filter((l) => / GET \/ip_policy_rules(\?…)? 200 /.test(l)).length;
       // The bound: the window's, exactly, for the requests it accepted, given what it still held of the
       // commands before (bench/window-bound.js); beside it the old one, from an empty window.
-      const { boundSeconds, spanSeconds } = opBound(logRequests(s.emu.stderr().slice(0, from)), logRequests(log.join("\n")));
+      const { boundSeconds, spanSeconds } = opBound(
+        logRequests(s.emu.stderr().slice(0, from)),
+        logRequests(log.join("\n")),
+      );
       const emptyWindowBoundSeconds = rateLowerBound("window", m.requests - m.rateLimited429);
-      out.ops.push({ op: name, walks, pages, requests: m.requests, rateLimited429: m.rateLimited429, seconds: m.seconds, spanSeconds, boundSeconds, emptyWindowBoundSeconds });
-      process.stderr.write(`bench: walks: ${size} rules: ${name}: ${walks} walks, ${m.requests} requests, ${m.seconds.toFixed(1)} s (bound ${boundSeconds.toFixed(1)} s)\n`);
+      out.ops.push({
+        op: name,
+        walks,
+        pages,
+        requests: m.requests,
+        rateLimited429: m.rateLimited429,
+        seconds: m.seconds,
+        spanSeconds,
+        boundSeconds,
+        emptyWindowBoundSeconds,
+      });
+      process.stderr.write(
+        `bench: walks: ${size} rules: ${name}: ${walks} walks, ${m.requests} requests, ${m.seconds.toFixed(1)} s (bound ${boundSeconds.toFixed(1)} s)\n`,
+      );
     }
     return out;
   });
 }
 
 function printWalks(rows, f) {
-  console.log(`\nA set of ${f.walksSet} rules (examples/office-allowlist) in an account of N other rules (emulator --seed-rules N), at the default limit (120 per rolling 60 s); walks are first pages of GET /ip_policy_rules:`);
+  console.log(
+    `\nA set of ${f.walksSet} rules (examples/office-allowlist) in an account of N other rules (emulator --seed-rules N), at the default limit (120 per rolling 60 s); walks are first pages of GET /ip_policy_rules:`,
+  );
   const ratio = (a, b) => (b > 0 ? fmt(a / b, 2) : "–");
-  table(["account", "op", "walks", "list pages", "requests", "429", "s", "requests s", "bound s", "s/bound (requests)"], rows.flatMap((r) => r.ops.map((o) => [
-    `${r.size} rules`, o.op, o.walks, o.pages, o.requests, o.rateLimited429, fmt(o.seconds), fmt(o.spanSeconds), fmt(o.boundSeconds), `${ratio(o.seconds, o.boundSeconds)} (${ratio(o.spanSeconds, o.boundSeconds)})`,
-  ])));
-  console.log("(bound: the least time the window of 120 per rolling 60 s allows for the requests it accepted, from the first, given what it still held of the commands before; requests s: first request to last answer)");
+  table(
+    ["account", "op", "walks", "list pages", "requests", "429", "s", "requests s", "bound s", "s/bound (requests)"],
+    rows.flatMap((r) =>
+      r.ops.map((o) => [
+        `${r.size} rules`,
+        o.op,
+        o.walks,
+        o.pages,
+        o.requests,
+        o.rateLimited429,
+        fmt(o.seconds),
+        fmt(o.spanSeconds),
+        fmt(o.boundSeconds),
+        `${ratio(o.seconds, o.boundSeconds)} (${ratio(o.spanSeconds, o.boundSeconds)})`,
+      ]),
+    ),
+  );
+  console.log(
+    "(bound: the least time the window of 120 per rolling 60 s allows for the requests it accepted, from the first, given what it still held of the commands before; requests s: first request to last answer)",
+  );
 }
 
 /**
@@ -716,8 +1137,14 @@ async function measureBounds(ctx) {
           res.writeHead(429, { "content-type": "application/json", "retry-after": "60" });
           return res.end(JSON.stringify({ error_code: "ERR_RATE_LIMITED", msg: "too many requests" }));
         }
-        const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !["host", "connection", "content-length"].includes(k)));
-        const upstream = await fetch(s.emu.url + req.url, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
+        const headers = Object.fromEntries(
+          Object.entries(req.headers).filter(([k]) => !["host", "connection", "content-length"].includes(k)),
+        );
+        const upstream = await fetch(s.emu.url + req.url, {
+          method: req.method,
+          headers,
+          body: chunks.length ? Buffer.concat(chunks) : undefined,
+        });
         const body = Buffer.from(await upstream.arrayBuffer());
         res.writeHead(upstream.status, { "content-type": upstream.headers.get("content-type") ?? "application/json" });
         res.end(body);
@@ -726,15 +1153,30 @@ async function measureBounds(ctx) {
     await new Promise((r) => gateway.listen(0, "127.0.0.1", r));
     const url = `http://127.0.0.1:${gateway.address().port}`;
     try {
-      const config = { ipPolicyId: { value: s.emu.fixtures.ipPolicies[0] }, allow: { value: JSON.stringify(setCidrs(ctx.f.boundsRules)) } };
+      const config = {
+        ipPolicyId: { value: s.emu.fixtures.ipPolicies[0] },
+        allow: { value: JSON.stringify(setCidrs(ctx.f.boundsRules)) },
+      };
       const started = process.hrtime.bigint();
       const result = await spawnJob(s.job("bounds", "up", config, { env: { ACCESSCTL_API_URL: url } })).done;
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const error = result.childStderr.split("\n").find((l) => /calls? failed, first:/.test(l))?.trim();
+      const error = result.childStderr
+        .split("\n")
+        .find((l) => /calls? failed, first:/.test(l))
+        ?.trim();
       const state = JSON.parse(fs.readFileSync(s.stateFile("bounds"), "utf8")).checkpoint.latest;
       const set = (state.resources ?? []).find((res) => res.type.includes("IpPolicyRuleSet"));
-      if (!error) process.stderr.write(`bench: bounds: no error line found; pulumi said:\n${result.childStderr.slice(-4000)}\n`);
-      return { rules: ctx.f.boundsRules, ok: result.ok, seconds, posts, refused, recorded: set ? Object.keys(set.outputs?.rules ?? {}).length : 0, error };
+      if (!error)
+        process.stderr.write(`bench: bounds: no error line found; pulumi said:\n${result.childStderr.slice(-4000)}\n`);
+      return {
+        rules: ctx.f.boundsRules,
+        ok: result.ok,
+        seconds,
+        posts,
+        refused,
+        recorded: set ? Object.keys(set.outputs?.rules ?? {}).length : 0,
+        error,
+      };
     } finally {
       gateway.closeAllConnections();
       gateway.close();
@@ -743,7 +1185,9 @@ async function measureBounds(ctx) {
 }
 
 function printBounds(b) {
-  console.log(`\nup of a set of ${b.rules} rules, every POST after the first 20 answered 429 Retry-After: 60: ${b.ok ? "succeeded (!)" : "failed"} after ${fmt(b.seconds)} s (${fmt(b.seconds / 60, 1)} min); ${b.posts} POSTs, ${b.refused} answered 429; the state records ${b.recorded} rules`);
+  console.log(
+    `\nup of a set of ${b.rules} rules, every POST after the first 20 answered 429 Retry-After: 60: ${b.ok ? "succeeded (!)" : "failed"} after ${fmt(b.seconds)} s (${fmt(b.seconds / 60, 1)} min); ${b.posts} POSTs, ${b.refused} answered 429; the state records ${b.recorded} rules`,
+  );
   console.log(`error: ${b.error ?? "(none found)"}`);
 }
 
@@ -759,38 +1203,84 @@ async function measureMemory(ctx) {
   const home = pluginHome(ctx.binDir, tarball);
   // The plugin's floor: the same program on a plugin whose set does nothing (bench/floor-plugin.js), installed apart.
   const floorDir = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-floor-plugin-"));
-  const floorHome = f.memoryHosts.includes("pluginFloor") ? pluginHome(ctx.binDir, buildPlugin(path.join(REPO, "bench/floor-plugin.js"), floorDir)) : home;
+  const floorHome = f.memoryHosts.includes("pluginFloor")
+    ? pluginHome(ctx.binDir, buildPlugin(path.join(REPO, "bench/floor-plugin.js"), floorDir))
+    : home;
   const homes = { dynamic: home, floor: home, floorCompact: home, plugin: home, pluginFloor: floorHome };
-  const ops = [["up", "up"], ["previewRefresh", "preview", { refresh: true }], ["refresh", "refresh"], ["destroy", "destroy"]];
-  const hosts = { dynamic: "set", plugin: "pluginSet", floor: "floor", floorCompact: "floor", pluginFloor: "pluginSet" };
+  const ops = [
+    ["up", "up"],
+    ["previewRefresh", "preview", { refresh: true }],
+    ["refresh", "refresh"],
+    ["destroy", "destroy"],
+  ];
+  const hosts = {
+    dynamic: "set",
+    plugin: "pluginSet",
+    floor: "floor",
+    floorCompact: "floor",
+    pluginFloor: "pluginSet",
+  };
   const floors = new Set(["floor", "floorCompact", "pluginFloor"]);
-  const once = (host) => withSession(ctx, { emuArgs: unlimitedEmulator(ctx.f), project: ctx.projects[hosts[host]], env: { ...UNLIMITED_CLIENT, ...homes[host].env } }, async (s) => {
-    const policy = s.emu.fixtures.ipPolicies[0];
-    const config = { ipPolicyId: { value: policy }, allow: { value: JSON.stringify(setCidrs(f.memoryRules)) }, ...(host === "floorCompact" ? { compact: { value: "true" } } : {}) };
-    const out = { load: os.loadavg()[0] }; // the machine's load (1 min) as the run began
-    for (const [name, op, extra] of ops) {
-      if (name === "previewRefresh" && !floors.has(host)) await driftTwo(s.emu, policy); // (a floor reads nothing)
-      const plugin = host === "plugin" || host === "pluginFloor";
-      const stopWatch = watchProviderMemory(plugin ? PLUGIN_PROCESS : undefined, homes[host].env.PULUMI_HOME, 50);
-      const m = await s.run(host, op, config, extra);
-      const peakMb = Math.round(stopWatch() / 1024);
-      const expected = floors.has(host) ? undefined : 1;
-      if (name === "previewRefresh" && m.result.changeSummary?.update !== expected) throw new Error(`${host}: preview --refresh: expected ${expected ?? "no"} update, got ${JSON.stringify(m.result.changeSummary)}`);
-      out[name] = { seconds: m.seconds, peakMb, requests: m.requests };
-      process.stderr.write(`bench: memory: ${host}: ${op}${extra ? " --refresh" : ""} of ${f.memoryRules}: ${m.seconds.toFixed(1)} s, provider peak ${peakMb} MB, ${m.requests} requests\n`);
-    }
-    return out;
-  });
+  const once = (host) =>
+    withSession(
+      ctx,
+      {
+        emuArgs: unlimitedEmulator(ctx.f),
+        project: ctx.projects[hosts[host]],
+        env: { ...UNLIMITED_CLIENT, ...homes[host].env },
+      },
+      async (s) => {
+        const policy = s.emu.fixtures.ipPolicies[0];
+        const config = {
+          ipPolicyId: { value: policy },
+          allow: { value: JSON.stringify(setCidrs(f.memoryRules)) },
+          ...(host === "floorCompact" ? { compact: { value: "true" } } : {}),
+        };
+        const out = { load: os.loadavg()[0] }; // the machine's load (1 min) as the run began
+        for (const [name, op, extra] of ops) {
+          if (name === "previewRefresh" && !floors.has(host)) await driftTwo(s.emu, policy); // (a floor reads nothing)
+          const plugin = host === "plugin" || host === "pluginFloor";
+          const stopWatch = watchProviderMemory(plugin ? PLUGIN_PROCESS : undefined, homes[host].env.PULUMI_HOME, 50);
+          const m = await s.run(host, op, config, extra);
+          const peakMb = Math.round(stopWatch() / 1024);
+          const expected = floors.has(host) ? undefined : 1;
+          if (name === "previewRefresh" && m.result.changeSummary?.update !== expected)
+            throw new Error(
+              `${host}: preview --refresh: expected ${expected ?? "no"} update, got ${JSON.stringify(m.result.changeSummary)}`,
+            );
+          out[name] = { seconds: m.seconds, peakMb, requests: m.requests };
+          process.stderr.write(
+            `bench: memory: ${host}: ${op}${extra ? " --refresh" : ""} of ${f.memoryRules}: ${m.seconds.toFixed(1)} s, provider peak ${peakMb} MB, ${m.requests} requests\n`,
+          );
+        }
+        return out;
+      },
+    );
   const median = (xs) => {
     const sorted = [...xs].sort((a, b) => a - b);
     const mid = sorted.length / 2;
     return sorted.length % 2 ? sorted[Math.floor(mid)] : (sorted[mid - 1] + sorted[mid]) / 2;
   };
   try {
-    const r = { rules: f.memoryRules, runs: f.memoryRuns, tarball: path.basename(tarball), dynamic: {}, plugin: {}, floor: {}, floorCompact: {}, pluginFloor: {}, each: { dynamic: [], plugin: [], floor: [], floorCompact: [], pluginFloor: [] } };
+    const r = {
+      rules: f.memoryRules,
+      runs: f.memoryRuns,
+      tarball: path.basename(tarball),
+      dynamic: {},
+      plugin: {},
+      floor: {},
+      floorCompact: {},
+      pluginFloor: {},
+      each: { dynamic: [], plugin: [], floor: [], floorCompact: [], pluginFloor: [] },
+    };
     for (let i = 0; i < f.memoryRuns; i++) for (const host of f.memoryHosts) r.each[host].push(await once(host));
     for (const host of f.memoryHosts) {
-      for (const [name] of ops) r[host][name] = { seconds: median(r.each[host].map((e) => e[name].seconds)), peakMb: median(r.each[host].map((e) => e[name].peakMb)), maxPeakMb: Math.max(...r.each[host].map((e) => e[name].peakMb)) };
+      for (const [name] of ops)
+        r[host][name] = {
+          seconds: median(r.each[host].map((e) => e[name].seconds)),
+          peakMb: median(r.each[host].map((e) => e[name].peakMb)),
+          maxPeakMb: Math.max(...r.each[host].map((e) => e[name].peakMb)),
+        };
     }
     return r;
   } finally {
@@ -805,36 +1295,82 @@ async function driftTwo(emu, policy) {
   const { call, close } = directClient(emu, 1);
   try {
     const ids = [];
-    for (let next = "/ip_policy_rules"; next; ) {
+    for (let next = "/ip_policy_rules"; next;) {
       const page = await call("GET", next);
       ids.push(...page.ip_policy_rules.filter((r) => r.ip_policy.id === policy).map((r) => r.id));
       next = page.next_page_uri;
     }
-    for (const id of [ids[0], ids[Math.floor(ids.length / 2)]]) await call("PATCH", `/ip_policy_rules/${id}`, { description: "changed by hand" });
+    for (const id of [ids[0], ids[Math.floor(ids.length / 2)]])
+      await call("PATCH", `/ip_policy_rules/${id}`, { description: "changed by hand" });
   } finally {
     await close();
   }
 }
 
 function printMemory(r) {
-  console.log(`\nOne IpPolicyRuleSet of ${r.rules} rules, emulator --rate-limit off; provider process peak RSS (VmHWM) and wall time${r.runs > 1 ? `, median of ${r.runs} interleaved runs (their range in brackets)` : ""}:`);
-  const ops = [["up", "up"], ["preview --refresh, 2 rules drifted", "previewRefresh"], ["refresh", "refresh"], ["destroy", "destroy"]];
+  console.log(
+    `\nOne IpPolicyRuleSet of ${r.rules} rules, emulator --rate-limit off; provider process peak RSS (VmHWM) and wall time${r.runs > 1 ? `, median of ${r.runs} interleaved runs (their range in brackets)` : ""}:`,
+  );
+  const ops = [
+    ["up", "up"],
+    ["preview --refresh, 2 rules drifted", "previewRefresh"],
+    ["refresh", "refresh"],
+    ["destroy", "destroy"],
+  ];
   const each = (host, k) => (r.each[host] ?? []).map((e) => e[k]?.peakMb).filter((x) => x !== undefined);
   const range = (xs) => (r.runs > 1 && xs.length ? ` (${Math.min(...xs)}–${Math.max(...xs)})` : "");
   const peak = (host, k) => (r[host]?.[k] ? `${r[host][k].peakMb}${range(each(host, k))}` : "–");
   // Ours less its floor, run by run (the runs are interleaved: run i of each host ran side by side).
   const over = (host, floor, k) => {
-    const ours = each(host, k), base = each(floor, k);
+    const ours = each(host, k),
+      base = each(floor, k);
     if (!ours.length || ours.length !== base.length) return "–";
     const d = ours.map((x, i) => x - base[i]).sort((a, b) => a - b);
     return `${d[Math.floor(d.length / 2)]}${range(d)}`;
   };
   const secs = (host, k) => (r[host]?.[k] ? fmt(r[host][k].seconds) : "–");
-  table(["operation", "dynamic MB", "dynamic floor MB", "dynamic − floor", "plugin MB", "plugin floor MB", "plugin − floor", "dynamic s", "floor s", "plugin s", "plugin floor s"], ops.map(([label, k]) => [label, peak("dynamic", k), peak("floor", k), over("dynamic", "floor", k), peak("plugin", k), peak("pluginFloor", k), over("plugin", "pluginFloor", k), secs("dynamic", k), secs("floor", k), secs("plugin", k), secs("pluginFloor", k)]));
-  if (r.each.floorCompact?.length) table(["operation", "dynamic floor, rules as one text MB", "s"], ops.map(([label, k]) => [label, peak("floorCompact", k), secs("floorCompact", k)]));
-  const loads = Object.values(r.each).flat().map((e) => e.load).filter((x) => x !== undefined);
-  if (loads.length) console.log(`load average (1 min) as each run began: ${fmt(Math.min(...loads), 2)}–${fmt(Math.max(...loads), 2)}`);
-  console.log("(dynamic floor: bench/floor-set.ts, a dynamic provider that does no work for a resource of the same size: what Pulumi's dynamic-provider host itself holds; plugin floor: bench/floor-plugin.js, the plugin's process with a set that does no work. Both collect as ours does: provider/memory.ts)");
+  table(
+    [
+      "operation",
+      "dynamic MB",
+      "dynamic floor MB",
+      "dynamic − floor",
+      "plugin MB",
+      "plugin floor MB",
+      "plugin − floor",
+      "dynamic s",
+      "floor s",
+      "plugin s",
+      "plugin floor s",
+    ],
+    ops.map(([label, k]) => [
+      label,
+      peak("dynamic", k),
+      peak("floor", k),
+      over("dynamic", "floor", k),
+      peak("plugin", k),
+      peak("pluginFloor", k),
+      over("plugin", "pluginFloor", k),
+      secs("dynamic", k),
+      secs("floor", k),
+      secs("plugin", k),
+      secs("pluginFloor", k),
+    ]),
+  );
+  if (r.each.floorCompact?.length)
+    table(
+      ["operation", "dynamic floor, rules as one text MB", "s"],
+      ops.map(([label, k]) => [label, peak("floorCompact", k), secs("floorCompact", k)]),
+    );
+  const loads = Object.values(r.each)
+    .flat()
+    .map((e) => e.load)
+    .filter((x) => x !== undefined);
+  if (loads.length)
+    console.log(`load average (1 min) as each run began: ${fmt(Math.min(...loads), 2)}–${fmt(Math.max(...loads), 2)}`);
+  console.log(
+    "(dynamic floor: bench/floor-set.ts, a dynamic provider that does no work for a resource of the same size: what Pulumi's dynamic-provider host itself holds; plugin floor: bench/floor-plugin.js, the plugin's process with a set that does no work. Both collect as ours does: provider/memory.ts)",
+  );
 }
 
 /**
@@ -849,7 +1385,8 @@ async function measurePipelines(ctx, stacks) {
     await stopEmulator(s.emu);
     const file = path.join(s.dir, "emulator.json");
     const snapshot = JSON.parse(fs.readFileSync(file, "utf8"));
-    const id = () => `ipp_${require("node:crypto").randomBytes(18).toString("base64url").replace(/[-_]/g, "x").slice(0, 24)}`;
+    const id = () =>
+      `ipp_${require("node:crypto").randomBytes(18).toString("base64url").replace(/[-_]/g, "x").slice(0, 24)}`;
     while (snapshot.accounts[0].ipPolicies.length < stacks) snapshot.accounts[0].ipPolicies.push(id());
     fs.writeFileSync(file, JSON.stringify(snapshot));
     s.emu = await startEmulator(data(s.dir));
@@ -857,7 +1394,12 @@ async function measurePipelines(ctx, stacks) {
     const jobs = Array.from({ length: stacks }, (_, i) => {
       const backend = path.join(s.dir, `pipeline-${i}`);
       fs.mkdirSync(backend);
-      return s.job(`pipeline-${i}`, "up", { ipPolicyId: { value: policies[i] }, allow: { value: JSON.stringify(setCidrs(rules, 10 + i)) } }, { backend });
+      return s.job(
+        `pipeline-${i}`,
+        "up",
+        { ipPolicyId: { value: policies[i] }, allow: { value: JSON.stringify(setCidrs(rules, 10 + i)) } },
+        { backend },
+      );
     });
     const started = process.hrtime.bigint();
     const since = () => Number(process.hrtime.bigint() - started) / 1e9;
@@ -868,54 +1410,121 @@ async function measurePipelines(ctx, stacks) {
     const accepted = st.requests - rateLimited429;
     const ends = results.map((r) => r.seconds);
     const r = {
-      stacks, rules, seconds, requestSpanSeconds: requestSpan(s.emu), stackSeconds: ends, requests: st.requests, accepted, rateLimited429,
-      boundSeconds: accepted / 2, windowBoundSeconds: rateLowerBound("window", accepted),
+      stacks,
+      rules,
+      seconds,
+      requestSpanSeconds: requestSpan(s.emu),
+      stackSeconds: ends,
+      requests: st.requests,
+      accepted,
+      rateLimited429,
+      boundSeconds: accepted / 2,
+      windowBoundSeconds: rateLowerBound("window", accepted),
       // Converged: every rule made (the emulator's count of rule creates), whatever the harness said.
       rulesMade: st.byMethod?.["POST 2xx"] ?? 0,
-      ok: results.every((x) => x.ok), errors: results.filter((x) => !x.ok).map((x) => String(x.error).slice(0, 300)),
+      ok: results.every((x) => x.ok),
+      errors: results.filter((x) => !x.ok).map((x) => String(x.error).slice(0, 300)),
     };
-    process.stderr.write(`bench: pipelines ${stacks}: ${seconds.toFixed(1)} s (requests ${r.requestSpanSeconds.toFixed(1)} s, bound ${r.boundSeconds} s), ${st.requests} answers, ${rateLimited429} × 429, stacks ${ends.map((e) => e.toFixed(0)).join(", ")} s\n`);
+    process.stderr.write(
+      `bench: pipelines ${stacks}: ${seconds.toFixed(1)} s (requests ${r.requestSpanSeconds.toFixed(1)} s, bound ${r.boundSeconds} s), ${st.requests} answers, ${rateLimited429} × 429, stacks ${ends.map((e) => e.toFixed(0)).join(", ")} s\n`,
+    );
     return r;
   });
 }
 
 /** The pipelines table: each run, then the medians of each number of stacks. */
 function printPipelines(rows) {
-  console.log("\nPipelines on one account at 120 per rolling 60 s, each an IpPolicyRuleSet on its own policy, every client with the whole budget:");
+  console.log(
+    "\nPipelines on one account at 120 per rolling 60 s, each an IpPolicyRuleSet on its own policy, every client with the whole budget:",
+  );
   const median = (xs) => {
     const sorted = [...xs].sort((a, b) => a - b);
     const mid = Math.floor(sorted.length / 2);
     return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
   };
-  const line = (label, r) => [label, fmt(r.seconds), fmt(r.requestSpanSeconds), r.accepted, fmt(r.boundSeconds, 0), fmt(r.seconds / r.boundSeconds, 2), fmt(r.windowBoundSeconds, 0), `${r.rateLimited429} of ${r.requests} (${fmt((100 * r.rateLimited429) / r.requests)}%)`, fmt(Math.max(...r.stackSeconds) / Math.min(...r.stackSeconds), 2), `${r.rulesMade} of ${r.stacks * r.rules} rules${r.ok ? "" : `; the harness: ${r.errors.join("; ")}`}`];
-  const medians = [...new Set(rows.map((r) => r.stacks))].filter((n) => rows.filter((r) => r.stacks === n).length > 1).map((n) => {
-    const runs = rows.filter((r) => r.stacks === n);
-    const m = (f) => median(runs.map(f));
-    return [`${n} stacks, median of ${runs.length}`, fmt(m((r) => r.seconds)), fmt(m((r) => r.requestSpanSeconds)), m((r) => r.accepted), fmt(m((r) => r.boundSeconds), 0), fmt(m((r) => r.seconds / r.boundSeconds), 2), "", `${fmt(m((r) => (100 * r.rateLimited429) / r.requests))}%`, fmt(m((r) => Math.max(...r.stackSeconds) / Math.min(...r.stackSeconds)), 2), runs.every((r) => r.rulesMade === r.stacks * r.rules) ? "all" : "not all"];
-  });
-  table(["run", "wall s", "requests s", "accepted", "bound s", "wall/bound", "window bound s", "429", "slowest/fastest", "converged"], [...rows.map((r) => line(`${r.stacks} stacks × ${r.rules} rules`, r)), ...medians]);
+  const line = (label, r) => [
+    label,
+    fmt(r.seconds),
+    fmt(r.requestSpanSeconds),
+    r.accepted,
+    fmt(r.boundSeconds, 0),
+    fmt(r.seconds / r.boundSeconds, 2),
+    fmt(r.windowBoundSeconds, 0),
+    `${r.rateLimited429} of ${r.requests} (${fmt((100 * r.rateLimited429) / r.requests)}%)`,
+    fmt(Math.max(...r.stackSeconds) / Math.min(...r.stackSeconds), 2),
+    `${r.rulesMade} of ${r.stacks * r.rules} rules${r.ok ? "" : `; the harness: ${r.errors.join("; ")}`}`,
+  ];
+  const medians = [...new Set(rows.map((r) => r.stacks))]
+    .filter((n) => rows.filter((r) => r.stacks === n).length > 1)
+    .map((n) => {
+      const runs = rows.filter((r) => r.stacks === n);
+      const m = (f) => median(runs.map(f));
+      return [
+        `${n} stacks, median of ${runs.length}`,
+        fmt(m((r) => r.seconds)),
+        fmt(m((r) => r.requestSpanSeconds)),
+        m((r) => r.accepted),
+        fmt(
+          m((r) => r.boundSeconds),
+          0,
+        ),
+        fmt(
+          m((r) => r.seconds / r.boundSeconds),
+          2,
+        ),
+        "",
+        `${fmt(m((r) => (100 * r.rateLimited429) / r.requests))}%`,
+        fmt(
+          m((r) => Math.max(...r.stackSeconds) / Math.min(...r.stackSeconds)),
+          2,
+        ),
+        runs.every((r) => r.rulesMade === r.stacks * r.rules) ? "all" : "not all",
+      ];
+    });
+  table(
+    [
+      "run",
+      "wall s",
+      "requests s",
+      "accepted",
+      "bound s",
+      "wall/bound",
+      "window bound s",
+      "429",
+      "slowest/fastest",
+      "converged",
+    ],
+    [...rows.map((r) => line(`${r.stacks} stacks × ${r.rules} rules`, r)), ...medians],
+  );
 }
 
 function makeProjects(root, plugin, memory) {
   const tarball = packTarball(root);
-  const project = (name, options) => makeProject(path.join(root, name), { name: "accessctl-bench", tarball, ...options });
+  const project = (name, options) =>
+    makeProject(path.join(root, name), { name: "accessctl-bench", tarball, ...options });
   const projects = {
     ours: project("ours", { from: path.join(REPO, "examples/many-rules") }),
     baseline: project("baseline", { files: { "index.ts": path.join(REPO, "bench/baseline.ts") }, main: "index.ts" }),
     set: project("set", { from: path.join(REPO, "examples/office-allowlist") }),
   };
-  if (memory?.some((h) => h === "floor" || h === "floorCompact")) projects.floor = project("floor", { files: { "index.ts": path.join(REPO, "bench/floor-set.ts") }, main: "index.ts" });
+  if (memory?.some((h) => h === "floor" || h === "floorCompact"))
+    projects.floor = project("floor", {
+      files: { "index.ts": path.join(REPO, "bench/floor-set.ts") },
+      main: "index.ts",
+    });
   if (plugin) {
     projects.plugin = project("plugin", { from: path.join(REPO, "examples/many-rules") });
     projects.pluginSet = project("plugin-set", { from: path.join(REPO, "examples/office-allowlist") });
     for (const dir of [projects.plugin, projects.pluginSet]) {
       const index = path.join(dir, "index.ts");
       const text = fs.readFileSync(index, "utf8");
-      if (!text.includes('from "@accessctl/pulumi";')) throw new Error(`${index}: no import of @accessctl/pulumi to change`);
+      if (!text.includes('from "@accessctl/pulumi";'))
+        throw new Error(`${index}: no import of @accessctl/pulumi to change`);
       fs.writeFileSync(index, text.replace('from "@accessctl/pulumi";', 'from "@accessctl/pulumi/plugin";'));
     }
   }
-  for (const dir of [projects.ours, projects.set, projects.plugin, projects.pluginSet].filter(Boolean)) fs.writeFileSync(path.join(dir, "Pulumi.yaml"), "name: accessctl-bench\nruntime: nodejs\n");
+  for (const dir of [projects.ours, projects.set, projects.plugin, projects.pluginSet].filter(Boolean))
+    fs.writeFileSync(path.join(dir, "Pulumi.yaml"), "name: accessctl-bench\nruntime: nodejs\n");
   return projects;
 }
 
@@ -923,14 +1532,60 @@ async function main() {
   const f = flags(process.argv.slice(2));
   const started = Date.now();
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-bench-"));
-  const ctx = { f, binDir: pulumiBinDir(), projects: makeProjects(root, !f.skipPlugin || !f.skipMemory, f.skipMemory ? [] : f.memoryHosts) };
+  const ctx = {
+    f,
+    binDir: pulumiBinDir(),
+    projects: makeProjects(root, !f.skipPlugin || !f.skipMemory, f.skipMemory ? [] : f.memoryHosts),
+  };
   const cli = execFileSync(path.join(ctx.binDir, "pulumi"), ["version"]).toString().trim();
-  const results = { date: new Date().toISOString(), machine: `${os.cpus().length} × ${os.cpus()[0].model}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}, node ${process.version}, pulumi ${cli}`, command: `npm run bench -- ${process.argv.slice(2).join(" ")}`.trim(), flags: f, engine: [], rateLimit: [], team: [] };
-  const alone = (section) => ["rate", "refresh", "team", "emulator", "set", "plugin", "accounts", "bounds", "memory", "walks", "pipelines"].every((k) => k === section || f[`skip${k[0].toUpperCase()}${k.slice(1)}`]) && f.sizes.length === 0;
-  const name = alone("pipelines") ? "results-pipelines" : alone("walks") ? "results-walks" : alone("memory") ? "results-memory" : alone("accounts") ? "results-accounts" : alone("bounds") ? "results-bounds" : f.skipCheckpoints ? "results-skip-checkpoints" : f.sizes.length > 0 ? "results" : f.skipRate && f.skipRefresh && f.skipTeam && !f.skipSet ? "results-set" : f.skipRate && f.skipRefresh && f.skipTeam && f.skipEmulator && !f.skipPlugin ? "results-plugin" : f.skipRefresh && f.skipEmulator ? "results-rate-team" : "results-refresh-team";
+  const results = {
+    date: new Date().toISOString(),
+    machine: `${os.cpus().length} × ${os.cpus()[0].model}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}, node ${process.version}, pulumi ${cli}`,
+    command: `npm run bench -- ${process.argv.slice(2).join(" ")}`.trim(),
+    flags: f,
+    engine: [],
+    rateLimit: [],
+    team: [],
+  };
+  const alone = (section) =>
+    [
+      "rate",
+      "refresh",
+      "team",
+      "emulator",
+      "set",
+      "plugin",
+      "accounts",
+      "bounds",
+      "memory",
+      "walks",
+      "pipelines",
+    ].every((k) => k === section || f[`skip${k[0].toUpperCase()}${k.slice(1)}`]) && f.sizes.length === 0;
+  const name = alone("pipelines")
+    ? "results-pipelines"
+    : alone("walks")
+      ? "results-walks"
+      : alone("memory")
+        ? "results-memory"
+        : alone("accounts")
+          ? "results-accounts"
+          : alone("bounds")
+            ? "results-bounds"
+            : f.skipCheckpoints
+              ? "results-skip-checkpoints"
+              : f.sizes.length > 0
+                ? "results"
+                : f.skipRate && f.skipRefresh && f.skipTeam && !f.skipSet
+                  ? "results-set"
+                  : f.skipRate && f.skipRefresh && f.skipTeam && f.skipEmulator && !f.skipPlugin
+                    ? "results-plugin"
+                    : f.skipRefresh && f.skipEmulator
+                      ? "results-rate-team"
+                      : "results-refresh-team";
   const out = path.join(REPO, `bench/${name}.json`);
   // Written after every section too: a long run that fails late keeps what it measured.
-  const save = () => fs.writeFileSync(out, JSON.stringify({ ...results, totalSeconds: (Date.now() - started) / 1000 }, null, 2) + "\n");
+  const save = () =>
+    fs.writeFileSync(out, JSON.stringify({ ...results, totalSeconds: (Date.now() - started) / 1000 }, null, 2) + "\n");
   const log = (text) => process.stderr.write(`bench: ${text}…\n`);
   try {
     for (const n of f.sizes) {

@@ -11,10 +11,14 @@ const fs = require("node:fs");
 /** The requests of an emulator log, in order: arrival (ms), answer (ms), status, and whether a first page of the rules list. */
 function requests(text) {
   const line = /^(\S+) (GET|POST|PUT|PATCH|DELETE) (\S+) (\d{3}) \S+ (\d+)ms$/;
-  return text.split("\n").map((l) => line.exec(l)).filter(Boolean).map((m) => {
-    const answered = Date.parse(m[1]);
-    return { arrived: answered - Number(m[5]), answered, status: Number(m[4]), path: m[3], method: m[2] };
-  });
+  return text
+    .split("\n")
+    .map((l) => line.exec(l))
+    .filter(Boolean)
+    .map((m) => {
+      const answered = Date.parse(m[1]);
+      return { arrived: answered - Number(m[5]), answered, status: Number(m[4]), path: m[3], method: m[2] };
+    });
 }
 
 /**
@@ -22,7 +26,10 @@ function requests(text) {
  * any `windowMs`, given the arrival times `prior` of those accepted before.
  */
 function windowBound(prior, n, start, perWindow = 120, windowMs = 60_000) {
-  const ring = prior.filter((t) => t > start - windowMs && t <= start).sort((a, b) => a - b).slice(-perWindow);
+  const ring = prior
+    .filter((t) => t > start - windowMs && t <= start)
+    .sort((a, b) => a - b)
+    .slice(-perWindow);
   let t = start;
   for (let i = 0; i < n; i++) {
     if (ring.length >= perWindow) t = Math.max(t, ring[ring.length - perWindow] + windowMs);
@@ -49,14 +56,20 @@ if (require.main === module) {
   // The log holds every session's lines one after another (appended when its emulator stopped).
   let all = requests(fs.readFileSync(log, "utf8"));
   for (const row of results.walks ?? []) {
-    const session = all.slice(0, row.ops.reduce((sum, o) => sum + o.requests, 0));
+    const session = all.slice(
+      0,
+      row.ops.reduce((sum, o) => sum + o.requests, 0),
+    );
     all = all.slice(session.length);
     let at = 0;
     for (const o of row.ops) {
       const { boundSeconds, spanSeconds } = opBound(session.slice(0, at), session.slice(at, at + o.requests));
       at += o.requests;
-      if (write === "--write" && o.emptyWindowBoundSeconds === undefined) Object.assign(o, { spanSeconds, boundSeconds, emptyWindowBoundSeconds: o.boundSeconds });
-      console.log(`${row.size} rules, ${o.op}: ${o.requests} requests, ${o.seconds.toFixed(1)} s (span ${spanSeconds.toFixed(1)} s), bound ${boundSeconds.toFixed(1)} s: ${(o.seconds / boundSeconds).toFixed(2)} (span ${(spanSeconds / boundSeconds).toFixed(2)})`);
+      if (write === "--write" && o.emptyWindowBoundSeconds === undefined)
+        Object.assign(o, { spanSeconds, boundSeconds, emptyWindowBoundSeconds: o.boundSeconds });
+      console.log(
+        `${row.size} rules, ${o.op}: ${o.requests} requests, ${o.seconds.toFixed(1)} s (span ${spanSeconds.toFixed(1)} s), bound ${boundSeconds.toFixed(1)} s: ${(o.seconds / boundSeconds).toFixed(2)} (span ${(spanSeconds / boundSeconds).toFixed(2)})`,
+      );
     }
   }
   if (write === "--write") fs.writeFileSync(json, JSON.stringify(results, null, 2) + "\n");

@@ -38,4 +38,12 @@ export interface IpPolicyRuleList extends ListEnvelope {
 export const IP_POLICY_RULES_PATH = "/ip_policy_rules";
 
 /** What every answer holding a rule carries (dotted field → type): one without them is not a rule. */
-export const IP_POLICY_RULE_ANSWER = { id: "string", uri: "string", created_at: "string", cidr: "string", "ip_policy.id": "string", "ip_policy.uri": "string", action: "string" } as const;
+export const IP_POLICY_RULE_ANSWER = {
+  id: "string",
+  uri: "string",
+  created_at: "string",
+  cidr: "string",
+  "ip_policy.id": "string",
+  "ip_policy.uri": "string",
+  action: "string",
+} as const;

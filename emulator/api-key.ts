@@ -24,10 +24,18 @@ export function create(ctx: Ctx): Reply {
   const ownerId = (ctx.body.owner_id as string | undefined) ?? ctx.caller.id;
   if (ownerId !== ctx.caller.id) {
     if (!ctx.caller.admin) {
-      throw apiError(403, "ERR_FORBIDDEN", `only admins may create an API key owned by someone else (owner_id ${shown(ownerId)})`);
+      throw apiError(
+        403,
+        "ERR_FORBIDDEN",
+        `only admins may create an API key owned by someone else (owner_id ${shown(ownerId)})`,
+      );
     }
     if (!ctx.store.principal(ctx.account, ownerId)) {
-      throw apiError(400, "ERR_UNKNOWN_OWNER", `owner_id does not name a user or bot of this account: ${shown(ownerId)}`);
+      throw apiError(
+        400,
+        "ERR_UNKNOWN_OWNER",
+        `owner_id does not name a user or bot of this account: ${shown(ownerId)}`,
+      );
     }
   }
   const { key, token } = ctx.store.createKey(ctx.account, ownerId, textFields(ctx.body));
@@ -40,14 +48,21 @@ export function get(ctx: Ctx): Reply {
 
 export function list(ctx: Ctx): Reply {
   const { items, uri, next_page_uri } = page(ctx, API_KEYS_PATH, ctx.store.apiKeys);
-  return { status: 200, body: { keys: items.map((k) => view(ctx, k, null, true)), uri, next_page_uri } satisfies ApiKeyList };
+  return {
+    status: 200,
+    body: { keys: items.map((k) => view(ctx, k, null, true)), uri, next_page_uri } satisfies ApiKeyList,
+  };
 }
 
 export function update(ctx: Ctx): Reply {
   const key = find(ctx);
-  checkFields(ctx.body, { description: "string", metadata: "string" }, {
-    owner_id: "the owner of an API key cannot be changed; create a new key instead",
-  });
+  checkFields(
+    ctx.body,
+    { description: "string", metadata: "string" },
+    {
+      owner_id: "the owner of an API key cannot be changed; create a new key instead",
+    },
+  );
   checkByteLimits(ctx.body);
   return { status: 200, body: view(ctx, ctx.store.updateKey(key, textFields(ctx.body))) };
 }

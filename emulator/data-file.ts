@@ -36,16 +36,27 @@ const fail = (where: string, what: string): never => {
 const string: Check = (v, w) => void (typeof v === "string" || fail(w, "a string"));
 const boolean: Check = (v, w) => void (typeof v === "boolean" || fail(w, "true or false"));
 const count: Check = (v, w) => void ((Number.isSafeInteger(v) && (v as number) >= 0) || fail(w, "a whole number"));
-const oneOf = (...values: unknown[]): Check => (v, w) => void (values.includes(v) || fail(w, values.map((x) => JSON.stringify(x)).join(" or ")));
-const optional = (check: Check): Check => (v, w) => v === undefined || check(v, w);
-const arrayOf = (check: Check): Check => (v, w) => {
-  if (!Array.isArray(v)) fail(w, "an array");
-  (v as unknown[]).forEach((item, i) => check(item, `${w}[${i}]`));
-};
-const object = (fields: Record<string, Check>): Check => (v, w) => {
-  if (typeof v !== "object" || v === null || Array.isArray(v)) fail(w || "the file", "a JSON object");
-  for (const [name, check] of Object.entries(fields)) check((v as Record<string, unknown>)[name], w ? `${w}.${name}` : name);
-};
+const oneOf =
+  (...values: unknown[]): Check =>
+  (v, w) =>
+    void (values.includes(v) || fail(w, values.map((x) => JSON.stringify(x)).join(" or ")));
+const optional =
+  (check: Check): Check =>
+  (v, w) =>
+    v === undefined || check(v, w);
+const arrayOf =
+  (check: Check): Check =>
+  (v, w) => {
+    if (!Array.isArray(v)) fail(w, "an array");
+    (v as unknown[]).forEach((item, i) => check(item, `${w}[${i}]`));
+  };
+const object =
+  (fields: Record<string, Check>): Check =>
+  (v, w) => {
+    if (typeof v !== "object" || v === null || Array.isArray(v)) fail(w || "the file", "a JSON object");
+    for (const [name, check] of Object.entries(fields))
+      check((v as Record<string, unknown>)[name], w ? `${w}.${name}` : name);
+  };
 
 const text = { description: string, metadata: string, createdAt: string, seq: count };
 const accountShape = object({
@@ -56,10 +67,36 @@ const accountShape = object({
   certificateAuthorities: arrayOf(string),
   tlsEdges: arrayOf(string),
 });
-const keyShape = object({ id: string, accountId: string, ownerId: string, tokenHash: string, fixture: optional(oneOf("admin", "member", "other")), ...text });
-const ruleShape = object({ id: string, accountId: string, ipPolicyId: string, cidr: string, action: oneOf(...RULE_ACTIONS), ...text });
-const moduleShape = object({ accountId: string, edgeId: string, enabled: boolean, certificateAuthorityIds: arrayOf(string) });
-const snapshotShape = object({ version: oneOf(1), seq: count, accounts: arrayOf(accountShape), keys: arrayOf(keyShape), rules: arrayOf(ruleShape), modules: arrayOf(moduleShape) });
+const keyShape = object({
+  id: string,
+  accountId: string,
+  ownerId: string,
+  tokenHash: string,
+  fixture: optional(oneOf("admin", "member", "other")),
+  ...text,
+});
+const ruleShape = object({
+  id: string,
+  accountId: string,
+  ipPolicyId: string,
+  cidr: string,
+  action: oneOf(...RULE_ACTIONS),
+  ...text,
+});
+const moduleShape = object({
+  accountId: string,
+  edgeId: string,
+  enabled: boolean,
+  certificateAuthorityIds: arrayOf(string),
+});
+const snapshotShape = object({
+  version: oneOf(1),
+  seq: count,
+  accounts: arrayOf(accountShape),
+  keys: arrayOf(keyShape),
+  rules: arrayOf(ruleShape),
+  modules: arrayOf(moduleShape),
+});
 const entryShapes: Record<Change["op"], Check> = {
   key: object({ key: keyShape }),
   deleteKey: object({ id: string }),
@@ -75,7 +112,8 @@ const entryShape: Check = (v, w) => {
 
 /** Records must belong to one of the emulator's two accounts (main, other). */
 function checkAccounts(s: Snapshot): void {
-  if (s.accounts.length !== 2) throw new Error(`accounts must hold the emulator's 2 accounts, not ${s.accounts.length}`);
+  if (s.accounts.length !== 2)
+    throw new Error(`accounts must hold the emulator's 2 accounts, not ${s.accounts.length}`);
   if (!s.accounts[0].users.some((u) => !u.admin)) throw new Error("accounts[0].users must hold the member user");
   const ids = new Set(s.accounts.map((a) => a.id));
   for (const list of ["keys", "rules", "modules"] as const) {
@@ -106,7 +144,11 @@ export class DataFile {
    * a kill at any point of a first start leaves files that start. `current` gives the store's state
    * when the journal is folded into the snapshot.
    */
-  static open(file: string, current: () => Snapshot, fresh: () => Snapshot): { dataFile: DataFile; snapshot: Snapshot; entries: Entry[] } {
+  static open(
+    file: string,
+    current: () => Snapshot,
+    fresh: () => Snapshot,
+  ): { dataFile: DataFile; snapshot: Snapshot; entries: Entry[] } {
     fs.mkdirSync(path.dirname(file), { recursive: true });
     const lockFile = lock(file);
     try {
@@ -115,7 +157,9 @@ export class DataFile {
         if (tempFile.test(name)) fs.rmSync(path.join(path.dirname(file), name), { force: true });
       }
       const journal = `${file}.journal`;
-      let loaded = fs.existsSync(file) ? parse<Snapshot>(file, fs.readFileSync(file, "utf8"), snapshotShape) : undefined;
+      let loaded = fs.existsSync(file)
+        ? parse<Snapshot>(file, fs.readFileSync(file, "utf8"), snapshotShape)
+        : undefined;
       if (loaded) refuseIn(file, () => checkAccounts(loaded!));
       else {
         dropInterruptedFirstStart(file, journal);
@@ -233,7 +277,10 @@ function dropInterruptedFirstStart(file: string, journal: string): void {
   lines.pop(); // a last line cut short by the kill
   const entries = lines.map((line, i) => parse<Entry>(`${journal}: line ${i + 1}`, line, entryShape));
   if (!entries.every((e) => e.op === "key" && e.key.fixture !== undefined)) {
-    throw new Error(`${journal}: its snapshot ${file} is missing and it holds more than an interrupted first start; the emulator leaves it as it is (restore ${file}, or move the journal away to start afresh)`);
+    throw new Error(
+      `${journal}: its snapshot ${file} is missing and it holds more than an interrupted first start; the emulator ` +
+        `leaves it as it is (restore ${file}, or move the journal away to start afresh)`,
+    );
   }
   fs.unlinkSync(journal);
   syncDirectory(path.dirname(file));
@@ -243,7 +290,10 @@ function refuseIn(where: string, check: () => void): void {
   try {
     check();
   } catch (e) {
-    throw new Error(`${where}: ${(e as Error).message}; the emulator leaves it as it is (fix it, or move it away to start afresh)`, { cause: e });
+    throw new Error(
+      `${where}: ${(e as Error).message}; the emulator leaves it as it is (fix it, or move it away to start afresh)`,
+      { cause: e },
+    );
   }
 }
 
@@ -269,7 +319,8 @@ function readJournal(journal: string, loaded: Snapshot | undefined): Entry[] {
   const accounts = new Set(loaded?.accounts.map((a) => a.id));
   entries.forEach((e, i) => {
     const record = e.op === "key" ? e.key : e.op === "rule" ? e.rule : e.op === "module" ? e.module : undefined;
-    if (record && !accounts.has(record.accountId)) refuseIn(`${journal}: line ${i + 1}`, () => fail("accountId", "the id of one of the accounts"));
+    if (record && !accounts.has(record.accountId))
+      refuseIn(`${journal}: line ${i + 1}`, () => fail("accountId", "the id of one of the accounts"));
   });
   return entries.filter((e) => e.seq > (loaded?.seq ?? 0));
 }
@@ -292,7 +343,10 @@ function lock(file: string): string {
   const holder = `${process.pid}-${randomBytes(6).toString("hex")}`;
   const prepared = path.join(path.dirname(file), `.${path.basename(lockDir)}.${holder}`);
   const inUse = (pid: number) =>
-    new Error(`${file} is in use by another emulator (pid ${pid}); stop it or use another --data file (if no emulator runs, remove ${lockDir})`);
+    new Error(
+      `${file} is in use by another emulator (pid ${pid}); stop it or use another --data file (if no emulator runs, ` +
+        `remove ${lockDir})`,
+    );
   removeDeadPrepared(file);
   fs.mkdirSync(prepared, { mode: 0o700 });
   fs.writeFileSync(path.join(prepared, holder), "");
@@ -303,7 +357,8 @@ function lock(file: string): string {
         fs.renameSync(prepared, lockDir);
         return path.join(lockDir, holder);
       } catch (e) {
-        if (!["ENOTEMPTY", "EEXIST", "ENOTDIR", "EISDIR", "EPERM"].includes((e as NodeJS.ErrnoException).code ?? "")) throw e;
+        if (!["ENOTEMPTY", "EEXIST", "ENOTDIR", "EISDIR", "EPERM"].includes((e as NodeJS.ErrnoException).code ?? ""))
+          throw e;
       }
       let entries: string[];
       try {
@@ -330,7 +385,11 @@ function lock(file: string): string {
       }
       for (const entry of entries) {
         const pid = holderPid(entry);
-        if (pid === undefined) throw new Error(`${file}: ${lockDir} holds ${JSON.stringify(entry)}, which is not an emulator's; remove ${lockDir} if no emulator runs`);
+        if (pid === undefined)
+          throw new Error(
+            `${file}: ${lockDir} holds ${JSON.stringify(entry)}, which is not an emulator's; remove ${lockDir} if no ` +
+              `emulator runs`,
+          );
         if (isAlive(pid)) throw inUse(pid);
         unlinkIfThere(path.join(lockDir, entry));
       }
@@ -368,7 +427,8 @@ function removeDeadPrepared(file: string): void {
   for (const name of fs.readdirSync(path.dirname(file))) {
     if (!name.startsWith(prefix)) continue;
     const pid = holderPid(name.slice(prefix.length));
-    if (pid !== undefined && !isAlive(pid)) fs.rmSync(path.join(path.dirname(file), name), { recursive: true, force: true });
+    if (pid !== undefined && !isAlive(pid))
+      fs.rmSync(path.join(path.dirname(file), name), { recursive: true, force: true });
   }
 }
 
@@ -380,7 +440,10 @@ function unlinkIfThere(target: string): void {
   }
 }
 
-/** Whether a lock's holder runs. Our own PID in a lock was left by an earlier process (a container restarted after a kill). */
+/**
+ * Whether a lock's holder runs. Our own PID in a lock was left
+ * by an earlier process (a container restarted after a kill).
+ */
 function isAlive(pid: number): boolean {
   if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid) return false;
   try {

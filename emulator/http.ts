@@ -49,7 +49,11 @@ export function parseJsonBody(raw: Buffer, contentType: string | undefined): Rec
   if (raw.length === 0) return undefined;
   const mediaType = (contentType ?? "").split(";")[0].trim().toLowerCase();
   if (mediaType !== "application/json") {
-    throw apiError(415, "ERR_UNSUPPORTED_MEDIA_TYPE", "request bodies must be sent with 'Content-Type: application/json'");
+    throw apiError(
+      415,
+      "ERR_UNSUPPORTED_MEDIA_TYPE",
+      "request bodies must be sent with 'Content-Type: application/json'",
+    );
   }
   let text: string;
   try {

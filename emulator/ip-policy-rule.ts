@@ -1,6 +1,12 @@
 // /ip_policy_rules: create, get, list, update (description, metadata, cidr), delete.
 import * as ipaddr from "ipaddr.js";
-import { IP_POLICY_RULES_PATH, IpPolicyRuleBody, IpPolicyRuleList, RULE_ACTIONS, RuleAction } from "../contract/ip-policy-rule";
+import {
+  IP_POLICY_RULES_PATH,
+  IpPolicyRuleBody,
+  IpPolicyRuleList,
+  RULE_ACTIONS,
+  RuleAction,
+} from "../contract/ip-policy-rule";
 import { answerText, checkByteLimits, checkFields, Ctx, found, page, textFields } from "./api";
 import { apiError, notFound } from "./errors";
 import { Reply } from "./http";
@@ -8,9 +14,10 @@ import { RuleRecord } from "./records";
 
 /**
  * The service's reading of a CIDR: IPv4 in dotted decimal or IPv6, with a prefix length (an
- * address alone is one host: /32, /128), and equal to the network address of its range. Gives the stored form (IPv6 compressed, lower case;
- * an IPv4-mapped IPv6 range as its IPv4 range), or why it is refused. See also parseCidr in provider/ip-policy-rule.ts: the provider's own reading,
- * written separately on purpose so that test/provider/agreement.test.ts compares two readings.
+ * address alone is one host: /32, /128), and equal to the network address of its range. Gives the stored form (IPv6
+ * compressed, lower case; an IPv4-mapped IPv6 range as its IPv4 range), or why it is refused. See also parseCidr in
+ * provider/ip-policy-rule.ts: the provider's own reading, written separately on purpose so that
+ * test/provider/agreement.test.ts compares two readings.
  */
 export function parseCidr(text: string): { cidr: string } | { reason: string } {
   const slash = text.indexOf("/");
@@ -30,9 +37,12 @@ export function parseCidr(text: string): { cidr: string } | { reason: string } {
     if (prefix > 128) return { reason: "has a prefix length over 128" };
     const ipv6 = ipaddr.IPv6.parse(hex);
     // An IPv4-mapped range (::ffff:a.b.c.d/96+n) is the IPv4 range a.b.c.d/n, and is stored as that.
-    if (prefix >= 96 && ipv6.isIPv4MappedAddress()) return parseCidr(`${ipv6.toIPv4Address().toString()}/${prefix - 96}`);
+    if (prefix >= 96 && ipv6.isIPv4MappedAddress())
+      return parseCidr(`${ipv6.toIPv4Address().toString()}/${prefix - 96}`);
     const network = ipaddr.IPv6.networkAddressFromCIDR(`${hex}/${prefix}`).toString();
-    return network === ipv6.toString() ? { cidr: `${network}/${prefix}` } : { reason: `has host bits set; did you mean ${network}/${prefix}?` };
+    return network === ipv6.toString()
+      ? { cidr: `${network}/${prefix}` }
+      : { reason: `has host bits set; did you mean ${network}/${prefix}?` };
   }
   return { reason: "is not an IPv4 or IPv6 address range" };
 }
@@ -74,12 +84,19 @@ function view(ctx: Ctx, rule: RuleRecord, listed = false): IpPolicyRuleBody {
 const find = (ctx: Ctx): RuleRecord => found(ctx, ctx.store.ipPolicyRules, "IP policy rule");
 
 export function create(ctx: Ctx): Reply {
-  checkFields(ctx.body, { cidr: "string", ip_policy_id: "string", action: "string", description: "string", metadata: "string" });
+  checkFields(ctx.body, {
+    cidr: "string",
+    ip_policy_id: "string",
+    action: "string",
+    description: "string",
+    metadata: "string",
+  });
   for (const field of ["cidr", "ip_policy_id", "action"]) {
     if (ctx.body[field] === undefined) throw apiError(400, "ERR_MISSING_FIELD", `${field} is required`);
   }
   const action = ctx.body.action as RuleAction;
-  if (!RULE_ACTIONS.includes(action)) throw apiError(400, "ERR_INVALID_ACTION", `action must be ${RULE_ACTIONS.map((a) => `"${a}"`).join(" or ")}`);
+  if (!RULE_ACTIONS.includes(action))
+    throw apiError(400, "ERR_INVALID_ACTION", `action must be ${RULE_ACTIONS.map((a) => `"${a}"`).join(" or ")}`);
   checkByteLimits(ctx.body);
   const cidr = canonicalCidr(ctx.body.cidr as string);
   const ipPolicyId = ctx.body.ip_policy_id as string;
@@ -94,15 +111,22 @@ export function get(ctx: Ctx): Reply {
 
 export function list(ctx: Ctx): Reply {
   const { items, uri, next_page_uri } = page(ctx, IP_POLICY_RULES_PATH, ctx.store.ipPolicyRules);
-  return { status: 200, body: { ip_policy_rules: items.map((r) => view(ctx, r, true)), uri, next_page_uri } satisfies IpPolicyRuleList };
+  return {
+    status: 200,
+    body: { ip_policy_rules: items.map((r) => view(ctx, r, true)), uri, next_page_uri } satisfies IpPolicyRuleList,
+  };
 }
 
 export function update(ctx: Ctx): Reply {
   const rule = find(ctx);
-  checkFields(ctx.body, { description: "string", metadata: "string", cidr: "string" }, {
-    action: "the action of a rule cannot be changed; create a new rule instead",
-    ip_policy_id: "the IP policy of a rule cannot be changed; create a new rule instead",
-  });
+  checkFields(
+    ctx.body,
+    { description: "string", metadata: "string", cidr: "string" },
+    {
+      action: "the action of a rule cannot be changed; create a new rule instead",
+      ip_policy_id: "the IP policy of a rule cannot be changed; create a new rule instead",
+    },
+  );
   checkByteLimits(ctx.body);
   const cidr = typeof ctx.body.cidr === "string" ? canonicalCidr(ctx.body.cidr) : undefined;
   return { status: 200, body: view(ctx, ctx.store.updateRule(rule, { cidr, ...textFields(ctx.body) })) };

@@ -23,7 +23,15 @@ interface Flags {
 }
 
 function parseFlags(argv: string[], env: NodeJS.ProcessEnv): Flags {
-  const flags: Flags = { port: 8787, host: "127.0.0.1", rateLimit: { requests: 120, seconds: 60 }, rateLimitModel: "window", latencyMs: 0, failRate: 0, seedRules: 0 };
+  const flags: Flags = {
+    port: 8787,
+    host: "127.0.0.1",
+    rateLimit: { requests: 120, seconds: 60 },
+    rateLimitModel: "window",
+    latencyMs: 0,
+    failRate: 0,
+    seedRules: 0,
+  };
   flags.adminToken = env.ACCESSCTL_EMULATOR_ADMIN_TOKEN || undefined;
   for (let i = 0; i < argv.length; i++) {
     const [name, inline] = argv[i].split(/=(.*)/s, 2);
@@ -35,18 +43,35 @@ function parseFlags(argv: string[], env: NodeJS.ProcessEnv): Flags {
     const number = (min: number, max: number): number => {
       const text = value();
       const n = Number(text);
-      if (text.trim() === "" || !Number.isFinite(n) || n < min || n > max) throw new Error(`${name}: expected a number from ${min} to ${max}, got ${JSON.stringify(text)}`);
+      if (text.trim() === "" || !Number.isFinite(n) || n < min || n > max)
+        throw new Error(`${name}: expected a number from ${min} to ${max}, got ${JSON.stringify(text)}`);
       return n;
     };
     switch (name) {
-      case "--port": flags.port = number(0, 65535); break;
-      case "--host": flags.host = value(); break;
-      case "--public-url": flags.publicUrl = publicUrl(value()); break;
-      case "--data": flags.data = path.resolve(value()); break;
-      case "--latency": flags.latencyMs = number(0, 60_000); break;
-      case "--fail-rate": flags.failRate = number(0, 1); break;
-      case "--admin-token": flags.adminToken = value(); break;
-      case "--seed-rules": flags.seedRules = number(0, 1_000_000); break;
+      case "--port":
+        flags.port = number(0, 65535);
+        break;
+      case "--host":
+        flags.host = value();
+        break;
+      case "--public-url":
+        flags.publicUrl = publicUrl(value());
+        break;
+      case "--data":
+        flags.data = path.resolve(value());
+        break;
+      case "--latency":
+        flags.latencyMs = number(0, 60_000);
+        break;
+      case "--fail-rate":
+        flags.failRate = number(0, 1);
+        break;
+      case "--admin-token":
+        flags.adminToken = value();
+        break;
+      case "--seed-rules":
+        flags.seedRules = number(0, 1_000_000);
+        break;
       case "--rate-limit": {
         const text = value();
         const m = /^([1-9][0-9]*)\/([1-9][0-9]*)$/.exec(text);
@@ -57,12 +82,16 @@ function parseFlags(argv: string[], env: NodeJS.ProcessEnv): Flags {
       }
       case "--rate-limit-model": {
         const text = value();
-        if (text !== "window" && text !== "bucket") throw new Error(`--rate-limit-model: expected window or bucket, got ${JSON.stringify(text)}`);
+        if (text !== "window" && text !== "bucket")
+          throw new Error(`--rate-limit-model: expected window or bucket, got ${JSON.stringify(text)}`);
         flags.rateLimitModel = text;
         break;
       }
-      case "--help": case "-h": throw new Error(USAGE);
-      default: throw new Error(`unknown flag ${name}\n${USAGE}`);
+      case "--help":
+      case "-h":
+        throw new Error(USAGE);
+      default:
+        throw new Error(`unknown flag ${name}\n${USAGE}`);
     }
   }
   if (flags.adminToken !== undefined && !/^[\x21-\x7e]{16,}$/.test(flags.adminToken)) {
@@ -80,7 +109,10 @@ function publicUrl(text: string): string {
     url = undefined;
   }
   if (!url || !/^https?:$/.test(url.protocol) || url.search || url.hash || url.username || url.password) {
-    throw new Error(`--public-url: expected an http:// or https:// URL without query, e.g. https://emulator.example:8443, got ${JSON.stringify(text)}`);
+    throw new Error(
+      `--public-url: expected an http:// or https:// URL without query, e.g. https://emulator.example:8443, got ` +
+        `${JSON.stringify(text)}`,
+    );
   }
   return url.href.replace(/\/$/, "");
 }
@@ -128,10 +160,18 @@ async function main(): Promise<void> {
       certificateAuthorities: main.certificateAuthorities,
       tlsEdges: main.tlsEdges,
     },
-    otherAccountFixtures: { users: other.users, ipPolicies: other.ipPolicies, certificateAuthorities: other.certificateAuthorities, tlsEdges: other.tlsEdges },
+    otherAccountFixtures: {
+      users: other.users,
+      ipPolicies: other.ipPolicies,
+      certificateAuthorities: other.certificateAuthorities,
+      tlsEdges: other.tlsEdges,
+    },
   };
   process.stdout.write(`${JSON.stringify(startup)}\n`);
-  const rate = flags.rateLimit ? `${flags.rateLimit.requests}/${flags.rateLimit.seconds}s, ${flags.rateLimitModel === "window" ? "rolling window" : "token bucket"}` : "off";
+  const rate = flags.rateLimit
+    ? `${flags.rateLimit.requests}/${flags.rateLimit.seconds}s, ` +
+      `${flags.rateLimitModel === "window" ? "rolling window" : "token bucket"}`
+    : "off";
   process.stderr.write(`emulator listening on ${url} (rate limit ${rate}, data ${flags.data ?? "in memory"})\n`);
 }
 

@@ -18,7 +18,11 @@ const ROUTES: Record<string, Partial<Record<string, Handler>>> = {
   [`${API_KEYS_PATH}/:id`]: { GET: apiKey.get, PATCH: apiKey.update, DELETE: apiKey.remove },
   [IP_POLICY_RULES_PATH]: { POST: ipPolicyRule.create, GET: ipPolicyRule.list },
   [`${IP_POLICY_RULES_PATH}/:id`]: { GET: ipPolicyRule.get, PATCH: ipPolicyRule.update, DELETE: ipPolicyRule.remove },
-  [`${TLS_EDGES_PATH}/:id${MUTUAL_TLS_PATH_SUFFIX}`]: { PUT: tlsEdgeMutualTls.replace, GET: tlsEdgeMutualTls.get, DELETE: tlsEdgeMutualTls.remove },
+  [`${TLS_EDGES_PATH}/:id${MUTUAL_TLS_PATH_SUFFIX}`]: {
+    PUT: tlsEdgeMutualTls.replace,
+    GET: tlsEdgeMutualTls.get,
+    DELETE: tlsEdgeMutualTls.remove,
+  },
 };
 
 const TABLE = Object.entries(ROUTES).map(([path, methods]) => ({ segments: path.split("/"), methods }));
@@ -27,14 +31,20 @@ const TABLE = Object.entries(ROUTES).map(([path, methods]) => ({ segments: path.
 export const PATH_WORDS = new Set(TABLE.flatMap((r) => r.segments.filter((s) => !s.startsWith(":"))));
 
 /** The handler for a request, with its path parameters; 404 for no such path, 405 for a wrong method. */
-export function route(method: string, pathname: string, shownPath: string): { handler: Handler; params: Record<string, string> } {
+export function route(
+  method: string,
+  pathname: string,
+  shownPath: string,
+): { handler: Handler; params: Record<string, string> } {
   const segments = pathname.split("/");
   for (const r of TABLE) {
     const params = match(r.segments, segments);
     if (!params) continue;
     const handler = r.methods[method];
     if (!handler) {
-      throw apiError(405, "ERR_METHOD_NOT_ALLOWED", `method ${method} is not allowed on ${shownPath}`, { allow: Object.keys(r.methods).join(", ") });
+      throw apiError(405, "ERR_METHOD_NOT_ALLOWED", `method ${method} is not allowed on ${shownPath}`, {
+        allow: Object.keys(r.methods).join(", "),
+      });
     }
     for (const [name, raw] of Object.entries(params)) params[name] = decode(raw);
     return { handler, params };

@@ -76,7 +76,11 @@ export function createEmulator(options: EmulatorOptions): Emulator {
   };
   const requestTimeout = options.requestTimeoutMs ?? 60_000; // a stalled upload holds a connection this long at most
   // Checked every 5 s (Node's default is 30 s), so a late request is answered close to its limit.
-  const timeouts = { requestTimeout, headersTimeout: Math.min(20_000, requestTimeout), connectionsCheckingInterval: Math.min(5_000, requestTimeout / 2) };
+  const timeouts = {
+    requestTimeout,
+    headersTimeout: Math.min(20_000, requestTimeout),
+    connectionsCheckingInterval: Math.min(5_000, requestTimeout / 2),
+  };
   const server = http.createServer(timeouts, (req, res) => {
     serve(front, req, res).catch((e) => {
       front.log(`unhandled: ${e instanceof Error ? e.stack : String(e)}`);
@@ -123,7 +127,10 @@ async function serve(front: Front, req: http.IncomingMessage, res: http.ServerRe
   const body = { read: false };
   let reply = await answer(front, req, url, method, body).catch((e) => errorReply(front, e, operationId));
   // Nothing is answered, success or not, before every change it could reflect is on disk.
-  reply = await front.store.durable().then(() => reply, (e) => errorReply(front, e, operationId));
+  reply = await front.store.durable().then(
+    () => reply,
+    (e) => errorReply(front, e, operationId),
+  );
   // A body left unread (refused before reading, or too large) is not read at all: close instead.
   const declaresBody = req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
   if (!body.read && declaresBody) reply.headers = { ...reply.headers, connection: "close" };
@@ -131,12 +138,22 @@ async function serve(front: Front, req: http.IncomingMessage, res: http.ServerRe
   const byMethod = `${method} ${Math.floor(reply.status / 100)}xx`;
   front.stats.byMethod[byMethod] = (front.stats.byMethod[byMethod] ?? 0) + 1;
   send(res, operationId, reply);
-  // A query shows as "?…" (its values unshown): a list's first page ("GET /ip_policy_rules") is told from its next ones.
-  front.log(`${method} ${url ? shownPath(url.pathname) + (url.search ? "?…" : "") : "(invalid target)"} ${reply.status} ${operationId} ${Date.now() - started}ms`);
+  // A query shows as "?…" (its values unshown): a list's first
+  // page ("GET /ip_policy_rules") is told from its next ones.
+  front.log(
+    `${method} ${url ? shownPath(url.pathname) + (url.search ? "?…" : "") : "(invalid target)"} ${reply.status} ` +
+      `${operationId} ${Date.now() - started}ms`,
+  );
 }
 
 /** The chain, in order. Every step before readJsonBody works on the request line and headers only. */
-async function answer(front: Front, req: http.IncomingMessage, url: URL | undefined, method: string, body: { read: boolean }): Promise<Reply> {
+async function answer(
+  front: Front,
+  req: http.IncomingMessage,
+  url: URL | undefined,
+  method: string,
+  body: { read: boolean },
+): Promise<Reply> {
   const target = validTarget(url);
   await injectFaults(front.faults);
   const { account, caller } = authenticate(front.store, req.headers.authorization);
@@ -144,7 +161,15 @@ async function answer(front: Front, req: http.IncomingMessage, url: URL | undefi
   limitRate(front.takeRateSlot, account);
   const { handler, params } = route(method, target.pathname, shownPath(target.pathname));
   const parsed = await readJsonBody(req, body);
-  return handler({ store: front.store, account, caller, body: parsed, query: target.searchParams, params, baseUrl: linkBase(front, req) });
+  return handler({
+    store: front.store,
+    account,
+    caller,
+    body: parsed,
+    query: target.searchParams,
+    params,
+    baseUrl: linkBase(front, req),
+  });
 }
 
 function validTarget(url: URL | undefined): URL {
@@ -155,13 +180,22 @@ function validTarget(url: URL | undefined): URL {
 async function injectFaults(faults: Front["faults"]): Promise<void> {
   if (faults.latencyMs > 0) await new Promise((r) => setTimeout(r, faults.latencyMs));
   if (faults.failRate > 0 && Math.random() < faults.failRate) {
-    throw apiError(503, "ERR_SERVICE_UNAVAILABLE", "the service is temporarily unavailable (injected fault); retry later");
+    throw apiError(
+      503,
+      "ERR_SERVICE_UNAVAILABLE",
+      "the service is temporarily unavailable (injected fault); retry later",
+    );
   }
 }
 
 function authenticate(store: Store, authorization: string | undefined): { account: Account; caller: Principal } {
   const match = /^Bearer (\S+)$/.exec(authorization ?? "");
-  if (!match) throw apiError(401, "ERR_UNAUTHORIZED", "missing or malformed Authorization header; send 'Authorization: Bearer <API key token>'");
+  if (!match)
+    throw apiError(
+      401,
+      "ERR_UNAUTHORIZED",
+      "missing or malformed Authorization header; send 'Authorization: Bearer <API key token>'",
+    );
   const callerKey = store.authenticate(match[1]);
   if (!callerKey) throw apiError(401, "ERR_UNAUTHORIZED", "the API key in the Authorization header is not valid");
   const account = store.accountOf(callerKey.accountId);
@@ -172,14 +206,21 @@ function authenticate(store: Store, authorization: string | undefined): { accoun
 
 function checkServiceVersion(version: string | string[] | undefined): void {
   if (version !== SERVICE_VERSION) {
-    throw apiError(400, "ERR_INVALID_SERVICE_VERSION", `${version === undefined ? "the Service-Version header is required" : "unsupported Service-Version header"}; send 'Service-Version: ${SERVICE_VERSION}'`);
+    throw apiError(
+      400,
+      "ERR_INVALID_SERVICE_VERSION",
+      `${version === undefined ? "the Service-Version header is required" : "unsupported Service-Version header"}; ` +
+        `send 'Service-Version: ${SERVICE_VERSION}'`,
+    );
   }
 }
 
 function limitRate(takeRateSlot: TakeSlot, account: Account): void {
   const retryAfter = takeRateSlot(account.id);
   if (retryAfter !== undefined) {
-    throw apiError(429, "ERR_RATE_LIMITED", `rate limit exceeded for this account; retry after ${retryAfter} s`, { "retry-after": String(retryAfter) });
+    throw apiError(429, "ERR_RATE_LIMITED", `rate limit exceeded for this account; retry after ${retryAfter} s`, {
+      "retry-after": String(retryAfter),
+    });
   }
 }
 
@@ -208,9 +249,11 @@ function answerUnparsed(front: Front, err: NodeJS.ErrnoException, socket: Duplex
   const pending = (socket as { _httpMessage?: http.ServerResponse })._httpMessage;
   if (err.code === "ECONNRESET" || !socket.writable || pending?.headersSent) return void socket.destroy();
   const [status, code, msg] =
-    err.code === "HPE_HEADER_OVERFLOW" ? [431, "ERR_HEADERS_TOO_LARGE", "the request headers are too large"] :
-    err.code === "ERR_HTTP_REQUEST_TIMEOUT" ? [408, "ERR_REQUEST_TIMEOUT", "the request took too long to arrive"] :
-    [400, "ERR_MALFORMED_REQUEST", "the request is not valid HTTP/1.1"];
+    err.code === "HPE_HEADER_OVERFLOW"
+      ? [431, "ERR_HEADERS_TOO_LARGE", "the request headers are too large"]
+      : err.code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? [408, "ERR_REQUEST_TIMEOUT", "the request took too long to arrive"]
+        : [400, "ERR_MALFORMED_REQUEST", "the request is not valid HTTP/1.1"];
   const operationId = newOperationId();
   const payload = JSON.stringify(errorBody(apiError(status, code, msg), operationId));
   front.stats.requests++;
@@ -244,7 +287,10 @@ function parseTarget(target = "/"): URL | undefined {
 
 const hostPort = (host: string, port: number) => `${host.includes(":") ? `[${host}]` : host}:${port}`.toLowerCase();
 
-/** The Host header values that name this server: the --host given, the address, and on loopback or all interfaces, their names. */
+/**
+ * The Host header values that name this server: the --host given,
+ * the address, and on loopback or all interfaces, their names.
+ */
 function hostsOf(host: string, address: AddressInfo): Set<string> {
   const names = [host, address.address];
   const everywhere = address.address === "0.0.0.0" || address.address === "::";

@@ -210,7 +210,15 @@ export class Store {
   createKey(account: Account, ownerId: string, fields: TextFields): { key: KeyRecord; token: string } {
     const id = newId(ID_PREFIX.apiKey);
     const token = newToken(id);
-    const key: KeyRecord = { id, accountId: account.id, ownerId, ...texts(fields), createdAt: now(), seq: this.seq + 1, tokenHash: hashToken(token) };
+    const key: KeyRecord = {
+      id,
+      accountId: account.id,
+      ownerId,
+      ...texts(fields),
+      createdAt: now(),
+      seq: this.seq + 1,
+      tokenHash: hashToken(token),
+    };
     this.change({ op: "key", key });
     return { key, token };
   }
@@ -223,7 +231,12 @@ export class Store {
 
   deleteKey(key: KeyRecord): void {
     if (key.fixture) {
-      throw apiError(403, "ERR_FORBIDDEN", `API key ${key.id} is the emulator's ${key.fixture} fixture key, whose token the emulator issues at start; it cannot be deleted`);
+      throw apiError(
+        403,
+        "ERR_FORBIDDEN",
+        `API key ${key.id} is the emulator's ${key.fixture} fixture key, whose token the emulator issues at start; ` +
+          `it cannot be deleted`,
+      );
     }
     this.change({ op: "deleteKey", id: key.id });
   }
@@ -235,9 +248,19 @@ export class Store {
   }
 
   /** `cidr` in canonical form; a policy holds a CIDR once (409). */
-  createRule(account: Account, fields: { ipPolicyId: string; cidr: string; action: RuleRecord["action"] } & TextFields): RuleRecord {
+  createRule(
+    account: Account,
+    fields: { ipPolicyId: string; cidr: string; action: RuleRecord["action"] } & TextFields,
+  ): RuleRecord {
     this.refuseDuplicate(account, fields.ipPolicyId, fields.cidr);
-    const rule: RuleRecord = { id: newId(ID_PREFIX.ipPolicyRule), accountId: account.id, ...fields, ...texts(fields), createdAt: now(), seq: this.seq + 1 };
+    const rule: RuleRecord = {
+      id: newId(ID_PREFIX.ipPolicyRule),
+      accountId: account.id,
+      ...fields,
+      ...texts(fields),
+      createdAt: now(),
+      seq: this.seq + 1,
+    };
     this.change({ op: "rule", rule });
     return rule;
   }
@@ -258,7 +281,8 @@ export class Store {
   }
 
   updateRule(rule: RuleRecord, fields: { cidr?: string } & TextFields): RuleRecord {
-    if (fields.cidr !== undefined && fields.cidr !== rule.cidr) this.refuseDuplicate(this.accountOf(rule.accountId), rule.ipPolicyId, fields.cidr);
+    if (fields.cidr !== undefined && fields.cidr !== rule.cidr)
+      this.refuseDuplicate(this.accountOf(rule.accountId), rule.ipPolicyId, fields.cidr);
     const updated = { ...rule, ...defined(fields) };
     this.change({ op: "rule", rule: updated });
     return updated;
@@ -287,7 +311,8 @@ export class Store {
 
   private refuseDuplicate(account: Account, ipPolicyId: string, cidr: string): void {
     const clash = this.rules.byOtherKey(cidrKey(account.id, ipPolicyId, cidr));
-    if (clash) throw apiError(409, "ERR_CONFLICT", `IP policy ${ipPolicyId} already has a rule for ${cidr}: ${clash.id}`);
+    if (clash)
+      throw apiError(409, "ERR_CONFLICT", `IP policy ${ipPolicyId} already has a rule for ${cidr}: ${clash.id}`);
   }
 
   /** Applies a change in memory and queues it for the data file. */

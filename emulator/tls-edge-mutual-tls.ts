@@ -35,9 +35,18 @@ export function replace(ctx: Ctx): Reply {
   const seen = new Set<string>();
   for (const id of caIds) {
     if (!ctx.account.certificateAuthorities.includes(id)) {
-      throw apiError(400, "ERR_UNKNOWN_CERTIFICATE_AUTHORITY", `certificate_authority_ids: no such certificate authority: ${shown(id)}`);
+      throw apiError(
+        400,
+        "ERR_UNKNOWN_CERTIFICATE_AUTHORITY",
+        `certificate_authority_ids: no such certificate authority: ${shown(id)}`,
+      );
     }
-    if (seen.has(id)) throw apiError(400, "ERR_DUPLICATE_CERTIFICATE_AUTHORITY", `certificate_authority_ids: ${shown(id)} is listed twice`);
+    if (seen.has(id))
+      throw apiError(
+        400,
+        "ERR_DUPLICATE_CERTIFICATE_AUTHORITY",
+        `certificate_authority_ids: ${shown(id)} is listed twice`,
+      );
     seen.add(id);
   }
   const enabled = (ctx.body.enabled as boolean | undefined) ?? MUTUAL_TLS_ENABLED_DEFAULT;

@@ -21,7 +21,9 @@ async function main(): Promise<void> {
   quietHostErrorLog();
   const server = new grpc.Server({ "grpc.max_receive_message_length": 400 * 1024 * 1024 });
   server.addService(RESOURCE_PROVIDER_SERVICE, providerService({ version, schema }));
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))),
+  );
   process.stdout.write(`${port}\n`);
   // From the start, not from Configure: an engine gone before it calls Configure leaves no one to stop us.
   watchEngine();

@@ -29,19 +29,37 @@ import * as provproto from "@pulumi/pulumi/proto/provider_pb";
 import * as statusproto from "@pulumi/pulumi/proto/status_pb";
 import { isSecretValue, SECRET_SIG, SECRET_VALUE, unwrapSecrets } from "../provider/secret-values";
 import { bytesOf, serialize, setValues, valuesOf, withStructs } from "./wire";
-import { configProblems, configure as configureProvider, plainTextKey, plainTextPlanKey, plainTextTeamKey, profilesHoldKey } from "../provider/config";
+import {
+  configProblems,
+  configure as configureProvider,
+  plainTextKey,
+  plainTextPlanKey,
+  plainTextTeamKey,
+  profilesHoldKey,
+} from "../provider/config";
 import { holdReports, releaseReports, stopRequests, watchEngine } from "../provider/engine";
 import { plainError } from "../provider/errors";
 import { scrub } from "../provider/http/redact";
 import { bounded, inOperation } from "../provider/operation";
 import type { DiffResult, Props } from "../provider/module";
-import { FUNCTIONS as FUNCTION_LIST, FunctionEntry, RESOURCES as RESOURCE_LIST, ResourceEntry } from "../provider/resources";
+import {
+  FUNCTIONS as FUNCTION_LIST,
+  FunctionEntry,
+  RESOURCES as RESOURCE_LIST,
+  ResourceEntry,
+} from "../provider/resources";
 
 /** The resources of the registry (provider/resources.ts), by type token. */
-export const RESOURCES = Object.fromEntries(Object.values(RESOURCE_LIST).map((r) => [r.token, r])) satisfies Record<string, ResourceEntry>;
+export const RESOURCES = Object.fromEntries(Object.values(RESOURCE_LIST).map((r) => [r.token, r])) satisfies Record<
+  string,
+  ResourceEntry
+>;
 
 /** The functions of the registry, by token. */
-export const FUNCTIONS = Object.fromEntries(Object.values(FUNCTION_LIST).map((f) => [f.token, f])) satisfies Record<string, FunctionEntry>;
+export const FUNCTIONS = Object.fromEntries(Object.values(FUNCTION_LIST).map((f) => [f.token, f])) satisfies Record<
+  string,
+  FunctionEntry
+>;
 
 /**
  * The service: the protocol's, with the property bags (Structs) of the large requests and responses
@@ -58,9 +76,17 @@ export const RESOURCE_PROVIDER_SERVICE = withStructs(provrpc.ResourceProviderSer
 });
 
 /** Marks `keys` of `values` as secrets (those it has). */
-const markSecret = (values: Props, keys: readonly string[]): Props => ({ ...values, ...Object.fromEntries(keys.filter((k) => values[k] !== undefined).map((k) => [k, { [SECRET_SIG]: SECRET_VALUE, value: values[k] }])) });
+const markSecret = (values: Props, keys: readonly string[]): Props => ({
+  ...values,
+  ...Object.fromEntries(
+    keys.filter((k) => values[k] !== undefined).map((k) => [k, { [SECRET_SIG]: SECRET_VALUE, value: values[k] }]),
+  ),
+});
 
-/** What a module gets of a request's properties (the Struct field `field`): the values, and the names of the secret ones. */
+/**
+ * What a module gets of a request's properties (the Struct
+ * field `field`): the values, and the names of the secret ones.
+ */
 const plainWith = (req: object, field: string, urn: string): Props => {
   const { values, secretKeys } = valuesOf(req, field);
   return { ...values, __urn: urn, ...(secretKeys.length ? { __secrets: secretKeys } : {}) };
@@ -80,8 +106,12 @@ function resourceOf(urn: string): ResourceEntry {
   return found;
 }
 
-/** Outputs for the engine: those of secret inputs (`from`: what the request held), and the resource's secret outputs, marked (written without undefined, nor __urn, __secrets, __provider). */
-const outputs = (resource: ResourceEntry, outs: Props, from: Props) => markSecret(outs, [...new Set([...(from.__secrets ?? []), ...(resource.secretOutputs ?? [])])]);
+/**
+ * Outputs for the engine: those of secret inputs (`from`: what the request held), and the resource's secret outputs,
+ * marked (written without undefined, nor __urn, __secrets, __provider).
+ */
+const outputs = (resource: ResourceEntry, outs: Props, from: Props) =>
+  markSecret(outs, [...new Set([...(from.__secrets ?? []), ...(resource.secretOutputs ?? [])])]);
 
 /**
  * Whether what Check and Diff report about a resource is held back until the step's own call
@@ -91,7 +121,10 @@ const outputs = (resource: ResourceEntry, outs: Props, from: Props) => markSecre
  */
 const session = { holding: false };
 
-/** Runs `call` with what it reports about `urn` held back; what it says comes out at once when `now` says no step will call us for it. */
+/**
+ * Runs `call` with what it reports about `urn` held back; what it
+ * says comes out at once when `now` says no step will call us for it.
+ */
 async function holding<T>(urn: string, call: () => Promise<T>, now: (result: T) => boolean): Promise<T> {
   if (session.holding) holdReports(urn);
   try {
@@ -104,17 +137,22 @@ async function holding<T>(urn: string, call: () => Promise<T>, now: (result: T) 
   }
 }
 
-const failuresOf = (failures: { property: string; reason: string }[]) => failures.map((f) => new provproto.CheckFailure().setProperty(f.property).setReason(f.reason));
+const failuresOf = (failures: { property: string; reason: string }[]) =>
+  failures.map((f) => new provproto.CheckFailure().setProperty(f.property).setReason(f.reason));
 
 // ---- configuration ------------------------------------------------------------------------------
 
 async function checkConfig(req: provproto.CheckRequest) {
-  return new provproto.CheckResponse().setInputs(req.getNews()).setFailuresList(failuresOf(configProblems(fromStruct(req, "news"))));
+  return new provproto.CheckResponse()
+    .setInputs(req.getNews())
+    .setFailuresList(failuresOf(configProblems(fromStruct(req, "news"))));
 }
 
 async function diffConfig(req: provproto.DiffRequest) {
   const changed = JSON.stringify(fromStruct(req, "olds")) !== JSON.stringify(fromStruct(req, "news"));
-  return new provproto.DiffResponse().setChanges(changed ? provproto.DiffResponse.DiffChanges.DIFF_SOME : provproto.DiffResponse.DiffChanges.DIFF_NONE);
+  return new provproto.DiffResponse().setChanges(
+    changed ? provproto.DiffResponse.DiffChanges.DIFF_SOME : provproto.DiffResponse.DiffChanges.DIFF_NONE,
+  );
 }
 
 async function configure(req: provproto.ConfigureRequest) {
@@ -123,7 +161,8 @@ async function configure(req: provproto.ConfigureRequest) {
   if (typeof raw.apiKey === "string") throw new Error(plainTextKey());
   if (typeof raw.planKey === "string") throw new Error(plainTextPlanKey());
   if (typeof raw.teamKey === "string") throw new Error(plainTextTeamKey());
-  if (raw.profiles !== undefined && !isSecretValue(raw.profiles) && profilesHoldKey(raw.profiles)) throw new Error(plainTextKey("accessctl:profiles"));
+  if (raw.profiles !== undefined && !isSecretValue(raw.profiles) && profilesHoldKey(raw.profiles))
+    throw new Error(plainTextKey("accessctl:profiles"));
   const values = unwrapSecrets(raw);
   await configureProvider({ config: { get: (key: string) => values[key.replace(/^accessctl:/, "")] } });
   watchEngine();
@@ -132,7 +171,11 @@ async function configure(req: provproto.ConfigureRequest) {
   // the outputs, as the engine does for a provider without previews.
   session.holding = !/^(1|true)$/i.test(process.env.PULUMI_DISABLE_PROVIDER_PREVIEW ?? "");
   // Secrets come marked from now on (so a plan can leave their values out); this file marks what goes back.
-  return new provproto.ConfigureResponse().setAcceptsecrets(true).setSupportspreview(true).setAcceptresources(false).setAcceptoutputs(false);
+  return new provproto.ConfigureResponse()
+    .setAcceptsecrets(true)
+    .setSupportspreview(true)
+    .setAcceptresources(false)
+    .setAcceptoutputs(false);
 }
 
 // ---- resources ----------------------------------------------------------------------------------
@@ -141,24 +184,48 @@ async function check(req: provproto.CheckRequest) {
   const urn = req.getUrn();
   const news = plainWith(req, "news", urn);
   await releaseReports(urn); // anything held before (a refresh's diff) is not about the step to come
-  const result = await holding(urn, () => moduleOf(resourceOf(urn)).check(fromStruct(req, "olds"), news), (r) => r.failures.length > 0);
-  return setValues(new provproto.CheckResponse(), "inputs", markSecret(result.inputs, news.__secrets ?? [])).setFailuresList(failuresOf(result.failures));
+  const result = await holding(
+    urn,
+    () => moduleOf(resourceOf(urn)).check(fromStruct(req, "olds"), news),
+    (r) => r.failures.length > 0,
+  );
+  return setValues(
+    new provproto.CheckResponse(),
+    "inputs",
+    markSecret(result.inputs, news.__secrets ?? []),
+  ).setFailuresList(failuresOf(result.failures));
 }
 
-const DIFF_KINDS: Record<string, provproto.PropertyDiff.Kind> = { add: 0, "add-replace": 1, delete: 2, "delete-replace": 3, update: 4, "update-replace": 5 };
+const DIFF_KINDS: Record<string, provproto.PropertyDiff.Kind> = {
+  add: 0,
+  "add-replace": 1,
+  delete: 2,
+  "delete-replace": 3,
+  update: 4,
+  "update-replace": 5,
+};
 
 async function diff(req: provproto.DiffRequest) {
   const urn = req.getUrn();
   const resource = resourceOf(urn);
-  const result = await holding(urn, () => moduleOf(resource).diff(req.getId(), plainWith(req, "olds", urn), plainWith(req, "news", urn)), (r) => !r.changes);
+  const result = await holding(
+    urn,
+    () => moduleOf(resource).diff(req.getId(), plainWith(req, "olds", urn), plainWith(req, "news", urn)),
+    (r) => !r.changes,
+  );
   const resp = new provproto.DiffResponse()
-    .setChanges(result.changes ? provproto.DiffResponse.DiffChanges.DIFF_SOME : provproto.DiffResponse.DiffChanges.DIFF_NONE)
+    .setChanges(
+      result.changes ? provproto.DiffResponse.DiffChanges.DIFF_SOME : provproto.DiffResponse.DiffChanges.DIFF_NONE,
+    )
     .setReplacesList(result.replaces)
     .setDeletebeforereplace(!!result.deleteBeforeReplace);
   const detailed = shownDetail(resource, result);
-  for (const [path, kind] of Object.entries(detailed ?? {})) resp.getDetaileddiffMap().set(path, new provproto.PropertyDiff().setKind(DIFF_KINDS[kind]));
+  for (const [path, kind] of Object.entries(detailed ?? {}))
+    resp.getDetaileddiffMap().set(path, new provproto.PropertyDiff().setKind(DIFF_KINDS[kind]));
   const top = (path: string) => path.split(/[.[]/)[0];
-  resp.setDiffsList([...new Set([...result.replaces, ...(result.diffs ?? []), ...Object.keys(result.detailedDiff ?? {}).map(top)])]);
+  resp.setDiffsList([
+    ...new Set([...result.replaces, ...(result.diffs ?? []), ...Object.keys(result.detailedDiff ?? {}).map(top)]),
+  ]);
   return resp.setHasdetaileddiff(detailed !== undefined);
 }
 
@@ -171,7 +238,8 @@ async function diff(req: provproto.DiffRequest) {
 function shownDetail(resource: ResourceEntry, result: DiffResult): DiffResult["detailedDiff"] {
   const hidden = resource.hideDiffs ?? [];
   const paths = Object.keys(result.detailedDiff ?? {});
-  const under = (path: string) => hidden.some((h) => path === h || path.startsWith(`${h}.`) || path.startsWith(`${h}[`));
+  const under = (path: string) =>
+    hidden.some((h) => path === h || path.startsWith(`${h}.`) || path.startsWith(`${h}[`));
   if (paths.length && paths.every(under)) return undefined;
   return result.detailedDiff;
 }
@@ -181,8 +249,14 @@ async function create(req: provproto.CreateRequest) {
   if (req.getPreview()) return handBack(new provproto.CreateResponse().setId(""), "properties", req, "properties");
   const resource = resourceOf(req.getUrn());
   const inputs = plainWith(req, "properties", req.getUrn());
-  const result = await moduleOf(resource).create(inputs).catch(partial((outs) => outputs(resource, outs, inputs)));
-  return setValues(new provproto.CreateResponse().setId(result.id), "properties", outputs(resource, result.outs, inputs));
+  const result = await moduleOf(resource)
+    .create(inputs)
+    .catch(partial((outs) => outputs(resource, outs, inputs)));
+  return setValues(
+    new provproto.CreateResponse().setId(result.id),
+    "properties",
+    outputs(resource, result.outs, inputs),
+  );
 }
 
 /** A preview's response: the request's Struct field `from` handed back as it came, as the field `to`. */
@@ -209,7 +283,9 @@ async function update(req: provproto.UpdateRequest) {
   if (req.getPreview()) return handBack(new provproto.UpdateResponse(), "properties", req, "news");
   const resource = resourceOf(urn);
   const news = plainWith(req, "news", urn);
-  const result = await moduleOf(resource).update(req.getId(), plainWith(req, "olds", urn), news).catch(partial((outs) => outputs(resource, outs, news)));
+  const result = await moduleOf(resource)
+    .update(req.getId(), plainWith(req, "olds", urn), news)
+    .catch(partial((outs) => outputs(resource, outs, news)));
   return setValues(new provproto.UpdateResponse(), "properties", outputs(resource, result.outs, news));
 }
 
@@ -228,7 +304,11 @@ async function invoke(req: provproto.InvokeRequest) {
   const args = valuesOf(req, "args");
   const result = { [fn.result]: await inOperation(() => fn.invoke(args.values)) };
   // What a secret argument selected is secret too.
-  return setValues(new provproto.InvokeResponse(), "return", args.secretKeys.length ? markSecret(result, Object.keys(result)) : result);
+  return setValues(
+    new provproto.InvokeResponse(),
+    "return",
+    args.secretKeys.length ? markSecret(result, Object.keys(result)) : result,
+  );
 }
 
 async function cancel() {
@@ -250,7 +330,8 @@ export function providerService(options: ServerOptions): grpc.UntypedServiceImpl
     construct: unimplemented("Construct"),
     call: unimplemented("Call"),
     attach: unimplemented("Attach"),
-    list: (stream: grpc.ServerWritableStream<unknown, unknown>) => stream.emit("error", { code: grpc.status.UNIMPLEMENTED, details: "List is not implemented" }),
+    list: (stream: grpc.ServerWritableStream<unknown, unknown>) =>
+      stream.emit("error", { code: grpc.status.UNIMPLEMENTED, details: "List is not implemented" }),
     getMapping: unary(async () => new provproto.GetMappingResponse()),
     getMappings: unary(async () => new provproto.GetMappingsResponse()),
     getPluginInfo: unary(async () => new plugproto.PluginInfo().setVersion(options.version)),
@@ -269,19 +350,27 @@ export function providerService(options: ServerOptions): grpc.UntypedServiceImpl
   };
 }
 
-/** A unary handler: the answer, or the error as Pulumi shows it (one line; a partial create or update keeps its object). */
+/**
+ * A unary handler: the answer, or the error as Pulumi shows it (one line; a partial create or update keeps its object).
+ */
 function unary<Req, Res>(handle: (req: Req) => Promise<Res>) {
   return (call: grpc.ServerUnaryCall<Req, Res>, callback: grpc.sendUnaryData<Res>) => {
     handle(call.request).then(
       (res) => callback(null, res),
       // Scrubbed of every credential of the process, whatever made the error.
-      (e: Error & { grpc?: Partial<grpc.StatusObject> }) => callback(e.grpc ? { ...e.grpc, details: scrub(e.grpc.details ?? "") } : { code: grpc.status.UNKNOWN, details: scrub(String(e?.message ?? e)) }),
+      (e: Error & { grpc?: Partial<grpc.StatusObject> }) =>
+        callback(
+          e.grpc
+            ? { ...e.grpc, details: scrub(e.grpc.details ?? "") }
+            : { code: grpc.status.UNKNOWN, details: scrub(String(e?.message ?? e)) },
+        ),
     );
   };
 }
 
 function unimplemented(what: string) {
-  return (_call: unknown, callback: grpc.sendUnaryData<unknown>) => callback({ code: grpc.status.UNIMPLEMENTED, details: `${what} is not implemented by pulumi-resource-accessctl` });
+  return (_call: unknown, callback: grpc.sendUnaryData<unknown>) =>
+    callback({ code: grpc.status.UNIMPLEMENTED, details: `${what} is not implemented by pulumi-resource-accessctl` });
 }
 
 /**
@@ -293,7 +382,11 @@ function partial(outputs: (outs: Props) => Props) {
   return (e: Error & { id?: string; properties?: Props; reasons?: string[] }): never => {
     if (!e.id) throw e;
     const message = scrub(e.message);
-    const detail = setValues(new provproto.ErrorResourceInitFailed().setId(e.id), "properties", outputs(e.properties ?? {})).setReasonsList((e.reasons ?? [e.message]).map(scrub));
+    const detail = setValues(
+      new provproto.ErrorResourceInitFailed().setId(e.id),
+      "properties",
+      outputs(e.properties ?? {}),
+    ).setReasonsList((e.reasons ?? [e.message]).map(scrub));
     const any = new anyproto.Any();
     any.pack(new Uint8Array(serialize(detail)), "pulumirpc.ErrorResourceInitFailed");
     const status = new statusproto.Status().setCode(grpc.status.UNKNOWN).setMessage(message);

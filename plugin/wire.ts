@@ -53,7 +53,9 @@ function fieldNumber(cls: MessageClass, name: string): number {
   let n = known.get(name);
   if (n === undefined) {
     const msg = new cls() as Record<string, (v: unknown) => Message>;
-    n = Math.floor(readVarint(Buffer.from(msg[`set${cap(name)}`](new structproto.Struct()).serializeBinary()), 0).value / 8);
+    n = Math.floor(
+      readVarint(Buffer.from(msg[`set${cap(name)}`](new structproto.Struct()).serializeBinary()), 0).value / 8,
+    );
     known.set(name, n);
   }
   return n;
@@ -75,7 +77,10 @@ function readVarint(buf: Buffer, pos: number): { value: number; pos: number } {
   }
 }
 
-/** Where the field starting at `pos` ends, and where its content starts (wire types 0, 1, 2, 5; groups are not used by the protocol). */
+/**
+ * Where the field starting at `pos` ends, and where its content
+ * starts (wire types 0, 1, 2, 5; groups are not used by the protocol).
+ */
 function skipField(buf: Buffer, pos: number, wireType: number): { start: number; end: number } {
   switch (wireType) {
     case 0: {
@@ -108,7 +113,10 @@ function writeVarint(buf: Buffer, pos: number, n: number): number {
 
 // ---- decoding: Struct bytes to values -----------------------------------------------------------
 
-/** What a decode found: whether a key or a string holds Pulumi's secret signature (what JSON.stringify(value).includes(SECRET_SIG) said before). */
+/**
+ * What a decode found: whether a key or a string holds Pulumi's secret signature (what
+ * JSON.stringify(value).includes(SECRET_SIG) said before).
+ */
 interface Seen {
   sig: boolean;
 }
@@ -130,7 +138,7 @@ function decodeStruct(buf: Buffer, start: number, end: number, seen: Seen): Valu
     let key = "";
     let value: unknown;
     let hasValue = false;
-    for (let p = f.start; p < f.end; ) {
+    for (let p = f.start; p < f.end;) {
       const t = readVarint(buf, p);
       const g = skipField(buf, t.pos, t.value % 8);
       p = g.end;
@@ -153,7 +161,8 @@ function decodeStruct(buf: Buffer, start: number, end: number, seen: Seen): Valu
   for (const i of order) {
     const key = keys[i];
     const at = values[i] as { start: number; end: number };
-    // `__proto__` set the prototype there, which the copy of unwrapSecrets then left out: left out here (read all the same).
+    // `__proto__` set the prototype there, which the copy of
+    // unwrapSecrets then left out: left out here (read all the same).
     if (key === "__proto__") decodeValue(buf, at.start, at.end, { sig: false });
     else out[key] = decodeValue(buf, at.start, at.end, seen);
   }
@@ -190,7 +199,7 @@ function decodeValue(buf: Buffer, start: number, end: number, seen: Seen): unkno
       return decodeStruct(buf, at.start, at.end, seen);
     case 6: {
       const list: unknown[] = [];
-      for (let p = at.start; p < at.end; ) {
+      for (let p = at.start; p < at.end;) {
         const t = readVarint(buf, p);
         const g = skipField(buf, t.pos, t.value % 8);
         p = g.end;
@@ -207,7 +216,8 @@ function decodeValue(buf: Buffer, start: number, end: number, seen: Seen): unkno
 
 /** A value as JSON.stringify would write it (toJSON, boxed primitives); undefined where it would leave it out. */
 function jsonValue(v: unknown, key: string): unknown {
-  if (v !== null && typeof v === "object" && typeof (v as { toJSON?: unknown }).toJSON === "function") v = (v as { toJSON: (k: string) => unknown }).toJSON(key);
+  if (v !== null && typeof v === "object" && typeof (v as { toJSON?: unknown }).toJSON === "function")
+    v = (v as { toJSON: (k: string) => unknown }).toJSON(key);
   if (v instanceof Number) return Number(v);
   if (v instanceof String) return String(v);
   if (v instanceof Boolean) return v.valueOf();
@@ -347,7 +357,10 @@ class Writer {
   }
 }
 
-/** A Struct's bytes for `value` (an object), as Struct.fromJavaScript(JSON.parse(JSON.stringify(value, without the host's keys))) would serialize. */
+/**
+ * A Struct's bytes for `value` (an object), as
+ * Struct.fromJavaScript(JSON.parse(JSON.stringify(value, without the host's keys))) would serialize.
+ */
 export function encodeStruct(value: object): Buffer {
   const sizes: number[] = [];
   const top = jsonValue(value, "");
@@ -365,14 +378,14 @@ export function encodeStruct(value: object): Buffer {
 export function decodePlain(bytes: Buffer | undefined): { values: Values; secretKeys: string[] } {
   const keys: string[] = [];
   const spans: { start: number; end: number }[] = [];
-  for (let pos = 0; bytes && pos < bytes.length; ) {
+  for (let pos = 0; bytes && pos < bytes.length;) {
     const tag = readVarint(bytes, pos);
     const f = skipField(bytes, tag.pos, tag.value % 8);
     pos = f.end;
     if (tag.value !== 0x0a) continue;
     let key = "";
     let span: { start: number; end: number } | undefined;
-    for (let p = f.start; p < f.end; ) {
+    for (let p = f.start; p < f.end;) {
       const t = readVarint(bytes, p);
       const g = skipField(bytes, t.pos, t.value % 8);
       p = g.end;
@@ -397,7 +410,8 @@ export function decodePlain(bytes: Buffer | undefined): { values: Values; secret
     values[key] = value;
     if (seen.sig) secretKeys.push(key);
   }
-  if (values[SECRET_SIG] === SECRET_VALUE) values = values.value as Values; // the whole bag a secret (never sent so; as unwrapSecrets did)
+  // the whole bag a secret (never sent so; as unwrapSecrets did)
+  if (values[SECRET_SIG] === SECRET_VALUE) values = values.value as Values;
   return { values, secretKeys };
 }
 
@@ -430,7 +444,10 @@ export function bytesOf(req: object, name: string): StructBytes | undefined {
 /** Sets the Struct field `name` of a response to `value` (plain values, encoded now; or bytes as they came). */
 export function setValues<M extends object>(resp: M, name: string, value: object | StructBytes): M {
   const fields = ((resp as Joined)[WIRE] ??= new Map());
-  fields.set(fieldNumber(resp.constructor as MessageClass, name), value instanceof StructBytes ? value.bytes : encodeStruct(value));
+  fields.set(
+    fieldNumber(resp.constructor as MessageClass, name),
+    value instanceof StructBytes ? value.bytes : encodeStruct(value),
+  );
   return resp;
 }
 
@@ -471,7 +488,9 @@ export function deserialize(cls: MessageClass, names: string[], buf: Buffer): ob
   }
   const msg = cls.deserializeBinary(new Uint8Array(Buffer.concat(rest as Uint8Array[]))) as Split;
   // A message field given twice is merged: for a Struct, its entries one after the other.
-  msg[WIRE] = Object.fromEntries(Object.entries(structs).map(([name, parts]) => [name, parts.length === 1 ? parts[0] : Buffer.concat(parts)]));
+  msg[WIRE] = Object.fromEntries(
+    Object.entries(structs).map(([name, parts]) => [name, parts.length === 1 ? parts[0] : Buffer.concat(parts)]),
+  );
   return msg;
 }
 
@@ -479,11 +498,18 @@ export function deserialize(cls: MessageClass, names: string[], buf: Buffer): ob
  * The service definition with the requests of `methods` read by `deserialize` (each method's Struct
  * fields by name) and every response written by `serialize`.
  */
-export function withStructs(definition: grpc.ServiceDefinition, classes: Record<string, { request: MessageClass; structs: string[] }>): grpc.ServiceDefinition {
+export function withStructs(
+  definition: grpc.ServiceDefinition,
+  classes: Record<string, { request: MessageClass; structs: string[] }>,
+): grpc.ServiceDefinition {
   const out: Record<string, unknown> = {};
   for (const [method, def] of Object.entries(definition)) {
     const m = classes[method];
-    out[method] = { ...def, responseSerialize: serialize, ...(m ? { requestDeserialize: (buf: Buffer) => deserialize(m.request, m.structs, buf) } : {}) };
+    out[method] = {
+      ...def,
+      responseSerialize: serialize,
+      ...(m ? { requestDeserialize: (buf: Buffer) => deserialize(m.request, m.structs, buf) } : {}),
+    };
   }
   return out as grpc.ServiceDefinition;
 }

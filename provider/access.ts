@@ -446,7 +446,7 @@ export function explainAccess(rules: AccessRule[]): AccessExplained {
     if (r.action !== "allow") return;
     const family = starts[parsed[i].v6 ? "v6" : "v4"];
     let at = 0; // the first CIDR not below the rule (they are sorted and disjoint)
-    for (let hi = family.length; at < hi; ) {
+    for (let hi = family.length; at < hi;) {
       const mid = (at + hi) >> 1;
       if (family[mid].c.last < parsed[i].first) at = mid + 1;
       else hi = mid;
@@ -511,8 +511,18 @@ function fewest(v6: boolean, first: bigint, prefix: number, rs: Range[]): Fewest
   if (!rs.length) return { cost: 0, holes: 1, parts: () => [] };
   if (rs[0][0] <= first && rs[0][1] >= last) return { cost: 1, holes: 0, parts: () => [{ cidr: cidr() }] };
   const mid = first + (1n << BigInt(bits - prefix - 1));
-  const left = fewest(v6, first, prefix + 1, rs.filter((r) => r[0] < mid));
-  const right = fewest(v6, mid, prefix + 1, rs.filter((r) => r[1] >= mid));
+  const left = fewest(
+    v6,
+    first,
+    prefix + 1,
+    rs.filter((r) => r[0] < mid),
+  );
+  const right = fewest(
+    v6,
+    mid,
+    prefix + 1,
+    rs.filter((r) => r[1] >= mid),
+  );
   const holes = left.holes + right.holes;
   if (1 + holes < left.cost + right.cost) {
     return { cost: 1 + holes, holes, parts: () => [{ cidr: cidr(), except: cidrsOf(v6, minus([[first, last]], rs)) }] };

@@ -9,9 +9,33 @@ import { serverClock, timeResolution } from "./http/clock";
 import { ApiFailure } from "./http/failures";
 import { sleep } from "./http/outcomes";
 import { listAll } from "./http/pages";
-import { changedFields, propertyDiff, checkFields, createBody, Fields, liveInputs, outputsOf, updateBody } from "./fields";
+import {
+  changedFields,
+  propertyDiff,
+  checkFields,
+  createBody,
+  Fields,
+  liveInputs,
+  outputsOf,
+  updateBody,
+} from "./fields";
 import { listsChanged, readObject } from "./list-reads";
-import { adoptGone, callerPrincipal, Candidate, claim, CreateAttempt, learnPrincipal, Marker, marked, noteReplacing, objectExists, readMarker, replacing, visibleMetadata, whyNotMadeBy } from "./ownership";
+import {
+  adoptGone,
+  callerPrincipal,
+  Candidate,
+  claim,
+  CreateAttempt,
+  learnPrincipal,
+  Marker,
+  marked,
+  noteReplacing,
+  objectExists,
+  readMarker,
+  replacing,
+  visibleMetadata,
+  whyNotMadeBy,
+} from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
 import { ConfigSource, profileSource } from "./config";
 import { CheckFailure, id, limitedText, listOfValues, sameJson, sameText, text } from "./validate";
@@ -69,9 +93,23 @@ export interface ApiKeyOutputs {
  * to replace it. An empty ownerId or adoptId is unset.
  */
 export const FIELDS: Fields<ApiKeyInputs, keyof ApiKeyCreateBody | keyof ApiKeyUpdateBody> = {
-  description: { wire: "description", read: (b: ApiKeyBody) => text(b.description), check: limitedText("description"), same: sameText, onChange: "update", unset: "" },
+  description: {
+    wire: "description",
+    read: (b: ApiKeyBody) => text(b.description),
+    check: limitedText("description"),
+    same: sameText,
+    onChange: "update",
+    unset: "",
+  },
   // The provider's marker (ownership.ts) is no metadata of the program's: read back as unset.
-  metadata: { wire: "metadata", read: (b: ApiKeyBody) => visibleMetadata(b.metadata), check: limitedText("metadata"), same: sameText, onChange: "update", unset: "" },
+  metadata: {
+    wire: "metadata",
+    read: (b: ApiKeyBody) => visibleMetadata(b.metadata),
+    check: limitedText("metadata"),
+    same: sameText,
+    onChange: "update",
+    unset: "",
+  },
   ownerId: {
     wire: "owner_id",
     read: (b: ApiKeyBody) => b.owner_id,
@@ -104,7 +142,12 @@ export async function check(_olds: ApiKeyInputs, news: ApiKeyInputs) {
 export async function diff(id: string, olds: ApiKeyOutputs, news: ApiKeyInputs) {
   const { replaces, updates } = changedFields(FIELDS, olds, news);
   if (replaces.length > 0) noteReplacing(KIND, id); // the replacement is a new key, whatever adoptId says
-  return { changes: replaces.length + updates.length > 0, replaces, deleteBeforeReplace: false, detailedDiff: propertyDiff({ replaces, updates }) };
+  return {
+    changes: replaces.length + updates.length > 0,
+    replaces,
+    deleteBeforeReplace: false,
+    detailedDiff: propertyDiff({ replaces, updates }),
+  };
 }
 
 export async function create(inputs: ApiKeyInputs & { __urn?: string }) {
@@ -115,12 +158,21 @@ export async function create(inputs: ApiKeyInputs & { __urn?: string }) {
   track.inFlight++;
   let created: ApiKeyBody;
   try {
-    created = (await api<ApiKeyBody>("POST", API_KEYS_PATH, { what: "create API key", body, expect: { ...API_KEY_ANSWER, token: "string" }, source: profileSource(inputs.profile) }).finally(listsChanged)).body;
+    created = (
+      await api<ApiKeyBody>("POST", API_KEYS_PATH, {
+        what: "create API key",
+        body,
+        expect: { ...API_KEY_ANSWER, token: "string" },
+        source: profileSource(inputs.profile),
+      }).finally(listsChanged)
+    ).body;
   } catch (e) {
     track.inFlight--;
     // From when the attempt that may have acted was sent (not the first attempt, nor a wait before it).
     if (!(e as ApiFailure).ambiguous) throw e;
-    throw marker ? await deleteOwnLostKey(e as ApiFailure, inputs, marker) : await afterLostAnswer(e as ApiFailure, inputs, (e as ApiFailure).sentAt ?? started);
+    throw marker
+      ? await deleteOwnLostKey(e as ApiFailure, inputs, marker)
+      : await afterLostAnswer(e as ApiFailure, inputs, (e as ApiFailure).sentAt ?? started);
   }
   track.inFlight--;
   // A token this process holds: no message shows 12 characters of it (those of its id, which it may begin with, aside).
@@ -137,9 +189,18 @@ function keyCreates(): { inFlight: number; delivered: string[] } {
 
 /** Takes over an existing key: its token stays unknown to Pulumi (it was shown once, to its creator). */
 async function adopt(id: string, inputs: ApiKeyInputs) {
-  const found = (await api<ApiKeyBody>("GET", keyPath(id), { what: `adopt API key ${id}`, expect: API_KEY_ANSWER, source: profileSource(inputs.profile) }).catch(adoptGone(id, "API key"))).body;
+  const found = (
+    await api<ApiKeyBody>("GET", keyPath(id), {
+      what: `adopt API key ${id}`,
+      expect: API_KEY_ANSWER,
+      source: profileSource(inputs.profile),
+    }).catch(adoptGone(id, "API key"))
+  ).body;
   if (inputs.ownerId && found.owner_id !== inputs.ownerId) {
-    throw plainError(`adopt API key ${id}: it is owned by ${found.owner_id}, not ${inputs.ownerId}; the owner of a key cannot be changed`);
+    throw plainError(
+      `adopt API key ${id}: it is owned by ${found.owner_id}, not ${inputs.ownerId}; the owner of a key cannot be ` +
+        `changed`,
+    );
   }
   claim(KIND, id, `adopt API key ${id}`);
   try {
@@ -160,28 +221,48 @@ async function deleteOwnLostKey(err: ApiFailure, inputs: ApiKeyInputs, marker: M
   const lost = `${err.message}; the answer to the create was lost, so its token is unknown`;
   try {
     const naming: ApiKeyBody[] = [];
-    for await (const key of listAll<ApiKeyBody>(API_KEYS_PATH, "keys", "look for the API key a lost answer made", source)) {
+    for await (const key of listAll<ApiKeyBody>(
+      API_KEYS_PATH,
+      "keys",
+      "look for the API key a lost answer made",
+      source,
+    )) {
       if (readMarker(key.metadata)?.attempt === marker.attempt) naming.push(key);
     }
     const [made] = naming;
-    if (!made) return plainError(`${lost}: no key names this create (its metadata would), so it made none. Run the update again.`);
+    if (!made)
+      return plainError(
+        `${lost}: no key names this create (its metadata would), so it made none. Run the update again.`,
+      );
     // Anyone who can write metadata can copy an attempt onto another key: two that name it prove neither.
     if (naming.length > 1) {
-      return plainError(`${lost}: ${naming.length} keys name this create (${naming.map((k) => k.id).join(", ")}); ` +
-        `its metadata was copied, so nothing proves which one it made and none was deleted. Delete the one that is ` +
-        `yours and that nobody uses (its token was never received), then run the update again.`);
+      return plainError(
+        `${lost}: ${naming.length} keys name this create (${naming.map((k) => k.id).join(", ")}); ` +
+          `its metadata was copied, so nothing proves which one it made and none was deleted. Delete the one that is ` +
+          `yours and that nobody uses (its token was never received), then run the update again.`,
+      );
     }
-    await api("DELETE", keyPath(made.id), { what: `delete API key ${made.id}, made by a create whose answer was lost`, allow404: true, source }).finally(listsChanged);
-    return plainError(`${lost}: it made ${made.id} (its metadata names this create), useless without its token, and deleted it again. Run the update again.`);
+    await api("DELETE", keyPath(made.id), {
+      what: `delete API key ${made.id}, made by a create whose answer was lost`,
+      allow404: true,
+      source,
+    }).finally(listsChanged);
+    return plainError(
+      `${lost}: it made ${made.id} (its metadata names this create), useless without its token, and deleted it ` +
+        `again. Run the update again.`,
+    );
   } catch (cleanup) {
-    return plainError(`${lost}, and looking for the key it made failed too (${(cleanup as Error).message}): the key whose metadata holds "${marker.attempt}" is that create's; delete it, then run the update again.`);
+    return plainError(
+      `${lost}, and looking for the key it made failed too (${(cleanup as Error).message}): the key whose metadata ` +
+        `holds "${marker.attempt}" is that create's; delete it, then run the update again.`,
+    );
   }
 }
 
 /**
- * A create with the program's own metadata (no marker) may or may not have happened. A key it made would be useless (nobody got its token),
- * but nothing proves which key that is: another stack or user can make an identical key (the same
- * description, metadata and owner) at the same moment, and deleting theirs cuts off whatever uses
+ * A create with the program's own metadata (no marker) may or may not have happened. A key it made would be useless
+ * (nobody got its token), but nothing proves which key that is: another stack or user can make an identical key (the
+ * same description, metadata and owner) at the same moment, and deleting theirs cuts off whatever uses
  * it. So the keys it may have made (made since it was sent, with every field it sent, not handed to
  * Pulumi by this run) are named, never deleted, and the user decides.
  */
@@ -196,34 +277,77 @@ async function afterLostAnswer(err: ApiFailure, inputs: ApiKeyInputs, started: n
     const owner = inputs.ownerId ?? callerPrincipal(source);
     const maybe: string[] = [];
     // The whole list (no order is promised), within the walk's bounds.
-    for await (const key of listAll<ApiKeyBody>(API_KEYS_PATH, "keys", "look for an API key left by a lost answer", source)) {
+    for await (const key of listAll<ApiKeyBody>(
+      API_KEYS_PATH,
+      "keys",
+      "look for an API key left by a lost answer",
+      source,
+    )) {
       if (track.delivered.includes(key.id)) continue;
-      const attempt: CreateAttempt = { kind: KIND, sentAt: started, sent: { description: text(inputs.description), metadata: text(inputs.metadata), ownerId: owner ?? key.owner_id } };
+      const attempt: CreateAttempt = {
+        kind: KIND,
+        sentAt: started,
+        sent: {
+          description: text(inputs.description),
+          metadata: text(inputs.metadata),
+          ownerId: owner ?? key.owner_id,
+        },
+      };
       const found: Candidate = { id: key.id, createdAt: key.created_at, fields: outputsOf(FIELDS, key) };
       // Made no earlier than the create can have been sent (on the service's clock, at its earliest;
       // a time shown in whole seconds may be up to a second behind the moment it names).
       const earliest = (serverClock(source).lower ?? -Infinity) - timeResolution(key.created_at) + 1;
-      if (!whyNotMadeBy(attempt, found, earliest)) maybe.push(`${key.id} (owner ${key.owner_id}, created_at ${key.created_at})`);
+      if (!whyNotMadeBy(attempt, found, earliest))
+        maybe.push(`${key.id} (owner ${key.owner_id}, created_at ${key.created_at})`);
     }
-    if (!maybe.length) return plainError(`${lost}: no key with what it sent was made since it was sent, so it made none. Run the update again.`);
-    return plainError(`${lost}. It may have made ${maybe.length === 1 ? "this key" : "one of these keys"}, left as ${maybe.length === 1 ? "it is" : "they are"} ` +
-      `(another stack's or user's identical key would look the same): ${maybe.slice(0, 10).join(", ")}${maybe.length > 10 ? ` and ${maybe.length - 10} more` : ""}. ` +
-      "Delete the one that is yours and that nobody uses (its token was never received), then run the update again.");
+    if (!maybe.length)
+      return plainError(
+        `${lost}: no key with what it sent was made since it was sent, so it made none. Run the update again.`,
+      );
+    return plainError(
+      `${lost}. It may have made ${maybe.length === 1 ? "this key" : "one of these keys"}, left as ` +
+        `${maybe.length === 1 ? "it is" : "they are"} ` +
+        `(another stack's or user's identical key would look the same): ${maybe.slice(0, 10).join(", ")}` +
+        `${maybe.length > 10 ? ` and ${maybe.length - 10} more` : ""}. ` +
+        "Delete the one that is yours and that nobody uses (its token was never received), then run the update again.",
+    );
   } catch (cleanup) {
-    return plainError(`${lost}, and looking for a key it may have made failed too (${(cleanup as Error).message}): ` +
-      `look for a key created after ${new Date(started).toISOString()} (this machine's clock) with this description, and delete it if it is yours and nobody uses it.`);
+    return plainError(
+      `${lost}, and looking for a key it may have made failed too (${(cleanup as Error).message}): ` +
+        `look for a key created after ${new Date(started).toISOString()} (this machine's clock) with this ` +
+        `description, and delete it if it is yours and nobody uses it.`,
+    );
   }
 }
 
 /** PATCHes the key to the inputs: the fields that differ from `current` (the state's), or, with none, both. */
-async function patch(id: string, inputs: ApiKeyInputs & { __urn?: string }, current?: ApiKeyOutputs): Promise<ApiKeyBody> {
-  const { body } = marked(updateBody<ApiKeyUpdateBody>(FIELDS, inputs, current), inputs.__urn, true); // a metadata cleared gets the marker back
-  return (await api<ApiKeyBody>("PATCH", keyPath(id), { what: `update API key ${id}`, body, expect: API_KEY_ANSWER, source: profileSource(inputs.profile) }).finally(listsChanged)).body;
+async function patch(
+  id: string,
+  inputs: ApiKeyInputs & { __urn?: string },
+  current?: ApiKeyOutputs,
+): Promise<ApiKeyBody> {
+  // a metadata cleared gets the marker back
+  const { body } = marked(updateBody<ApiKeyUpdateBody>(FIELDS, inputs, current), inputs.__urn, true);
+  return (
+    await api<ApiKeyBody>("PATCH", keyPath(id), {
+      what: `update API key ${id}`,
+      body,
+      expect: API_KEY_ANSWER,
+      source: profileSource(inputs.profile),
+    }).finally(listsChanged)
+  ).body;
 }
 
 export async function read(id: string, props: Partial<ApiKeyOutputs> = {}) {
   holdSecret(props.token, id);
-  const list = { list: API_KEYS_PATH, field: "keys", path: keyPath(id), what: `read API key ${id}`, expect: API_KEY_ANSWER, source: profileSource(props.profile) };
+  const list = {
+    list: API_KEYS_PATH,
+    field: "keys",
+    path: keyPath(id),
+    what: `read API key ${id}`,
+    expect: API_KEY_ANSWER,
+    source: profileSource(props.profile),
+  };
   const found = await readObject<ApiKeyBody>(id, list);
   if (!found) return {}; // deleted outside Pulumi: refresh drops it
   const outs = toOutputs(found, props.token);
@@ -241,7 +365,11 @@ export async function update(id: string, olds: ApiKeyOutputs, news: ApiKeyInputs
 
 async function remove(id: string, props: { profile?: string; token?: string }): Promise<void> {
   holdSecret(props.token, id);
-  await api("DELETE", keyPath(id), { what: `delete API key ${id}`, allow404: true, source: profileSource(props.profile) }).finally(listsChanged);
+  await api("DELETE", keyPath(id), {
+    what: `delete API key ${id}`,
+    allow404: true,
+    source: profileSource(props.profile),
+  }).finally(listsChanged);
 }
 export { remove as delete };
 
@@ -261,7 +389,10 @@ export interface ApiKeyInfo {
   createdAt: string;
 }
 
-/** Every API key of the account, all pages: the list helper of every host (`source`: the program's config, else the provider's). */
+/**
+ * Every API key of the account, all pages: the list helper of
+ * every host (`source`: the program's config, else the provider's).
+ */
 export async function listApiKeys(source?: ConfigSource): Promise<ApiKeyInfo[]> {
   const keys: ApiKeyInfo[] = [];
   for await (const key of listAll<ApiKeyBody>(API_KEYS_PATH, "keys", "list API keys", source)) {

@@ -39,7 +39,10 @@ export interface Connection {
  * inputs of a provider resource; each setting falls back to an environment variable.
  */
 export interface ProviderConfig {
-  /** The API's base URL: `https://…`, or `http://` to a loopback address only. Else the environment variable ACCESSCTL_API_URL. */
+  /**
+   * The API's base URL: `https://…`, or `http://` to a loopback
+   * address only. Else the environment variable ACCESSCTL_API_URL.
+   */
   apiUrl?: string;
   /**
    * The API key Pulumi calls the API with (a bearer token). Set it as a secret (`pulumi config set
@@ -48,7 +51,8 @@ export interface ProviderConfig {
    */
   apiKey?: string;
   /**
-   * At most this many requests in any rolling 60 s, per account (the service's limit). Default 120. Else ACCESSCTL_MAX_REQUESTS_PER_MINUTE.
+   * At most this many requests in any rolling 60 s, per account (the
+   * service's limit). Default 120. Else ACCESSCTL_MAX_REQUESTS_PER_MINUTE.
    * @integer
    */
   maxRequestsPerMinute?: number;
@@ -77,13 +81,17 @@ export interface ProviderConfig {
   teamKey?: string;
   /**
    * Named accounts, for resources with `profile`: `{"staging": {"apiUrl": "…", "apiKey": "…"}}`
-   * (`pulumi config set --secret --path accessctl:profiles.staging.apiKey …`). Else ACCESSCTL_<PROFILE>_API_URL / _API_KEY.
+   * (`pulumi config set --secret --path accessctl:profiles.staging.apiKey
+   * …`). Else ACCESSCTL_<PROFILE>_API_URL / _API_KEY.
    * @secret
    */
   profiles?: Record<string, AccountProfile>;
 }
 
-/** One named account of `accessctl:profiles`: its settings, as the default account's (never taken from the default account). */
+/**
+ * One named account of `accessctl:profiles`: its settings, as
+ * the default account's (never taken from the default account).
+ */
 export interface AccountProfile {
   /** The account's API base URL. Else ACCESSCTL_<PROFILE>_API_URL. */
   apiUrl?: string;
@@ -119,7 +127,12 @@ const CONFIG_KEYS = ["apiUrl", "apiKey", "maxRequestsPerMinute", "maxRetries"] a
 
 type Profiles = Record<string, Partial<Record<"apiUrl" | "apiKey" | "maxRequestsPerMinute", unknown>>>;
 type Setting = "API_URL" | "API_KEY" | "MAX_REQUESTS_PER_MINUTE" | "MAX_RETRIES";
-const SETTINGS: Record<Key, Setting> = { apiUrl: "API_URL", apiKey: "API_KEY", maxRequestsPerMinute: "MAX_REQUESTS_PER_MINUTE", maxRetries: "MAX_RETRIES" };
+const SETTINGS: Record<Key, Setting> = {
+  apiUrl: "API_URL",
+  apiKey: "API_KEY",
+  maxRequestsPerMinute: "MAX_REQUESTS_PER_MINUTE",
+  maxRetries: "MAX_RETRIES",
+};
 
 // Filled by the dynamic provider's configure(). Empty in the program process, which never calls configure().
 interface StackConfig {
@@ -135,7 +148,9 @@ function stackConfigSlot(): StackConfig {
   return processState<StackConfig>("stack-config", () => ({}));
 }
 
-/** The shortest team key or plan key taken: a shorter one is refused, naming the setting (its MACs could be guessed). */
+/**
+ * The shortest team key or plan key taken: a shorter one is refused, naming the setting (its MACs could be guessed).
+ */
 export const TEAM_KEY_MIN_LENGTH = 16;
 
 /** A signing secret long enough, or an error naming its setting. */
@@ -154,7 +169,9 @@ export function teamKeySetting(): { key: string; setting: string } | undefined {
   const fromEnv = process.env.ACCESSCTL_TEAM_KEY;
   const found = fromConfig
     ? { key: fromConfig, setting: "accessctl:teamKey" }
-    : fromEnv ? { key: fromEnv, setting: "ACCESSCTL_TEAM_KEY" } : undefined;
+    : fromEnv
+      ? { key: fromEnv, setting: "ACCESSCTL_TEAM_KEY" }
+      : undefined;
   if (!found) return undefined;
   holdSecret(found.key);
   longEnough(found.key, found.setting);
@@ -184,9 +201,13 @@ const RETIRED_PLAN_FILE = (setting: string) =>
   `${setting} is no longer read: each job of a reviewed pipeline says its role. ` +
   `In the job that previews for review, set ${PLAN_SAVE}=<file> (\`pulumi preview\` writes the plan there); ` +
   `in the job that deploys, set ${PLAN_HOLD}=<the reviewed file> (\`pulumi up\` holds to it and never writes it). ` +
-  `Both sign and check the file with ${PLAN_KEY} (or the secret config accessctl:planKey). See docs/guides/rule-sets.md`;
+  `Both sign and check the file with ${PLAN_KEY} (or the secret config accessctl:planKey). See ` +
+  `docs/guides/rule-sets.md`;
 
-/** This job's role (ACCESSCTL_PLAN_SAVE or ACCESSCTL_PLAN_HOLD), or none. Throws for both, and for the retired ACCESSCTL_PLAN_FILE. */
+/**
+ * This job's role (ACCESSCTL_PLAN_SAVE or ACCESSCTL_PLAN_HOLD), or
+ * none. Throws for both, and for the retired ACCESSCTL_PLAN_FILE.
+ */
 export function planRole(): PlanRole | undefined {
   const env = process.env;
   if (env.ACCESSCTL_PLAN_FILE) throw plainError(`accessctl: ${RETIRED_PLAN_FILE("ACCESSCTL_PLAN_FILE")}`);
@@ -195,12 +216,18 @@ export function planRole(): PlanRole | undefined {
   // Set but empty (a CI variable that expanded to nothing): no role would be taken silently, so a deploy
   // meant to hold to a reviewed plan would hold to none.
   for (const setting of [PLAN_SAVE, PLAN_HOLD]) {
-    if (env[setting] === "") throw plainError(`accessctl: ${setting} is set but empty; nothing was changed. Set it to the plan file's path, or unset it`);
+    if (env[setting] === "")
+      throw plainError(
+        `accessctl: ${setting} is set but empty; nothing was changed. Set it to the plan file's path, or unset it`,
+      );
   }
   if (save && hold) {
-    throw plainError(`accessctl: ${PLAN_SAVE} and ${PLAN_HOLD} are both set: a job either saves a plan for review ` +
-      `(${PLAN_SAVE}, with \`pulumi preview\`) or deploys holding to a reviewed one (${PLAN_HOLD}, with \`pulumi up\`); ` +
-      "nothing was changed. Set one of them");
+    throw plainError(
+      `accessctl: ${PLAN_SAVE} and ${PLAN_HOLD} are both set: a job either saves a plan for review ` +
+        `(${PLAN_SAVE}, with \`pulumi preview\`) or deploys holding to a reviewed one (${PLAN_HOLD}, with \`pulumi ` +
+        `up\`); ` +
+        "nothing was changed. Set one of them",
+    );
   }
   if (save) return { role: "save", path: save, setting: PLAN_SAVE };
   return hold ? { role: "hold", path: hold, setting: PLAN_HOLD } : undefined;
@@ -212,8 +239,10 @@ export function planRole(): PlanRole | undefined {
  */
 export function refuseWriteWhenSaving(): void {
   if (planRole()?.role !== "save") return;
-  throw plainError(`accessctl: ${PLAN_SAVE} is set: this job saves a plan for review and writes nothing; nothing was changed. ` +
-    `Run \`pulumi preview\` in it, and deploy in a job with ${PLAN_HOLD}=<the reviewed file> (\`pulumi up\`)`);
+  throw plainError(
+    `accessctl: ${PLAN_SAVE} is set: this job saves a plan for review and writes nothing; nothing was changed. ` +
+      `Run \`pulumi preview\` in it, and deploy in a job with ${PLAN_HOLD}=<the reviewed file> (\`pulumi up\`)`,
+  );
 }
 
 /**
@@ -236,23 +265,31 @@ export function planSecret(): { secret: string; setting: string; fromApiKey: boo
   try {
     conn = connection();
   } catch (e) {
-    throw plainError(`accessctl: no key to sign or check the plan file with: set ${PLAN_KEY} (or the secret config accessctl:planKey) in both jobs (${(e as Error).message})`);
+    throw plainError(
+      `accessctl: no key to sign or check the plan file with: set ${PLAN_KEY} (or the secret config ` +
+        `accessctl:planKey) in both jobs (${(e as Error).message})`,
+    );
   }
   return { secret: conn.apiKey, setting: settingName("apiKey", conn.apiKeyFrom === "env"), fromApiKey: true };
 }
 
 /** Why a stack refuses to run when its plan key is kept in plain text. */
 export function plainTextPlanKey(): string {
-  return "accessctl:planKey is stored in plain text in Pulumi.<stack>.yaml and in the state. Choose a new one and store it " +
+  return (
+    "accessctl:planKey is stored in plain text in Pulumi.<stack>.yaml and in the state. Choose a new one and store " +
+    "it " +
     "encrypted: `pulumi config set --secret accessctl:planKey <new key>` " +
-    `(or pass it as ${PLAN_KEY} and \`pulumi config rm accessctl:planKey\`)`;
+    `(or pass it as ${PLAN_KEY} and \`pulumi config rm accessctl:planKey\`)`
+  );
 }
 
 function profilesSlot(): { profiles?: Profiles } {
   return processState<{ profiles?: Profiles }>("profiles", () => ({}));
 }
 
-/** The environment variable of a setting: ACCESSCTL_<SETTING>, or ACCESSCTL_<PROFILE>_<SETTING> (- as _) for a profile. */
+/**
+ * The environment variable of a setting: ACCESSCTL_<SETTING>, or ACCESSCTL_<PROFILE>_<SETTING> (- as _) for a profile.
+ */
 export function envVar(setting: Setting, profile?: string): string {
   return `ACCESSCTL_${profile ? `${profile.toUpperCase().replace(/-/g, "_")}_` : ""}${setting}`;
 }
@@ -278,7 +315,10 @@ export async function configure(req: { config: { get(key: string): unknown } }):
   quietHostErrorLog(); // configure runs in the provider process only
   watchEngine();
   stackConfigSlot().value = configFrom((key) => req.config.get(key) as string | undefined);
-  if (req.config.get("accessctl:planFile")) throw plainError(`accessctl: ${RETIRED_PLAN_FILE("accessctl:planFile")}; remove it: \`pulumi config rm accessctl:planFile\``);
+  if (req.config.get("accessctl:planFile"))
+    throw plainError(
+      `accessctl: ${RETIRED_PLAN_FILE("accessctl:planFile")}; remove it: \`pulumi config rm accessctl:planFile\``,
+    );
   const planKey = unwrapSecrets(req.config.get("accessctl:planKey"));
   stackConfigSlot().planKey = typeof planKey === "string" && planKey ? planKey : undefined;
   const teamKey = unwrapSecrets(req.config.get("accessctl:teamKey"));
@@ -289,7 +329,7 @@ export async function configure(req: { config: { get(key: string): unknown } }):
     try {
       raw = JSON.parse(raw);
     } catch {
-      throw plainError("accessctl:profiles must be an object: {\"staging\": {\"apiUrl\": \"…\", \"apiKey\": \"…\"}}");
+      throw plainError('accessctl:profiles must be an object: {"staging": {"apiUrl": "…", "apiKey": "…"}}');
     }
   }
   profilesSlot().profiles = raw && typeof raw === "object" ? (raw as Profiles) : undefined;
@@ -298,7 +338,6 @@ export async function configure(req: { config: { get(key: string): unknown } }):
   holdSecret(stackConfigSlot().planKey);
   for (const profile of Object.values(profilesSlot().profiles ?? {})) holdSecret(profile?.apiKey);
 }
-
 
 /** Where a resource's requests go: undefined for the default account, else the named profile's settings. */
 export function profileSource(profile: unknown): ConfigSource | undefined {
@@ -312,10 +351,25 @@ export function profileSource(profile: unknown): ConfigSource | undefined {
     fromEnv.push(key);
     return process.env[envVar(SETTINGS[key], name)];
   };
-  const source = { profile: name, apiUrl: pick("apiUrl"), apiKey: pick("apiKey"), maxRequestsPerMinute: pick("maxRequestsPerMinute"), fromEnv };
+  const source = {
+    profile: name,
+    apiUrl: pick("apiUrl"),
+    apiKey: pick("apiKey"),
+    maxRequestsPerMinute: pick("maxRequestsPerMinute"),
+    fromEnv,
+  };
   holdSecret(source.apiKey);
-  if (!source.apiUrl) throw plainError(`accessctl: profile "${name}" has no API URL: set the stack config accessctl:profiles.${name}.apiUrl (pulumi config set --secret --path: all of accessctl:profiles is kept secret) or the environment variable ${envVar("API_URL", name)}`);
-  if (!source.apiKey) throw plainError(`accessctl: profile "${name}" has no API key: set the stack config accessctl:profiles.${name}.apiKey (pulumi config set --secret --path) or the environment variable ${envVar("API_KEY", name)}`);
+  if (!source.apiUrl)
+    throw plainError(
+      `accessctl: profile "${name}" has no API URL: set the stack config accessctl:profiles.${name}.apiUrl (pulumi ` +
+        `config set --secret --path: all of accessctl:profiles is kept secret) or the environment variable ` +
+        `${envVar("API_URL", name)}`,
+    );
+  if (!source.apiKey)
+    throw plainError(
+      `accessctl: profile "${name}" has no API key: set the stack config accessctl:profiles.${name}.apiKey (pulumi ` +
+        `config set --secret --path) or the environment variable ${envVar("API_KEY", name)}`,
+    );
   return source;
 }
 
@@ -330,12 +384,19 @@ export function connection(source?: ConfigSource): Connection {
   const apiUrl = source.apiUrl || (source.profile ? undefined : env[envVar("API_URL")]);
   const envKey = (!source.profile && env[envVar("API_KEY")]) || undefined;
   if (!apiUrl) {
-    throw plainError(`accessctl: no API URL: set the stack config \`pulumi config set accessctl:apiUrl https://…\` or the environment variable ${envVar("API_URL")}`);
+    throw plainError(
+      `accessctl: no API URL: set the stack config \`pulumi config set accessctl:apiUrl https://…\` or the ` +
+        `environment variable ${envVar("API_URL")}`,
+    );
   }
   if (!source.apiKey && !envKey) {
-    throw plainError(`accessctl: no API key: set the stack config \`pulumi config set --secret accessctl:apiKey …\` or the environment variable ${envVar("API_KEY")}`);
+    throw plainError(
+      `accessctl: no API key: set the stack config \`pulumi config set --secret accessctl:apiKey …\` or the ` +
+        `environment variable ${envVar("API_KEY")}`,
+    );
   }
-  const named = (key: Key, value: unknown) => settingName(key, !value || !!source.fromEnv?.includes(key), source.profile);
+  const named = (key: Key, value: unknown) =>
+    settingName(key, !value || !!source.fromEnv?.includes(key), source.profile);
   const apiUrlSetting = named("apiUrl", source.apiUrl);
   checkApiUrl(apiUrl, apiUrlSetting);
   holdSecret(source.apiKey); // (the key of the program process, or a profile's, reaches redaction here)
@@ -349,8 +410,18 @@ export function connection(source?: ConfigSource): Connection {
     apiKeyFrom: source.apiKey && !rejected && !source.fromEnv?.includes("apiKey") ? "config" : "env",
     ...(source.profile ? { profile: source.profile } : {}),
     ...(rejected ? { rejected } : other ? { fallbackApiKey: other } : {}),
-    maxRequestsPerMinute: wholeNumber(named("maxRequestsPerMinute", source.maxRequestsPerMinute), source.maxRequestsPerMinute || env[envVar("MAX_REQUESTS_PER_MINUTE")], DEFAULT_REQUESTS_PER_MINUTE, 1),
-    maxRetries: wholeNumber(named("maxRetries", source.maxRetries), source.maxRetries || env[envVar("MAX_RETRIES")], DEFAULT_RETRIES, 0),
+    maxRequestsPerMinute: wholeNumber(
+      named("maxRequestsPerMinute", source.maxRequestsPerMinute),
+      source.maxRequestsPerMinute || env[envVar("MAX_REQUESTS_PER_MINUTE")],
+      DEFAULT_REQUESTS_PER_MINUTE,
+      1,
+    ),
+    maxRetries: wholeNumber(
+      named("maxRetries", source.maxRetries),
+      source.maxRetries || env[envVar("MAX_RETRIES")],
+      DEFAULT_RETRIES,
+      0,
+    ),
   };
 }
 
@@ -368,42 +439,73 @@ export function refuseConfigKey(conn: Connection): Connection {
 /** What to do about a refused API key, by where it came from. */
 export function authHint(conn: Connection): string {
   if (conn.profile) {
-    return `the API key of profile "${conn.profile}" (${settingName("apiKey", conn.apiKeyFrom === "env", conn.profile)}) was refused: set it to a live API key of that account; ` +
-      "after rotating a key kept in stack config, run `pulumi up` or `pulumi refresh --run-program` first (refresh uses the config saved in the state)";
+    return (
+      `the API key of profile "${conn.profile}" (${settingName("apiKey", conn.apiKeyFrom === "env", conn.profile)}) ` +
+      `was refused: set it to a live API key of that account; ` +
+      "after rotating a key kept in stack config, run `pulumi up` or `pulumi refresh --run-program` first (refresh " +
+      "uses the config saved in the state)"
+    );
   }
-  if (conn.rejected) return "neither accessctl:apiKey (as saved in the state) nor ACCESSCTL_API_KEY was accepted: set ACCESSCTL_API_KEY to a live API key of this account";
-  if (conn.apiKeyFrom === "env") return "the API key in ACCESSCTL_API_KEY was refused: set it to a live API key of this account";
+  if (conn.rejected)
+    return (
+      "neither accessctl:apiKey (as saved in the state) nor ACCESSCTL_API_KEY was accepted: set " +
+      "ACCESSCTL_API_KEY to a live API key of this account"
+    );
+  if (conn.apiKeyFrom === "env")
+    return "the API key in ACCESSCTL_API_KEY was refused: set it to a live API key of this account";
   return (
-    "the API key in accessctl:apiKey was refused. `pulumi refresh` and `--refresh` use the key saved in the state by the last update, " +
-    "not the one in Pulumi.<stack>.yaml: if you have set the new key there, add --run-program (`pulumi refresh --run-program`, " +
-    "`pulumi up --refresh --run-program`) so that it is used and saved, or run `pulumi up` without --refresh first, or set ACCESSCTL_API_KEY to the new key"
+    "the API key in accessctl:apiKey was refused. `pulumi refresh` and `--refresh` use the key saved in the state by " +
+    "the last update, " +
+    "not the one in Pulumi.<stack>.yaml: if you have set the new key there, add --run-program (`pulumi refresh " +
+    "--run-program`, " +
+    "`pulumi up --refresh --run-program`) so that it is used and saved, or run `pulumi up` without --refresh first, " +
+    "or set ACCESSCTL_API_KEY to the new key"
   );
 }
 
-/** Why the word of ACCESSCTL_API_KEY, used after the config key was refused, is not taken yet (a 404 it read, a create through it). */
+/**
+ * Why the word of ACCESSCTL_API_KEY, used after the config key was
+ * refused, is not taken yet (a 404 it read, a create through it).
+ */
 export function unprovenFallback(doing: "read" | "create"): { why: string; hint: string } {
   return {
-    why: "accessctl:apiKey was refused and ACCESSCTL_API_KEY, used instead, has not read any object of this stack, so it may belong to another account",
-    hint: doing === "read"
-      ? "set ACCESSCTL_API_KEY to a key of the account that holds this stack's objects, or set accessctl:apiKey to one and run `pulumi up` (or add --run-program)"
-      : "set accessctl:apiKey to a live key of the stack's account (`pulumi config set --secret accessctl:apiKey …`), or ACCESSCTL_API_KEY to one, and run `pulumi up` again",
+    why:
+      "accessctl:apiKey was refused and ACCESSCTL_API_KEY, used instead, has not read any object of this stack, " +
+      "so it may belong to another account",
+    hint:
+      doing === "read"
+        ? "set ACCESSCTL_API_KEY to a key of the account that holds this stack's objects, or set accessctl:apiKey to " +
+          "one and run `pulumi up` (or add --run-program)"
+        : "set accessctl:apiKey to a live key of the stack's account (`pulumi config set --secret accessctl:apiKey " +
+          "…`), or ACCESSCTL_API_KEY to one, and run `pulumi up` again",
   };
 }
 
 /** Why a stack refuses to run when its team key is kept in plain text (as plainTextKey for the API key). */
 export function plainTextTeamKey(): string {
-  return "accessctl:teamKey is stored in plain text in Pulumi.<stack>.yaml and in the state. " +
+  return (
+    "accessctl:teamKey is stored in plain text in Pulumi.<stack>.yaml and in the state. " +
     "Choose a new team key for every stack that shares it, then store it encrypted: " +
     "`pulumi config set --secret accessctl:teamKey <new key>` " +
-    "(or pass it as ACCESSCTL_TEAM_KEY and `pulumi config rm accessctl:teamKey`)";
+    "(or pass it as ACCESSCTL_TEAM_KEY and `pulumi config rm accessctl:teamKey`)"
+  );
 }
 
-/** Why a stack refuses to run when its API key is kept in plain text (the program's check for the dynamic classes, Configure for the plugin). */
+/**
+ * Why a stack refuses to run when its API key is kept in plain text (the
+ * program's check for the dynamic classes, Configure for the plugin).
+ */
 export function plainTextKey(setting: "accessctl:apiKey" | "accessctl:profiles" = "accessctl:apiKey"): string {
-  const keep = setting === "accessctl:apiKey"
-    ? `\`pulumi config set --secret accessctl:apiKey <new key>\` (or pass it as ${envVar("API_KEY")} and \`pulumi config rm accessctl:apiKey\`)`
-    : `\`pulumi config set --secret --path accessctl:profiles.<profile>.apiKey <new key>\` (or pass it as ACCESSCTL_<PROFILE>_API_KEY and remove it from accessctl:profiles)`;
-  return `${setting} ${setting === "accessctl:apiKey" ? "is" : "holds an API key"} stored in plain text in Pulumi.<stack>.yaml and in the state. Rotate that key, then store the new one encrypted: ${keep}`;
+  const keep =
+    setting === "accessctl:apiKey"
+      ? `\`pulumi config set --secret accessctl:apiKey <new key>\` (or pass it as ${envVar("API_KEY")} and \`pulumi ` +
+        `config rm accessctl:apiKey\`)`
+      : `\`pulumi config set --secret --path accessctl:profiles.<profile>.apiKey <new key>\` (or pass it as ` +
+        `ACCESSCTL_<PROFILE>_API_KEY and remove it from accessctl:profiles)`;
+  return (
+    `${setting} ${setting === "accessctl:apiKey" ? "is" : "holds an API key"} stored in plain text in ` +
+    `Pulumi.<stack>.yaml and in the state. Rotate that key, then store the new one encrypted: ${keep}`
+  );
 }
 
 /** Whether accessctl:profiles (an object, or the JSON text of one) holds an API key of its own. */
@@ -416,7 +518,11 @@ export function profilesHoldKey(profiles: unknown): boolean {
       return false; // refused as it is when the provider is configured
     }
   }
-  return !!value && typeof value === "object" && Object.values(value).some((p) => !!p && typeof p === "object" && (p as { apiKey?: unknown }).apiKey !== undefined);
+  return (
+    !!value &&
+    typeof value === "object" &&
+    Object.values(value).some((p) => !!p && typeof p === "object" && (p as { apiKey?: unknown }).apiKey !== undefined)
+  );
 }
 
 /**
@@ -434,8 +540,12 @@ export function configProblems(values: Record<string, unknown>): { property: str
     }
   };
   if (typeof values.apiUrl === "string" && values.apiUrl) check("apiUrl", () => checkApiUrl(values.apiUrl as string));
-  for (const [key, min] of [["maxRequestsPerMinute", 1], ["maxRetries", 0]] as const) {
-    if (values[key] !== undefined && values[key] !== "") check(key, () => wholeNumber(`accessctl:${key}`, String(values[key]), 0, min));
+  for (const [key, min] of [
+    ["maxRequestsPerMinute", 1],
+    ["maxRetries", 0],
+  ] as const) {
+    if (values[key] !== undefined && values[key] !== "")
+      check(key, () => wholeNumber(`accessctl:${key}`, String(values[key]), 0, min));
   }
   return problems;
 }
@@ -448,11 +558,15 @@ export function urlHint(conn: Pick<Connection, "apiUrlSetting">): string {
 function wholeNumber(setting: string, value: string | undefined, fallback: number, min: number): number {
   if (value === undefined || value === "") return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < min) throw plainError(`${setting} must be a whole number of at least ${min}, got ${JSON.stringify(value)}`);
+  if (!Number.isInteger(n) || n < min)
+    throw plainError(`${setting} must be a whole number of at least ${min}, got ${JSON.stringify(value)}`);
   return n;
 }
 
-/** https anywhere; plain http only to this machine, so that a key never crosses a network in clear. `setting`: where the URL was set. */
+/**
+ * https anywhere; plain http only to this machine, so that a key
+ * never crosses a network in clear. `setting`: where the URL was set.
+ */
 export function checkApiUrl(apiUrl: string, setting = "accessctl:apiUrl"): void {
   let url: URL;
   try {
@@ -460,10 +574,17 @@ export function checkApiUrl(apiUrl: string, setting = "accessctl:apiUrl"): void 
   } catch {
     throw plainError(`${setting} is not a URL: ${JSON.stringify(apiUrl)}`);
   }
-  if (url.username || url.password) throw plainError(`${setting} must not carry credentials; set the API key as ${setting.startsWith("ACCESSCTL_") ? setting.replace(/URL$/, "KEY") : setting.replace(/Url$/, "Key")}`);
+  if (url.username || url.password)
+    throw plainError(
+      `${setting} must not carry credentials; set the API key as ` +
+        `${setting.startsWith("ACCESSCTL_") ? setting.replace(/URL$/, "KEY") : setting.replace(/Url$/, "Key")}`,
+    );
   if (url.protocol === "https:") return;
   const host = url.hostname.replace(/^\[|\]$/g, "");
   const loopback = host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
   if (url.protocol === "http:" && loopback) return;
-  throw plainError(`${setting} must use https:// (plain http:// is allowed only to loopback addresses), got ${url.protocol}//${url.host}`);
+  throw plainError(
+    `${setting} must use https:// (plain http:// is allowed only to loopback addresses), got ${url.protocol}//` +
+      `${url.host}`,
+  );
 }

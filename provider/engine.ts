@@ -41,10 +41,13 @@ export function engineProcess(): { pid: number; started?: string } | undefined {
   return engine().process;
 }
 
-/** host:port of the engine: the first argument of this process that looks like one (flags such as -v=9 may come first). */
+/**
+ * host:port of the engine: the first argument of this process that looks like one (flags such as -v=9 may come first).
+ */
 export function engineAddress(): string | undefined {
   const state = engine();
-  if (state.address === undefined) state.address = process.argv.slice(2).find((a) => /^(127\.0\.0\.1|localhost|\[::1\]):\d+$/.test(a)) ?? null;
+  if (state.address === undefined)
+    state.address = process.argv.slice(2).find((a) => /^(127\.0\.0\.1|localhost|\[::1\]):\d+$/.test(a)) ?? null;
   return state.address ?? undefined;
 }
 
@@ -54,7 +57,9 @@ export interface Report {
   warning?: boolean;
 }
 
-/** Writes `text` to stderr (which Pulumi shows under the stack, and logs), scrubbed of every credential of the process. */
+/**
+ * Writes `text` to stderr (which Pulumi shows under the stack, and logs), scrubbed of every credential of the process.
+ */
 export function toStderr(text: string): void {
   process.stderr.write(scrub(text));
 }
@@ -120,10 +125,16 @@ function send(client: NonNullable<EngineState["client"]>, urn: string, message: 
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, 5000);
     timer.unref();
-    client.makeUnaryRequest("/pulumirpc.Engine/Log", serialize, (b: Buffer) => b, req, () => {
-      clearTimeout(timer);
-      resolve();
-    });
+    client.makeUnaryRequest(
+      "/pulumirpc.Engine/Log",
+      serialize,
+      (b: Buffer) => b,
+      req,
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+    );
   });
 }
 
@@ -139,7 +150,10 @@ function logClient(): EngineState["client"] {
   return state.client;
 }
 
-/** Why requests may not start any more ("the Pulumi engine is gone", "cancelled"), or undefined. Looks at the engine now. */
+/**
+ * Why requests may not start any more ("the Pulumi engine is
+ * gone", "cancelled"), or undefined. Looks at the engine now.
+ */
 export function stopped(): string | undefined {
   const state = engine();
   if (!state.stopped && !engineAlive(state)) gone(state);
@@ -201,7 +215,9 @@ function programOf(pid: number): string {
   }
 }
 
-/** Whether the engine's process still runs: not a zombie, and not another process that took its PID (its start time). */
+/**
+ * Whether the engine's process still runs: not a zombie, and not another process that took its PID (its start time).
+ */
 function engineAlive(state: EngineState): boolean {
   const engine = state.process;
   if (!engine) return true; // not watched: no engine (tests)

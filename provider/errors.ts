@@ -42,6 +42,9 @@ export function quietHostErrorLog(): void {
       const message = rest.slice(0, (rest.length - 2) / 2);
       if (rest === `${message}: ${message}`) return;
     }
-    original.apply(console, args.map((a) => (typeof a === "string" ? scrub(a) : a instanceof Error ? scrub(`${a.stack ?? a}`) : a)));
+    original.apply(
+      console,
+      args.map((a) => (typeof a === "string" ? scrub(a) : a instanceof Error ? scrub(`${a.stack ?? a}`) : a)),
+    );
   };
 }

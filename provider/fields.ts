@@ -14,7 +14,10 @@ export interface Field<Wire extends string = string> {
   wire?: Wire;
   /** Unset (or "") is a failure; a string is appended to the message ("cidr is required, e.g. …"). */
   required?: true | string;
-  /** The problem with a value that is known and set: words after the property name ("must be a string"), or whole failures. */
+  /**
+   * The problem with a value that is known and set: words after
+   * the property name ("must be a string"), or whole failures.
+   */
   check?(value: unknown): string | CheckFailure[] | undefined;
   /** The form check hands on for a valid value (the service's canonical form). */
   canonical?(value: unknown): unknown;
@@ -26,7 +29,10 @@ export interface Field<Wire extends string = string> {
   onChange?: "update" | "replace";
   /** Sent when the program leaves the field out: the service's default, or the value that clears it on update. */
   unset?: unknown;
-  /** The way back: the value in an answer of the service (`id`: the object's id, for a field of the path), as the outputs hold it under the property's name. None: kept from the program. */
+  /**
+   * The way back: the value in an answer of the service (`id`: the object's id, for a field of the path), as the
+   * outputs hold it under the property's name. None: kept from the program.
+   */
   read?(body: unknown, id: string): unknown;
   /**
    * How the field stands in the inputs, for the engine's per-property diff after a refresh (read()
@@ -69,10 +75,17 @@ export interface Within {
 export function checkFields<T extends object>(fields: Table, news: T, failures: CheckFailure[], within?: Within): T {
   const inputs = normalize(fields, news) as Values;
   const known = Object.keys(fields);
-  const named = (property: string) => (within?.name && property !== within.name.property ? ` (${within.name.label})` : "");
-  const fail = (property: string, words: string) => failures.push(within ? { property: "", reason: `${within.path}.${property}${words}${named(property)}` } : { property, reason: `${property}${words}` });
+  const named = (property: string) =>
+    within?.name && property !== within.name.property ? ` (${within.name.label})` : "";
+  const fail = (property: string, words: string) =>
+    failures.push(
+      within
+        ? { property: "", reason: `${within.path}.${property}${words}${named(property)}` }
+        : { property, reason: `${property}${words}` },
+    );
   for (const property of Object.keys(inputs)) {
-    // Pulumi's own keys (__provider of the dynamic host, __urn) pass; inside a nested object they are typos like any other.
+    // Pulumi's own keys (__provider of the dynamic host, __urn)
+    // pass; inside a nested object they are typos like any other.
     if ((property.startsWith("__") && !within) || known.includes(property)) continue;
     if (within) fail(property, ` is not a property of ${within.noun}; expected one of ${known.join(", ")}`);
     else failures.push({ property, reason: `unknown property ${property}; expected one of ${known.join(", ")}` });
@@ -93,7 +106,10 @@ export function checkFields<T extends object>(fields: Table, news: T, failures: 
   return inputs as T;
 }
 
-/** diff(): the fields whose change replaces the object, and those updated in place. A value not known yet counts as changed. */
+/**
+ * diff(): the fields whose change replaces the object, and those
+ * updated in place. A value not known yet counts as changed.
+ */
 export function changedFields(fields: Table, olds: object, news: object): { replaces: string[]; updates: string[] } {
   const declared = normalize(fields, news) as Values;
   const current = olds as Values;
@@ -102,7 +118,8 @@ export function changedFields(fields: Table, olds: object, news: object): { repl
   for (const [property, field] of Object.entries(fields)) {
     if (!field.onChange) continue;
     const same = field.same ?? ((a: unknown, b: unknown) => a === b);
-    if (isUnknown(declared[property]) || !same(declared[property], current[property])) (field.onChange === "replace" ? replaces : updates).push(property);
+    if (isUnknown(declared[property]) || !same(declared[property], current[property]))
+      (field.onChange === "replace" ? replaces : updates).push(property);
   }
   return { replaces, updates };
 }
@@ -135,7 +152,10 @@ export interface Reference {
   uri: string;
 }
 
-/** The outputs an answer gives for the fields with a way back (the resource adds what is not an input: uri, createdAt, references). */
+/**
+ * The outputs an answer gives for the fields with a way back (the
+ * resource adds what is not an input: uri, createdAt, references).
+ */
 export function outputsOf<Outputs = Values>(fields: Table, body: unknown, id = ""): Outputs {
   const out: Values = {};
   for (const [property, field] of Object.entries(fields)) if (field.read) out[property] = field.read(body, id);
@@ -174,7 +194,8 @@ export function updateBody<Body>(fields: Table, inputs: object, current?: object
   const changed = current && changedFields(fields, current, inputs).updates;
   const body: Values = {};
   for (const [property, field] of Object.entries(fields)) {
-    if (field.wire && field.onChange === "update" && (!changed || changed.includes(property))) body[field.wire] = (inputs as Values)[property] ?? field.unset;
+    if (field.wire && field.onChange === "update" && (!changed || changed.includes(property)))
+      body[field.wire] = (inputs as Values)[property] ?? field.unset;
   }
   return body as Body;
 }

@@ -3,17 +3,59 @@
 // and back, are its table FIELDS; the CIDR's own reading is at the end of this file.
 import { canonicalCidr, cidr, ruleEffect, sameCidr } from "./access";
 import { ID_PREFIX } from "../contract/common";
-import { IP_POLICY_RULE_ANSWER, IP_POLICY_RULES_PATH, IpPolicyRuleBody, IpPolicyRuleCreateBody, IpPolicyRuleUpdateBody, RULE_ACTIONS, RuleAction } from "../contract/ip-policy-rule";
+import {
+  IP_POLICY_RULE_ANSWER,
+  IP_POLICY_RULES_PATH,
+  IpPolicyRuleBody,
+  IpPolicyRuleCreateBody,
+  IpPolicyRuleUpdateBody,
+  RULE_ACTIONS,
+  RuleAction,
+} from "../contract/ip-policy-rule";
 import { report } from "./engine";
 import { plainError } from "./errors";
 import { api, apiPath } from "./http/api";
 import { ApiFailure } from "./http/failures";
 import { listAll } from "./http/pages";
-import { asDeclared, changedFields, checkFields, createBody, Fields, liveInputs, outputsOf, propertyDiff, Reference, updateBody } from "./fields";
+import {
+  asDeclared,
+  changedFields,
+  checkFields,
+  createBody,
+  Fields,
+  liveInputs,
+  outputsOf,
+  propertyDiff,
+  Reference,
+  updateBody,
+} from "./fields";
 import { lastListed, listsChanged, policyRulesOf, readObject } from "./list-reads";
 import { noteRulesListed, rulesListedInCommand } from "./run-record";
 import { ruleAccessWords } from "./messages";
-import { adoptExistingAllowed, adoptGone, claim, claimed, claimPolicy, heldBySet, idBoundMarker, makerName, Marker, marked, markerText, pendingText, noteReplacing, objectExists, othersMarker, ownerOf, readMarker, ruleMarkerVerdict, replacing, resourceLabel, ruleIdentity, visibleMetadata } from "./ownership";
+import {
+  adoptExistingAllowed,
+  adoptGone,
+  claim,
+  claimed,
+  claimPolicy,
+  heldBySet,
+  idBoundMarker,
+  makerName,
+  Marker,
+  marked,
+  markerText,
+  pendingText,
+  noteReplacing,
+  objectExists,
+  othersMarker,
+  ownerOf,
+  readMarker,
+  ruleMarkerVerdict,
+  replacing,
+  resourceLabel,
+  ruleIdentity,
+  visibleMetadata,
+} from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
 import { ConfigSource, profileSource, teamKeySetting } from "./config";
 import { processState } from "./state";
@@ -77,12 +119,46 @@ export interface IpPolicyRuleOutputs {
  * IpPolicyRuleSet is checked, sent and read back by the same entries.
  */
 export const FIELDS: Fields<IpPolicyRuleInputs, keyof IpPolicyRuleCreateBody | keyof IpPolicyRuleUpdateBody> = {
-  ipPolicyId: { wire: "ip_policy_id", read: (b: IpPolicyRuleBody) => b.ip_policy.id, required: true, check: id(ID_PREFIX.ipPolicy), onChange: "replace" },
-  cidr: { wire: "cidr", read: (b: IpPolicyRuleBody) => b.cidr, required: ", e.g. 203.0.113.0/24 or 2001:db8::/32", check: cidr, canonical: canonicalCidr, same: sameCidr, onChange: "update" },
-  action: { wire: "action", read: (b: IpPolicyRuleBody) => b.action, required: `: ${RULE_ACTIONS.map((a) => JSON.stringify(a)).join(" or ")}`, check: oneOf(RULE_ACTIONS), onChange: "replace" },
-  description: { wire: "description", read: (b: IpPolicyRuleBody) => text(b.description), check: limitedText("description"), same: sameText, onChange: "update", unset: "" },
+  ipPolicyId: {
+    wire: "ip_policy_id",
+    read: (b: IpPolicyRuleBody) => b.ip_policy.id,
+    required: true,
+    check: id(ID_PREFIX.ipPolicy),
+    onChange: "replace",
+  },
+  cidr: {
+    wire: "cidr",
+    read: (b: IpPolicyRuleBody) => b.cidr,
+    required: ", e.g. 203.0.113.0/24 or 2001:db8::/32",
+    check: cidr,
+    canonical: canonicalCidr,
+    same: sameCidr,
+    onChange: "update",
+  },
+  action: {
+    wire: "action",
+    read: (b: IpPolicyRuleBody) => b.action,
+    required: `: ${RULE_ACTIONS.map((a) => JSON.stringify(a)).join(" or ")}`,
+    check: oneOf(RULE_ACTIONS),
+    onChange: "replace",
+  },
+  description: {
+    wire: "description",
+    read: (b: IpPolicyRuleBody) => text(b.description),
+    check: limitedText("description"),
+    same: sameText,
+    onChange: "update",
+    unset: "",
+  },
   // The provider's marker (ownership.ts) is no metadata of the program's: read back as unset.
-  metadata: { wire: "metadata", read: (b: IpPolicyRuleBody) => visibleMetadata(b.metadata), check: limitedText("metadata"), same: sameText, onChange: "update", unset: "" },
+  metadata: {
+    wire: "metadata",
+    read: (b: IpPolicyRuleBody) => visibleMetadata(b.metadata),
+    check: limitedText("metadata"),
+    same: sameText,
+    onChange: "update",
+    unset: "",
+  },
   adoptId: { check: id(ID_PREFIX.ipPolicyRule), emptyIsUnset: true },
   profile: PROFILE_FIELD,
 };
@@ -92,7 +168,12 @@ export const rulePath = (id: string) => IP_POLICY_RULES_PATH + apiPath`/${id}`;
 /** The outputs of a rule the service showed: the table's fields, and what is not an input. */
 export function toOutputs(body: IpPolicyRuleBody): IpPolicyRuleOutputs {
   const fields = outputsOf<Omit<IpPolicyRuleOutputs, "ipPolicy" | "uri" | "createdAt">>(FIELDS, body);
-  return { ...fields, ipPolicy: { id: body.ip_policy.id, uri: body.ip_policy.uri }, uri: body.uri, createdAt: body.created_at };
+  return {
+    ...fields,
+    ipPolicy: { id: body.ip_policy.id, uri: body.ip_policy.uri },
+    uri: body.uri,
+    createdAt: body.created_at,
+  };
 }
 
 export async function check(_olds: IpPolicyRuleInputs, news: IpPolicyRuleInputs & { __urn?: string }) {
@@ -100,7 +181,11 @@ export async function check(_olds: IpPolicyRuleInputs, news: IpPolicyRuleInputs 
   checkConnection(news, failures);
   const inputs = checkFields(FIELDS, news, failures);
   if (!failures.length && !isUnknown(inputs.ipPolicyId) && !isUnknown(inputs.cidr)) {
-    const clash = claimPolicy("rule", resourceLabel(news.__urn, "IpPolicyRule", `IpPolicyRule for ${inputs.cidr}`), inputs.ipPolicyId);
+    const clash = claimPolicy(
+      "rule",
+      resourceLabel(news.__urn, "IpPolicyRule", `IpPolicyRule for ${inputs.cidr}`),
+      inputs.ipPolicyId,
+    );
     if (clash) failures.push({ property: "ipPolicyId", reason: clash });
   }
   if (news.__urn && !checkedRules().urns.includes(news.__urn)) checkedRules().urns.push(news.__urn);
@@ -121,17 +206,30 @@ export async function diff(id: string, olds: IpPolicyRuleOutputs, news: IpPolicy
     replaces,
     detailedDiff: propertyDiff({ replaces, updates }),
     // A policy holds a CIDR once: a replacement with the same CIDR in the same policy must delete first.
-    deleteBeforeReplace: replaces.length > 0 && !cidrChanged && !replaces.includes("ipPolicyId") && !replaces.includes("profile"),
+    deleteBeforeReplace:
+      replaces.length > 0 && !cidrChanged && !replaces.includes("ipPolicyId") && !replaces.includes("profile"),
   };
 }
 
 export async function create(inputs: IpPolicyRuleInputs & { __urn?: string }) {
   if (inputs.adoptId && !replacing(KIND, inputs.adoptId)) return adopt(inputs.adoptId, inputs);
   const what = `create IP policy rule ${inputs.cidr}`;
-  const { body, marker } = marked(createBody<IpPolicyRuleCreateBody>(FIELDS, inputs), inputs.__urn, false, signedOnto(inputs));
+  const { body, marker } = marked(
+    createBody<IpPolicyRuleCreateBody>(FIELDS, inputs),
+    inputs.__urn,
+    false,
+    signedOnto(inputs),
+  );
   try {
     const source = profileSource(inputs.profile);
-    const created = (await api<IpPolicyRuleBody>("POST", IP_POLICY_RULES_PATH, { what, body, expect: IP_POLICY_RULE_ANSWER, source }).finally(listsChanged)).body;
+    const created = (
+      await api<IpPolicyRuleBody>("POST", IP_POLICY_RULES_PATH, {
+        what,
+        body,
+        expect: IP_POLICY_RULE_ANSWER,
+        source,
+      }).finally(listsChanged)
+    ).body;
     claim(KIND, created.id, what);
     return { id: created.id, outs: { ...toOutputs(await bound(created, marker, inputs)), ...keptInputs(inputs) } };
   } catch (e) {
@@ -142,17 +240,24 @@ export async function create(inputs: IpPolicyRuleInputs & { __urn?: string }) {
     const existing = await findExisting(inputs).catch(() => undefined);
     if (!existing) throw err;
     if (existing.action !== inputs.action) {
-      throw plainError(`${err.message}; rule ${existing.id} has this CIDR with action ${existing.action}: delete it, or adopt it with adoptId "${existing.id}" and action "${existing.action}"`);
+      throw plainError(
+        `${err.message}; rule ${existing.id} has this CIDR with action ${existing.action}: delete it, or adopt it ` +
+          `with adoptId "${existing.id}" and action "${existing.action}"`,
+      );
     }
     // Take it over only on proof that this resource made it (its marker), or the user's say-so; else
     // it is someone else's. (One that another resource of this run manages fails in claim.)
     const why = notMadeBy(existing, marker, inputs.__urn);
-    // ACCESSCTL_ADOPT_EXISTING=1 says "an interrupted run of this stack made it": never of a rule whose marker names another stack.
+    // ACCESSCTL_ADOPT_EXISTING=1 says "an interrupted run of this
+    // stack made it": never of a rule whose marker names another stack.
     const saidSo = adoptExistingAllowed() && !othersMarker(readMarker(existing.metadata), inputs.__urn);
     if (why && !claimed(KIND, existing.id) && !saidSo) {
-      throw plainError(`${err.message}; rule ${existing.id} already holds this CIDR and ${why}. ` +
-        `To manage it from this resource, declare adoptId: "${existing.id}". If an interrupted \`pulumi up\` of this stack made it, ` +
-        "run `ACCESSCTL_ADOPT_EXISTING=1 pulumi up` once. If another stack manages it, remove it from this one.");
+      throw plainError(
+        `${err.message}; rule ${existing.id} already holds this CIDR and ${why}. ` +
+          `To manage it from this resource, declare adoptId: "${existing.id}". If an interrupted \`pulumi up\` of ` +
+          `this stack made it, ` +
+          "run `ACCESSCTL_ADOPT_EXISTING=1 pulumi up` once. If another stack manages it, remove it from this one.",
+      );
     }
     claim(KIND, existing.id, what);
     return converge(existing, inputs);
@@ -168,29 +273,52 @@ function notMadeBy(found: IpPolicyRuleBody, sent: Marker | undefined, urn: unkno
   const m = readMarker(found.metadata);
   const me = ownerOf(urn);
   if (m && sent && m.attempt === sent.attempt) return undefined;
-  if (m && me.resource && m.stack === me.stack && m.resource === me.resource) return "was made by an earlier create of this resource (its metadata says so: an interrupted run's, or a stack of the same name elsewhere's)";
+  if (m && me.resource && m.stack === me.stack && m.resource === me.resource)
+    return (
+      "was made by an earlier create of this resource (its metadata says so: an interrupted run's, or a stack " +
+      "of the same name elsewhere's)"
+    );
   if (m) return `was made by ${makerName(m)} (its metadata says so)`;
-  if (!sent) return "nothing proves this resource made it: the program declares its own metadata, where the provider would have written its marker";
+  if (!sent)
+    return (
+      "nothing proves this resource made it: the program declares its own metadata, where the provider would " +
+      "have written its marker"
+    );
   return "was not made by this resource (it carries no marker of this provider's: made by hand, or by another tool)";
 }
 
 async function findExisting(inputs: IpPolicyRuleInputs): Promise<IpPolicyRuleBody | undefined> {
-  const rules = await policyRulesOf(profileSource(inputs.profile), inputs.ipPolicyId, { fresh: true, what: "look for an existing rule" });
+  const rules = await policyRulesOf(profileSource(inputs.profile), inputs.ipPolicyId, {
+    fresh: true,
+    what: "look for an existing rule",
+  });
   return rules.find((rule) => sameCidr(rule.cidr, inputs.cidr));
 }
 
 /** Takes over an existing rule and brings it to the declared inputs. */
 async function adopt(id: string, inputs: IpPolicyRuleInputs) {
   const what = `adopt IP policy rule ${id}`;
-  const found = (await api<IpPolicyRuleBody>("GET", rulePath(id), { what, expect: IP_POLICY_RULE_ANSWER, source: profileSource(inputs.profile) }).catch(adoptGone(id, "rule"))).body;
+  const found = (
+    await api<IpPolicyRuleBody>("GET", rulePath(id), {
+      what,
+      expect: IP_POLICY_RULE_ANSWER,
+      source: profileSource(inputs.profile),
+    }).catch(adoptGone(id, "rule"))
+  ).body;
   const live: Record<string, unknown> = { ...toOutputs(found), ...keptInputs(inputs) };
   for (const property of changedFields(FIELDS, live, inputs).replaces) {
     const [have, want] = [live[property], inputs[property as keyof IpPolicyRuleInputs]];
-    throw plainError(`${what}: its ${property} is ${have}, not ${want}, and the API cannot change it; declare ${property}: "${have}" or let Pulumi create a new rule`);
+    throw plainError(
+      `${what}: its ${property} is ${have}, not ${want}, and the API cannot change it; declare ${property}: "` +
+        `${have}" or let Pulumi create a new rule`,
+    );
   }
   // A move of its range would open or close it unseen: the preview shows a create, not a move.
   if (!sameCidr(found.cidr, inputs.cidr)) {
-    throw plainError(`${what}: its cidr is ${found.cidr}, not ${inputs.cidr}; nothing was changed. Declare cidr: "${found.cidr}" to adopt it as it is, then change cidr: the next preview shows the move`);
+    throw plainError(
+      `${what}: its cidr is ${found.cidr}, not ${inputs.cidr}; nothing was changed. Declare cidr: "${found.cidr}" to ` +
+        `adopt it as it is, then change cidr: the next preview shows the move`,
+    );
   }
   claim(KIND, id, what);
   return converge(found, inputs);
@@ -244,15 +372,34 @@ const signedOnto = (inputs: IpPolicyRuleInputs) =>
  * and, with a team key, every update: its marker is signed onto the rule's id (one an older version, or
  * a create whose second write failed, left without it becomes proof).
  */
-async function patch(id: string, inputs: IpPolicyRuleInputs & { __urn?: string }, current?: IpPolicyRuleOutputs): Promise<IpPolicyRuleBody> {
+async function patch(
+  id: string,
+  inputs: IpPolicyRuleInputs & { __urn?: string },
+  current?: IpPolicyRuleOutputs,
+): Promise<IpPolicyRuleBody> {
   const changes = updateBody<IpPolicyRuleUpdateBody>(FIELDS, inputs, current);
   if ((changes.cidr !== undefined || teamKeySetting()) && !inputs.metadata) changes.metadata = "";
   const { body } = marked(changes, inputs.__urn, true, signedOnto(inputs), id);
-  return (await api<IpPolicyRuleBody>("PATCH", rulePath(id), { what: `update IP policy rule ${id}`, body, expect: IP_POLICY_RULE_ANSWER, source: profileSource(inputs.profile) }).finally(listsChanged)).body;
+  return (
+    await api<IpPolicyRuleBody>("PATCH", rulePath(id), {
+      what: `update IP policy rule ${id}`,
+      body,
+      expect: IP_POLICY_RULE_ANSWER,
+      source: profileSource(inputs.profile),
+    }).finally(listsChanged)
+  ).body;
 }
 
 export async function read(id: string, props: Partial<IpPolicyRuleOutputs> = {}) {
-  const list = { list: IP_POLICY_RULES_PATH, field: "ip_policy_rules", path: rulePath(id), what: `read IP policy rule ${id}`, expect: IP_POLICY_RULE_ANSWER, source: profileSource(props.profile), group: props.ipPolicyId };
+  const list = {
+    list: IP_POLICY_RULES_PATH,
+    field: "ip_policy_rules",
+    path: rulePath(id),
+    what: `read IP policy rule ${id}`,
+    expect: IP_POLICY_RULE_ANSWER,
+    source: profileSource(props.profile),
+    group: props.ipPolicyId,
+  };
   const found = await readObject<IpPolicyRuleBody>(id, list);
   if (typeof props.ipPolicyId === "string") shareListing(list.source, props.ipPolicyId);
   if (!found) return {}; // deleted outside Pulumi: refresh drops it
@@ -273,15 +420,26 @@ async function remove(id: string, props: IpPolicyRuleOutputs & { __urn?: string 
   // this rule in its state (an unchanged set, after a run whose deletes did not happen): deleting
   // it would take it from the set behind its back.
   if (claimed("IP policy rule set", props.ipPolicyId) || heldBySet(id)) {
-    report(props.__urn, `delete IP policy rule ${id}: left in place: the IpPolicyRuleSet of ${props.ipPolicyId} in this stack manages the rules of that policy now (the next preview of the set shows what it does with it)`, { warning: true });
+    report(
+      props.__urn,
+      `delete IP policy rule ${id}: left in place: the IpPolicyRuleSet of ${props.ipPolicyId} in this stack manages ` +
+        `the rules of that policy now (the next preview of the set shows what it does with it)`,
+      { warning: true },
+    );
     return;
   }
   const what = `delete IP policy rule ${id}`;
   const source = profileSource(props.profile);
-  const now = await api<IpPolicyRuleBody>("GET", rulePath(id), { what, allow404: true, expect: IP_POLICY_RULE_ANSWER, source });
+  const now = await api<IpPolicyRuleBody>("GET", rulePath(id), {
+    what,
+    allow404: true,
+    expect: IP_POLICY_RULE_ANSWER,
+    source,
+  });
   if (now.status === 404) return; // gone already (a believed 404: http/trust.ts)
   const why = changedSince(props, now.body);
-  if (why) return report(props.__urn, `${what}: left in place: ${why}; this stack no longer manages it`, { warning: true });
+  if (why)
+    return report(props.__urn, `${what}: left in place: ${why}; this stack no longer manages it`, { warning: true });
   await api("DELETE", rulePath(id), { what, allow404: true, source }).finally(listsChanged);
 }
 
@@ -297,8 +455,12 @@ function changedSince(recorded: IpPolicyRuleOutputs & { __urn?: string }, now: I
   const other = verdict && verdict.kind !== "unverified" ? othersMarker(m, recorded.__urn) : undefined;
   const pending = verdict?.kind === "pending" ? `; ${pendingText(other!, verdict.until)}` : "";
   if (other) return `it is ${makerName(other)}'s now (its metadata says so${pending})`;
-  const moved = !sameCidr(now.cidr, recorded.cidr) || now.action !== recorded.action || now.ip_policy.id !== recorded.ipPolicyId;
-  return moved ? `it changed since this stack recorded it (${recorded.cidr} ${recorded.action}, now ${now.cidr} ${now.action}${now.ip_policy.id !== recorded.ipPolicyId ? ` in ${now.ip_policy.id}` : ""})` : undefined;
+  const moved =
+    !sameCidr(now.cidr, recorded.cidr) || now.action !== recorded.action || now.ip_policy.id !== recorded.ipPolicyId;
+  return moved
+    ? `it changed since this stack recorded it (${recorded.cidr} ${recorded.action}, now ${now.cidr} ${now.action}` +
+        `${now.ip_policy.id !== recorded.ipPolicyId ? ` in ${now.ip_policy.id}` : ""})`
+    : undefined;
 }
 export { remove as delete };
 
@@ -314,10 +476,21 @@ export interface IpPolicyRuleFilter {
   ipPolicyId?: string;
 }
 
-/** Every rule of the account, or of one policy, all pages: the list helper of every host (`source`: the program's config, else the provider's). */
-export async function listIpPolicyRules(filter: IpPolicyRuleFilter = {}, source?: ConfigSource): Promise<IpPolicyRuleInfo[]> {
+/**
+ * Every rule of the account, or of one policy, all pages: the list helper
+ * of every host (`source`: the program's config, else the provider's).
+ */
+export async function listIpPolicyRules(
+  filter: IpPolicyRuleFilter = {},
+  source?: ConfigSource,
+): Promise<IpPolicyRuleInfo[]> {
   const rules: IpPolicyRuleInfo[] = [];
-  for await (const rule of listAll<IpPolicyRuleBody>(IP_POLICY_RULES_PATH, "ip_policy_rules", "list IP policy rules", source)) {
+  for await (const rule of listAll<IpPolicyRuleBody>(
+    IP_POLICY_RULES_PATH,
+    "ip_policy_rules",
+    "list IP policy rules",
+    source,
+  )) {
     if (!filter.ipPolicyId || rule.ip_policy.id === filter.ipPolicyId) rules.push({ id: rule.id, ...toOutputs(rule) });
   }
   return rules;
@@ -343,7 +516,7 @@ function reportAccess(urn: string | undefined, olds: Olds, news: IpPolicyRuleInp
     if (typeof policy !== "string") continue;
     const before = olds.ipPolicyId === policy && olds.cidr ? [{ cidr: olds.cidr, action: olds.action! }] : [];
     const after = news.ipPolicyId === policy ? [{ cidr: news.cidr, action: news.action as unknown }] : [];
-    const listed = isUnknown(news.profile) ? undefined : lastListed(source, policy) ?? rulesListedInCommand(policy);
+    const listed = isUnknown(news.profile) ? undefined : (lastListed(source, policy) ?? rulesListedInCommand(policy));
     const others = listed?.filter((r) => r.id !== id).map((r) => ({ cidr: r.cidr, action: r.action }));
     report(urn, ruleAccessWords(policy, ruleEffect(others, before, after), others?.length));
   }
@@ -359,7 +532,10 @@ function shareListing(source: ConfigSource | undefined, policy: string): void {
   const listed = shared.has(policy) ? undefined : lastListed(source, policy);
   if (!listed) return;
   shared.add(policy);
-  noteRulesListed(policy, listed.map((r) => ({ id: r.id, cidr: r.cidr, action: r.action })));
+  noteRulesListed(
+    policy,
+    listed.map((r) => ({ id: r.id, cidr: r.cidr, action: r.action })),
+  );
 }
 
 // ---- CIDRs ------------------------------------------------------------------------------------

@@ -89,16 +89,22 @@ function schedule(limit: Limit, perWindow: number, at: number): void {
   if (at === Infinity || (limit.timer && limit.timerAt <= at)) return;
   if (limit.timer) clearTimeout(limit.timer);
   limit.timerAt = at;
-  limit.timer = setTimeout(() => {
-    limit.timer = undefined;
-    pump(limit, perWindow);
-  }, Math.max(0, at - Date.now()));
+  limit.timer = setTimeout(
+    () => {
+      limit.timer = undefined;
+      pump(limit, perWindow);
+    },
+    Math.max(0, at - Date.now()),
+  );
 }
 
 /** What the caller reports when the answer is in: its HTTP status (undefined: no answer), and a 429's wait (ms). */
 export type SlotDone = (status?: number, retryAfterMs?: number) => void;
 
-/** How long a request may wait for its slot: until a time, and no longer than requests are allowed (../engine stopSignal). */
+/**
+ * How long a request may wait for its slot: until a time, and
+ * no longer than requests are allowed (../engine stopSignal).
+ */
 export interface WaitLimit {
   until?: number;
   signal?: AbortSignal;
@@ -118,7 +124,11 @@ type Conn = { apiUrl: string; apiKey: string; maxRequestsPerMinute: number };
  * goes first. A wait that reaches `limit.until` (or would only end after it: a Retry-After), or whose
  * signal aborts, leaves the queue and rejects with a WaitEnded.
  */
-export async function takeRateSlot(conn: Conn, retry: boolean | number = false, limit: WaitLimit = {}): Promise<SlotDone> {
+export async function takeRateSlot(
+  conn: Conn,
+  retry: boolean | number = false,
+  limit: WaitLimit = {},
+): Promise<SlotDone> {
   const perWindow = conn.maxRequestsPerMinute;
   const account = accountLimit(conn);
   const entry = await queue(account, perWindow, Boolean(retry), limit);
@@ -136,7 +146,8 @@ export async function takeRateSlot(conn: Conn, retry: boolean | number = false, 
     const accepted = account.log.filter((e) => e.end !== Infinity && e.end + limiters().windowMs > now).length;
     limited(account.pace, now, entry.sent, retryAfterMs, accepted, perWindow, limiters().windowMs);
     // A wait that would end before the Retry-After does ends now.
-    for (const w of account.waiters.filter((x) => x.until !== undefined && x.until <= account.pace.blockedUntil)) w.leave();
+    for (const w of account.waiters.filter((x) => x.until !== undefined && x.until <= account.pace.blockedUntil))
+      w.leave();
     account.rateLimited++;
     remember(account);
     setTimeout(() => pump(account, perWindow), 0);
@@ -149,7 +160,15 @@ function accountLimit(conn: Conn): Limit {
   const key = accountOf(conn);
   if (accounts[key]) return accounts[key];
   const now = Date.now();
-  const limit: Limit = { account: key, log: [], waiters: [], pace: newPace(now), timerAt: 0, rateLimited: 0, unrecorded: [] };
+  const limit: Limit = {
+    account: key,
+    log: [],
+    waiters: [],
+    pace: newPace(now),
+    timerAt: 0,
+    rateLimited: 0,
+    unrecorded: [],
+  };
   const { windowMs } = limiters();
   const account = createHash("sha256").update(key).digest("hex").slice(0, 16);
   for (const { value } of records<Spent>("limiter")) {
@@ -177,7 +196,11 @@ function remember(limit: Limit, answeredAt?: number): void {
   const write = () => {
     limit.recording = undefined;
     const account = createHash("sha256").update(limit.account).digest("hex").slice(0, 16);
-    addRecord<Spent>("limiter", { account, answers: limit.unrecorded.splice(0), pace: limit.pace.peak === undefined ? undefined : limit.pace });
+    addRecord<Spent>("limiter", {
+      account,
+      answers: limit.unrecorded.splice(0),
+      pace: limit.pace.peak === undefined ? undefined : limit.pace,
+    });
   };
   if (answeredAt === undefined) {
     clearTimeout(limit.recording);
@@ -191,10 +214,12 @@ function remember(limit: Limit, answeredAt?: number): void {
 /** Joins the queue (a retry at its head: it waited its turn already) until let out, or until the wait ends. */
 function queue(limit: Limit, perWindow: number, retry: boolean, bounds: WaitLimit): Promise<Entry> {
   return new Promise<Entry>((resolve, reject) => {
-    const ended = (why: WaitEnded["waitEnded"]) => plainError(`the wait for the rate limit ended (${why})`, { waitEnded: why });
+    const ended = (why: WaitEnded["waitEnded"]) =>
+      plainError(`the wait for the rate limit ended (${why})`, { waitEnded: why });
     if (bounds.signal?.aborted) return reject(ended("stopped"));
     // (time up, or up before the account's Retry-After has passed)
-    if (bounds.until !== undefined && Math.max(Date.now(), limit.pace.blockedUntil) >= bounds.until) return reject(ended("time"));
+    if (bounds.until !== undefined && Math.max(Date.now(), limit.pace.blockedUntil) >= bounds.until)
+      return reject(ended("time"));
     // (each name declared before a closure uses it: Pulumi's closure serializer needs that)
     let timer: ReturnType<typeof setTimeout> | undefined = undefined;
     let onStop: () => void = () => {};
@@ -227,12 +252,30 @@ function queue(limit: Limit, perWindow: number, retry: boolean, bounds: WaitLimi
   });
 }
 
-/** The limiter's view of an account, for tests, benchmarks and progress lines (`rate`: requests per window; undefined: unpaced). */
-export function limiterState(conn: { apiUrl: string; apiKey: string; maxRequestsPerMinute?: number }): { inWindow: number; waiting: number; rate?: number; rateLimited: number; blocked: boolean } | undefined {
+/**
+ * The limiter's view of an account, for tests, benchmarks and
+ * progress lines (`rate`: requests per window; undefined: unpaced).
+ */
+export function limiterState(conn: {
+  apiUrl: string;
+  apiKey: string;
+  maxRequestsPerMinute?: number;
+}): { inWindow: number; waiting: number; rate?: number; rateLimited: number; blocked: boolean } | undefined {
   const limit = limiters().accounts[accountOf(conn)];
   const now = Date.now();
-  const rate = limit && conn.maxRequestsPerMinute ? rateAt(limit.pace, now, conn.maxRequestsPerMinute, limiters().windowMs) : undefined;
-  return limit && { inWindow: limit.log.length, waiting: limit.waiters.length, rate, rateLimited: limit.rateLimited, blocked: limit.pace.blockedUntil > now };
+  const rate =
+    limit && conn.maxRequestsPerMinute
+      ? rateAt(limit.pace, now, conn.maxRequestsPerMinute, limiters().windowMs)
+      : undefined;
+  return (
+    limit && {
+      inWindow: limit.log.length,
+      waiting: limit.waiters.length,
+      rate,
+      rateLimited: limit.rateLimited,
+      blocked: limit.pace.blockedUntil > now,
+    }
+  );
 }
 
 /** The window the limiter counts in (ms). */

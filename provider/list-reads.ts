@@ -47,7 +47,10 @@ interface Walk {
   /** Ids and groups asked for: their objects are kept from the next page on. */
   wantIds: Record<string, true>;
   wantGroups: Record<string, true>;
-  /** id → object, for the objects asked for, and every object while there are fewer than KEEP_ALL (ids come from the server: no prototype). */
+  /**
+   * id → object, for the objects asked for, and every object while there
+   * are fewer than KEEP_ALL (ids come from the server: no prototype).
+   */
   kept: Record<string, unknown>;
   keptCount: number;
   /** id → the key its page was read with (http/transport.ts ApiResponse.keyUsed), for kept objects. */
@@ -70,7 +73,10 @@ interface Walk {
 
 interface Cache {
   generation: number; // bumped by every write of this process
-  /** The generation of the last write of each group (a policy's rules); "": of a write of no group named (of every group). */
+  /**
+   * The generation of the last write of each group (a policy's
+   * rules); "": of a write of no group named (of every group).
+   */
   wrote: Record<string, number>;
   walks: Record<string, Walk>;
 }
@@ -89,7 +95,10 @@ export function listsChanged(group?: unknown): void {
   state.wrote[typeof group === "string" ? group : ""] = state.generation;
 }
 
-/** Pure: whether a write since the walk started (its generation) makes it stale for an asker of `group` (none: any object). */
+/**
+ * Pure: whether a write since the walk started (its generation)
+ * makes it stale for an asker of `group` (none: any object).
+ */
 function writtenSince(walkGeneration: number, state: Pick<Cache, "generation" | "wrote">, group?: string): boolean {
   if (group === undefined) return state.generation !== walkGeneration;
   return (state.wrote[""] ?? 0) > walkGeneration || (state.wrote[group] ?? 0) > walkGeneration;
@@ -119,14 +128,16 @@ export interface ListRead {
  * list proves nothing of the account.
  */
 function groupOf(list: string, item: unknown): string {
-  const group = list === IP_POLICY_RULES_PATH ? (item as { ip_policy?: { id?: unknown } } | null)?.ip_policy?.id : undefined;
+  const group =
+    list === IP_POLICY_RULES_PATH ? (item as { ip_policy?: { id?: unknown } } | null)?.ip_policy?.id : undefined;
   return typeof group === "string" ? group : "";
 }
 
 /** The object with this id, or undefined when it is gone (a believed 404 to its own GET). */
 export async function readObject<T>(id: string, r: ListRead): Promise<T | undefined> {
   if (process.env.ACCESSCTL_READ_MODE !== "get") {
-    const walk = await underWay(() => sharedWalk(r, { id }, "read")); // a read under way until its walk is done: see http/trust.ts believe404
+    // a read under way until its walk is done: see http/trust.ts believe404
+    const walk = await underWay(() => sharedWalk(r, { id }, "read"));
     // A walk that failed (not merely stopped early) is not taken at its word: every read does its GET.
     const listed = walk.error && !walk.error.partial ? undefined : walk.kept[id];
     if (listed !== undefined) {
@@ -155,7 +166,11 @@ export async function policyRulesOf(
   const walk = await sharedWalk(r, { group: ipPolicyId }, need);
   if (!walk.complete) {
     const cause = walk.error ?? failure("the walk of the list ended without an answer", {});
-    throw failure(`${options.what}: ${cause.message}`, { status: cause.status, errorCode: cause.errorCode, partial: cause.partial });
+    throw failure(`${options.what}: ${cause.message}`, {
+      status: cause.status,
+      errorCode: cause.errorCode,
+      partial: cause.partial,
+    });
   }
   proveKey(walk.groupKey[ipPolicyId]); // the key lists the policy's rules: it sees the account that holds the policy
   const rules: IpPolicyRuleBody[] = [];
@@ -165,14 +180,24 @@ export async function policyRulesOf(
   // Read before anyone asked for this policy (or without a field): each its own GET.
   for (const [id, group] of Object.entries(walk.passed)) {
     if (group !== ipPolicyId && group !== "") continue;
-    const res = await api<IpPolicyRuleBody>("GET", `${IP_POLICY_RULES_PATH}/${encodeURIComponent(id)}`, { what: `${options.what}: read IP policy rule ${id}`, allow404: true, expect: IP_POLICY_RULE_ANSWER, source });
+    const res = await api<IpPolicyRuleBody>("GET", `${IP_POLICY_RULES_PATH}/${encodeURIComponent(id)}`, {
+      what: `${options.what}: read IP policy rule ${id}`,
+      allow404: true,
+      expect: IP_POLICY_RULE_ANSWER,
+      source,
+    });
     if (res.status !== 404 && res.body.ip_policy.id === ipPolicyId) rules.push(res.body);
   }
   return rules;
 }
 
 const rulesRead = (source: ConfigSource | undefined, what: string): ListRead => ({
-  list: IP_POLICY_RULES_PATH, field: "ip_policy_rules", path: IP_POLICY_RULES_PATH, what, expect: IP_POLICY_RULE_ANSWER, source,
+  list: IP_POLICY_RULES_PATH,
+  field: "ip_policy_rules",
+  path: IP_POLICY_RULES_PATH,
+  what,
+  expect: IP_POLICY_RULE_ANSWER,
+  source,
 });
 
 /**
@@ -185,7 +210,10 @@ export function rulesListedSinceWrite(source: ConfigSource | undefined, ipPolicy
   return !!walk && whichWalk(walk, state, ipPolicyId, "anyAge", Date.now(), currentOperation()?.started);
 }
 
-/** What an asker takes a walk for: a read of a refresh, what a write is checked against, a view a later walk checks again. */
+/**
+ * What an asker takes a walk for: a read of a refresh, what a
+ * write is checked against, a view a later walk checks again.
+ */
 type Need = "read" | "fresh" | "anyAge";
 
 /** Pure: whether `walk` serves an asker with this need now (see the top of this file). */
@@ -204,7 +232,10 @@ function whichWalk(
   return !walk.finished || !!walk.complete;
 }
 
-/** The walk that serves this asker (joined, or started), once it has ended; the asker's interest is kept from the next page on. */
+/**
+ * The walk that serves this asker (joined, or started), once it
+ * has ended; the asker's interest is kept from the next page on.
+ */
 async function sharedWalk(r: ListRead, interest: Interest, need: Need): Promise<Walk> {
   const state = cache();
   const key = `${accountOf(connection(r.source))} ${r.list}`;
@@ -222,17 +253,36 @@ async function sharedWalk(r: ListRead, interest: Interest, need: Need): Promise<
 
 /** A walk of its own time (not its first asker's operation, which may end first): see http/pages.ts walkLimits. */
 function startWalk(r: ListRead, generation: number): Walk {
-  const walk: Walk = { generation, started: Date.now(), what: `list ${r.field === "keys" ? "API keys" : "IP policy rules"}`, wantIds: {}, wantGroups: {}, kept: {}, keptCount: 0, keyOf: {}, groupKey: {}, passed: {}, pages: 0, waiters: [], done: Promise.resolve() };
-  walk.done = inOperation(() => pagesOf(walk, r), r.walkBudgetMs).then(
-    () => void (walk.complete = true),
-    (e) => void (walk.error = e as ApiFailure),
-  ).finally(() => void (walk.finished = true));
+  const walk: Walk = {
+    generation,
+    started: Date.now(),
+    what: `list ${r.field === "keys" ? "API keys" : "IP policy rules"}`,
+    wantIds: {},
+    wantGroups: {},
+    kept: {},
+    keptCount: 0,
+    keyOf: {},
+    groupKey: {},
+    passed: {},
+    pages: 0,
+    waiters: [],
+    done: Promise.resolve(),
+  };
+  walk.done = inOperation(() => pagesOf(walk, r), r.walkBudgetMs)
+    .then(
+      () => void (walk.complete = true),
+      (e) => void (walk.error = e as ApiFailure),
+    )
+    .finally(() => void (walk.finished = true));
   return walk;
 }
 
 async function pagesOf(walk: Walk, r: ListRead): Promise<void> {
   const pageMs = r.walkBudgetMs === undefined ? walkLimits(r.source).pageMs : 0; // a budget given does not grow
-  for await (const page of listPages<Record<string, unknown>>(r.list, r.field, walk.what, r.source, { budgetMs: r.walkBudgetMs, unseen: true })) {
+  for await (const page of listPages<Record<string, unknown>>(r.list, r.field, walk.what, r.source, {
+    budgetMs: r.walkBudgetMs,
+    unseen: true,
+  })) {
     walk.pages++;
     for (const op of walk.waiters) growBound(op, pageMs, 1); // waiting for a page is the asker's work too
     for (const item of page.items) {

@@ -25,7 +25,10 @@ export const WITHIN_BYTES = 8 * 2 ** 20;
 
 interface Collector {
   gc?: () => void;
-  /** Bytes of heap in use after the last collection here (none yet: 0, so that the first operation over GROWTH_BYTES of heap collects). */
+  /**
+   * Bytes of heap in use after the last collection here (none yet: 0,
+   * so that the first operation over GROWTH_BYTES of heap collects).
+   */
   base: number;
   /** A collection is set for when the host has sent an answer. */
   pending?: boolean;
@@ -77,7 +80,10 @@ export function collectWithin(): void {
   else if (old - c.oldBase >= WITHIN_BYTES) collect(c);
 }
 
-/** After an operation: collect now if it grew the heap enough, and again once the host has turned its result into an answer and sent it. */
+/**
+ * After an operation: collect now if it grew the heap enough, and
+ * again once the host has turned its result into an answer and sent it.
+ */
 export function afterOperation(): void {
   collectIfGrown();
   const c = collector();

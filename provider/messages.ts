@@ -5,9 +5,12 @@ import { shapesOf } from "./access";
 
 /** A set's Delete refused in a job that holds to a reviewed plan (plan-file.ts setDeleteUnderRole). */
 export function holdRefusesDeleteWords(what: string, setting: string, file: string): string {
-  return `${what}: ${setting} (${file}) is set: this job deploys a reviewed plan, and no plan shows a set's delete ` +
-    "(a preview of a delete or a destroy saves none); nothing was deleted. Delete it (`pulumi destroy`, or `pulumi up` " +
-    `without the set) from a job that does not set ${setting}, after that job's own review`;
+  return (
+    `${what}: ${setting} (${file}) is set: this job deploys a reviewed plan, and no plan shows a set's delete ` +
+    "(a preview of a delete or a destroy saves none); nothing was deleted. Delete it (`pulumi destroy`, or `pulumi " +
+    "up` " +
+    `without the set) from a job that does not set ${setting}, after that job's own review`
+  );
 }
 
 /** `1 rule`, `2 rules`: the one plural helper. */

@@ -16,7 +16,9 @@ import { plainError } from "./errors";
 import { afterOperation } from "./memory";
 import { processState } from "./state";
 
-/** 10 minutes: a 300-rule set at the service's 120 requests a minute takes about 2.5 (100,000 rules listed: about 8.5). */
+/**
+ * 10 minutes: a 300-rule set at the service's 120 requests a minute takes about 2.5 (100,000 rules listed: about 8.5).
+ */
 export const DEFAULT_OPERATION_BOUND_MS = 10 * 60_000;
 export const OPERATION_BOUND_SETTING = "ACCESSCTL_OPERATION_TIMEOUT";
 
@@ -35,7 +37,9 @@ export interface Operation {
 }
 
 function storage(): AsyncLocalStorage<Operation> {
-  return processState<{ als: AsyncLocalStorage<Operation> }>("operation", () => ({ als: new AsyncLocalStorage<Operation>() })).als;
+  return processState<{ als: AsyncLocalStorage<Operation> }>("operation", () => ({
+    als: new AsyncLocalStorage<Operation>(),
+  })).als;
 }
 
 /** The bound of one operation: ACCESSCTL_OPERATION_TIMEOUT (seconds, at least 1), else 10 minutes. */
@@ -44,7 +48,10 @@ export function operationBoundMs(): number {
   if (text === undefined || text.trim() === "") return DEFAULT_OPERATION_BOUND_MS;
   const seconds = Number(text);
   if (!Number.isFinite(seconds) || seconds < 1) {
-    throw plainError(`${OPERATION_BOUND_SETTING}: expected a number of seconds (at least 1), got ${JSON.stringify(text)}`, {});
+    throw plainError(
+      `${OPERATION_BOUND_SETTING}: expected a number of seconds (at least 1), got ${JSON.stringify(text)}`,
+      {},
+    );
   }
   return seconds * 1000;
 }
@@ -59,11 +66,20 @@ export function inOperation<T>(fn: () => Promise<T>, boundMs?: number, kind?: Op
   }
   const started = Date.now();
   // What a large operation leaves is collected before the host answers, and after (memory.ts).
-  const op: Operation = { ...(kind ? { kind } : {}), started, deadline: started + bound, boundMs: bound, grown: { ms: 0, pages: 0 } };
+  const op: Operation = {
+    ...(kind ? { kind } : {}),
+    started,
+    deadline: started + bound,
+    boundMs: bound,
+    grown: { ms: 0, pages: 0 },
+  };
   return storage().run(op, fn).finally(afterOperation);
 }
 
-/** Runs a write (create, update, delete) as one operation: refused, before it starts, in a job that saves a plan for review (config.ts). */
+/**
+ * Runs a write (create, update, delete) as one operation: refused,
+ * before it starts, in a job that saves a plan for review (config.ts).
+ */
 export function inWriteOperation<T>(fn: () => Promise<T>, kind: OperationKind): Promise<T> {
   try {
     refuseWriteWhenSaving();
@@ -78,7 +94,10 @@ export function currentOperation(): Operation | undefined {
   return storage().getStore();
 }
 
-/** The bound grows by `ms`, the time `pages` pages of a list take at the pace: the operation read them or waited for them. */
+/**
+ * The bound grows by `ms`, the time `pages` pages of a list
+ * take at the pace: the operation read them or waited for them.
+ */
 export function growBound(op: Operation, ms: number, pages: number): void {
   op.deadline += ms;
   op.grown.ms += ms;
@@ -99,8 +118,12 @@ export function boundText(op: Pick<Operation, "boundMs"> & { grown?: Operation["
 
 /** What to do when an operation's bound is spent. */
 export function boundHint(rateLimited: boolean): string {
-  return (rateLimited ? "the service kept answering 429 (another client is using the account's rate limit): run again when it is quieter, or lower accessctl:maxRequestsPerMinute; " : "") +
-    `what was done is recorded: run the command again to go on, or raise ${OPERATION_BOUND_SETTING} (seconds)`;
+  return (
+    (rateLimited
+      ? "the service kept answering 429 (another client is using the account's rate limit): run again when it is " +
+        "quieter, or lower accessctl:maxRequestsPerMinute; "
+      : "") + `what was done is recorded: run the command again to go on, or raise ${OPERATION_BOUND_SETTING} (seconds)`
+  );
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any module operation; its arguments are passed on
@@ -115,9 +138,9 @@ function operate(fn: Fn, args: unknown[], kind: OperationKind): Promise<unknown>
 /**
  * The provider module with each operation bounded (the plugin's server, in process): the same
  * functions, each run by inOperation. The dynamic host, whose provider Pulumi serializes, gets
- * provider/bounded/<module>.ts instead, plain modules serialized as the others are. (Written out one by one, each naming what it captures at its
- * top: Pulumi's closure serializer keeps one value per captured name, so closures made in a loop
- * would all call the same function, and it misses a name used only in a nested closure.)
+ * provider/bounded/<module>.ts instead, plain modules serialized as the others are. (Written out one by one, each
+ * naming what it captures at its top: Pulumi's closure serializer keeps one value per captured name, so closures made
+ * in a loop would all call the same function, and it misses a name used only in a nested closure.)
  */
 export function bounded<M extends object>(module: M): M {
   const m = module as unknown as Partial<Record<"check" | "diff" | "create" | "read" | "update" | "delete", Fn>>;

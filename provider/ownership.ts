@@ -61,9 +61,14 @@ export interface CreateAttempt {
   kind: string;
   /** When the request was sent, on this process's clock (Date.now()). */
   sentAt: number;
-  /** When its failure came back, on this process's clock: what was made after that, it did not make (as far as the service's answer tells). */
+  /**
+   * When its failure came back, on this process's clock: what was made
+   * after that, it did not make (as far as the service's answer tells).
+   */
   failedAt?: number;
-  /** Every field sent, in the form the service shows it (canonical); undefined: not known (e.g. the caller's principal). */
+  /**
+   * Every field sent, in the form the service shows it (canonical); undefined: not known (e.g. the caller's principal).
+   */
   sent: Record<string, string | undefined>;
 }
 
@@ -82,24 +87,41 @@ export interface Candidate {
  * be proven); have every field sent; and not be managed by another resource of this run. Whatever
  * cannot be proven (an unknown clock or field) is a reason.
  */
-export function whyNotMadeBy(attempt: CreateAttempt, found: Candidate, upperOffsetMs: number | undefined, lowerOffsetMs?: number): string | undefined {
+export function whyNotMadeBy(
+  attempt: CreateAttempt,
+  found: Candidate,
+  upperOffsetMs: number | undefined,
+  lowerOffsetMs?: number,
+): string | undefined {
   if (claimed(attempt.kind, found.id)) return "another resource of this stack manages it";
-  if (upperOffsetMs === undefined) return "the service's clock is unknown (its answers have no Date header), so its creation time proves nothing";
+  if (upperOffsetMs === undefined)
+    return "the service's clock is unknown (its answers have no Date header), so its creation time proves nothing";
   const since = attempt.sentAt + upperOffsetMs;
   const created = Date.parse(found.createdAt);
   if (!Number.isFinite(created)) return `its created_at ${JSON.stringify(found.createdAt)} is not a time`;
-  if (created < since) return `it was created at ${found.createdAt}, not provably after this create was sent (at the latest ${new Date(since).toISOString()} on the service's clock)`;
+  if (created < since)
+    return (
+      `it was created at ${found.createdAt}, not provably after this create was sent (at the latest ` +
+      `${new Date(since).toISOString()} on the service's clock)`
+    );
   // And before the failure came back (at the earliest, on the service's clock): an identical object
   // another stack made after that is theirs.
   if (attempt.failedAt !== undefined) {
-    if (lowerOffsetMs === undefined) return "the service's clock is unknown, so nothing proves it was created before this create's failure came back";
+    if (lowerOffsetMs === undefined)
+      return "the service's clock is unknown, so nothing proves it was created before this create's failure came back";
     const until = attempt.failedAt + lowerOffsetMs;
     // A time shown in whole seconds (or tenths…) may be up to that much behind the moment it names.
-    if (created + timeResolution(found.createdAt) - 1 > until) return `it was created at ${found.createdAt}, after this create's failure came back (${new Date(until).toISOString()} on the service's clock at the earliest)`;
+    if (created + timeResolution(found.createdAt) - 1 > until)
+      return (
+        `it was created at ${found.createdAt}, after this create's failure came back (` +
+        `${new Date(until).toISOString()} on the service's clock at the earliest)`
+      );
   }
   for (const [field, value] of Object.entries(attempt.sent)) {
-    if (value === undefined) return `its ${field} cannot be checked (${field} ${found.fields[field]} is not known to be the caller's)`;
-    if (found.fields[field] !== value) return `its ${field} is ${JSON.stringify(found.fields[field])}, not ${JSON.stringify(value)}`;
+    if (value === undefined)
+      return `its ${field} cannot be checked (${field} ${found.fields[field]} is not known to be the caller's)`;
+    if (found.fields[field] !== value)
+      return `its ${field} is ${JSON.stringify(found.fields[field])}, not ${JSON.stringify(value)}`;
   }
   return undefined;
 }
@@ -152,7 +174,10 @@ export function objectExists(err: Error, id: string, properties: object, inputs:
 export function adoptGone(id: string, noun: string): (e: Error & { status?: number }) => never {
   return (e) => {
     if (e.status !== 404) throw e;
-    throw setMessage(e, `${e.message}; adoptId "${id}" names no existing ${noun}: remove adoptId to let Pulumi create a new ${noun}`);
+    throw setMessage(
+      e,
+      `${e.message}; adoptId "${id}" names no existing ${noun}: remove adoptId to let Pulumi create a new ${noun}`,
+    );
   };
 }
 
@@ -169,17 +194,29 @@ export function adoptExistingAllowed(): boolean {
  * Returns the failure's reason, or undefined.
  */
 export function claimPolicy(kind: "set" | "rule", label: string, ipPolicyId: string): string | undefined {
-  const owners = (k: "set" | "rule") => engineRecords(`policy-${k}s`).filter((v) => v.startsWith(`${ipPolicyId}\t`)).map((v) => v.slice(ipPolicyId.length + 1));
+  const owners = (k: "set" | "rule") =>
+    engineRecords(`policy-${k}s`)
+      .filter((v) => v.startsWith(`${ipPolicyId}\t`))
+      .map((v) => v.slice(ipPolicyId.length + 1));
   const set = owners("set").find((s) => s !== label);
   if (kind === "set" && set !== undefined) {
-    return `the ${set} also manages the rules of IP policy ${ipPolicyId}; a set owns every rule of its policy, so the two sets would delete each other's rules. Declare the rules in one set, or use another policy`;
+    return (
+      `the ${set} also manages the rules of IP policy ${ipPolicyId}; a set owns every rule of its policy, so ` +
+      `the two sets would delete each other's rules. Declare the rules in one set, or use another policy`
+    );
   }
   const rule = owners("rule")[0];
   if (kind === "set" && rule !== undefined) {
-    return `the ${rule} also manages a rule of IP policy ${ipPolicyId}; a set owns every rule of its policy, so the set would delete that rule at every up. Declare the rule in the set's rules instead, or use another policy`;
+    return (
+      `the ${rule} also manages a rule of IP policy ${ipPolicyId}; a set owns every rule of its policy, so the ` +
+      `set would delete that rule at every up. Declare the rule in the set's rules instead, or use another policy`
+    );
   }
   if (kind === "rule" && set !== undefined) {
-    return `IP policy ${ipPolicyId} is owned by the ${set}, which would delete this rule at every up; declare it in the set's rules instead, or use another policy`;
+    return (
+      `IP policy ${ipPolicyId} is owned by the ${set}, which would delete this rule at every up; declare it in ` +
+      `the set's rules instead, or use another policy`
+    );
   }
   // Only what passed: the resource that failed is not in the run.
   if (!owners(kind).includes(label)) addRecord(`policy-${kind}s`, `${ipPolicyId}\t${label}`);
@@ -241,7 +278,9 @@ export function ruleIdentity(ipPolicyId: string, cidr: string, action: string): 
   return ["ip-policy-rule", ipPolicyId, cidr, action];
 }
 
-/** Who a resource is, from its URN (`urn:pulumi:<stack>::<project>::<parent$type>::<name>`): the same on either host. */
+/**
+ * Who a resource is, from its URN (`urn:pulumi:<stack>::<project>::<parent$type>::<name>`): the same on either host.
+ */
 export function ownerOf(urn: unknown): Omit<Marker, "attempt"> {
   if (typeof urn !== "string" || !urn.startsWith("urn:pulumi:")) return {};
   const [stack, project, type, ...name] = urn.slice("urn:pulumi:".length).split("::");
@@ -295,9 +334,7 @@ export type Unverified = "no-team-key" | "unsigned" | "bad-signature" | "other-r
 
 /** What a marker on a rule proves (markerVerdict). `until`: the end of the grace, on the service's clock (RFC 3339). */
 export type MarkerVerdict =
-  | { kind: "verified" }
-  | { kind: "pending"; until: string }
-  | { kind: "unverified"; because: Unverified };
+  { kind: "verified" } | { kind: "pending"; until: string } | { kind: "unverified"; because: Unverified };
 
 /** A rule as a verdict needs it: its id and the service's created_at. */
 export interface RuleMade {
@@ -430,7 +467,10 @@ export function othersMarker(marker: Marker | undefined, urn: unknown): Marker |
 /** How a marker names its maker in messages: `IpPolicyRuleSet office of stack proj/prod`. */
 export function makerName(m: Marker): string {
   const [type, name] = (m.resource ?? "").split("::");
-  return `${m.resource ? `${shown(type)} ${shown(name ?? "")}` : "a resource"}${m.stack ? ` of stack ${shown(m.stack)}` : ""}`;
+  return (
+    `${m.resource ? `${shown(type)} ${shown(name ?? "")}` : "a resource"}` +
+    `${m.stack ? ` of stack ${shown(m.stack)}` : ""}`
+  );
 }
 
 /**
@@ -445,11 +485,16 @@ function shown(text: string): string {
 /** Why a marker did not verify, in words. */
 export function unverifiedWhy(because: Unverified): string {
   switch (because) {
-    case "no-team-key": return "no team key is set (accessctl:teamKey or ACCESSCTL_TEAM_KEY)";
-    case "unsigned": return "it is not signed";
-    case "bad-signature": return "its signature does not match this rule and the team key";
-    case "other-rule": return "its signature is bound to another rule";
-    case "never-bound": return "it was signed before its rule id was known and never bound to it";
+    case "no-team-key":
+      return "no team key is set (accessctl:teamKey or ACCESSCTL_TEAM_KEY)";
+    case "unsigned":
+      return "it is not signed";
+    case "bad-signature":
+      return "its signature does not match this rule and the team key";
+    case "other-rule":
+      return "its signature is bound to another rule";
+    case "never-bound":
+      return "it was signed before its rule id was known and never bound to it";
   }
 }
 
@@ -458,7 +503,10 @@ export function claimText(m: Marker, because: Unverified): string {
   return `claims ${makerName(m)}: not verified (${unverifiedWhy(because)})`;
 }
 
-/** A pending claim in words: `pending: signed by IpPolicyRule p of stack shop/b before its id was known, left alone until …` */
+/**
+ * A pending claim in words: `pending: signed by IpPolicyRule p
+ * of stack shop/b before its id was known, left alone until …`
+ */
 export function pendingText(m: Marker, until: string): string {
   return `pending: signed by ${makerName(m)} before its id was known, left alone until ${until}`;
 }

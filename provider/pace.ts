@@ -20,11 +20,19 @@
 
 /** The cut on a 429: the rate goes to BETA of its peak (SHARE of what this process got accepted in the last window). */
 export const BETA = 0.85;
-/** Seconds back to the peak after a cut (the cubic's flat middle): 15% above it after twice that, doubled after three times. */
+/**
+ * Seconds back to the peak after a cut (the cubic's flat middle):
+ * 15% above it after twice that, doubled after three times.
+ */
 export const BACK = 30;
-/** The peak, the rate a 429 finds, is this much of what this process got accepted in the last window: room for jitter. */
+/**
+ * The peak, the rate a 429 finds, is this much of what this process got accepted in the last window: room for jitter.
+ */
 export const SHARE = 0.9;
-/** The slow start: from this much of the budget's steady pace, doubled every SLOW_START_DOUBLING seconds, unpaced at 8 times it. */
+/**
+ * The slow start: from this much of the budget's steady pace,
+ * doubled every SLOW_START_DOUBLING seconds, unpaced at 8 times it.
+ */
 export const SLOW_START = 0.5;
 export const SLOW_START_DOUBLING = 2;
 
@@ -78,7 +86,15 @@ export function sent(p: Pace, now: number, perWindow: number, windowMs: number, 
  * `accepted`, what this process got accepted in the last window (its share of the account), or of
  * its rate if that is less.
  */
-export function limited(p: Pace, now: number, sentAt: number, retryAfterMs: number, accepted: number, perWindow: number, windowMs: number): void {
+export function limited(
+  p: Pace,
+  now: number,
+  sentAt: number,
+  retryAfterMs: number,
+  accepted: number,
+  perWindow: number,
+  windowMs: number,
+): void {
   const until = Math.max(p.blockedUntil, now + retryAfterMs);
   if (sentAt < p.cutAt) {
     // (the regrowth waits too: nothing is learned while every request waits)

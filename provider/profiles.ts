@@ -8,7 +8,10 @@ import { isUnknown } from "./validate";
 /** Profile names: letters, digits, - and _, so that each maps to one environment variable prefix. */
 export const PROFILE_PATTERN = /^[A-Za-z][A-Za-z0-9_-]{0,62}$/;
 
-/** check(): fails preview when no request could be made for the resource's account (no URL or key, a bad URL). No network. */
+/**
+ * check(): fails preview when no request could be made for the
+ * resource's account (no URL or key, a bad URL). No network.
+ */
 export function checkConnection(news: { profile?: unknown }, failures: { property: string; reason: string }[]): void {
   if (isUnknown(news.profile)) return;
   try {
@@ -28,9 +31,16 @@ export interface ProfileInput {
   profile?: string;
 }
 
-/** The `profile` entry of every resource's table of fields: a name, never a URL or a key; another account means another object. */
+/**
+ * The `profile` entry of every resource's table of fields: a name,
+ * never a URL or a key; another account means another object.
+ */
 export const PROFILE_FIELD = {
-  check: (p: unknown) => (p === "" || (typeof p === "string" && PROFILE_PATTERN.test(p)) ? undefined : "must be the name of an account profile (letters, digits, - and _), e.g. \"staging\"; its URL and key come from accessctl:profiles or ACCESSCTL_<PROFILE>_API_URL/_API_KEY"),
+  check: (p: unknown) =>
+    p === "" || (typeof p === "string" && PROFILE_PATTERN.test(p))
+      ? undefined
+      : 'must be the name of an account profile (letters, digits, - and _), e.g. "staging"; its URL and key come ' +
+        "from accessctl:profiles or ACCESSCTL_<PROFILE>_API_URL/_API_KEY",
   same: (a: unknown, b: unknown) => (a || "") === (b || ""),
   onChange: "replace",
 } as const;
@@ -40,7 +50,14 @@ export const PROFILE_FIELD = {
  * takeOver, profile, triggers, the URN messages about the resource go to (__urn), and which inputs
  * the program made secret (__secrets: their old values are secret too).
  */
-export function keptInputs(inputs: Props): { adoptId?: string; takeOver?: boolean; profile?: string; triggers?: unknown[]; __urn?: string; __secrets?: string[] } {
+export function keptInputs(inputs: Props): {
+  adoptId?: string;
+  takeOver?: boolean;
+  profile?: string;
+  triggers?: unknown[];
+  __urn?: string;
+  __secrets?: string[];
+} {
   return {
     ...(inputs.adoptId ? { adoptId: inputs.adoptId } : {}),
     ...(inputs.takeOver === true ? { takeOver: true } : {}),

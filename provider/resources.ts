@@ -42,7 +42,10 @@ export interface ResourceEntry {
   name: string;
   /** The plugin's type token, `accessctl:index:<name>`. */
   token: string;
-  /** The type of the dynamic resource of this name (`pulumi-nodejs:dynamic/accessctl:<name>`): the plugin's classes alias it. */
+  /**
+   * The type of the dynamic resource of this name
+   * (`pulumi-nodejs:dynamic/accessctl:<name>`): the plugin's classes alias it.
+   */
   dynamicType: string;
   /** The provider module. */
   load(): ProviderModule<Props, Props>;
@@ -50,7 +53,10 @@ export interface ResourceEntry {
   outputs: readonly string[];
   /** Outputs that are secrets whatever the inputs (Pulumi's additionalSecretOutputs); the schema marks them secret. */
   secretOutputs?: readonly string[];
-  /** Properties whose diff Pulumi would print whole, every element: the provider shows their changes itself (the hideDiffs option). */
+  /**
+   * Properties whose diff Pulumi would print whole, every element:
+   * the provider shows their changes itself (the hideDiffs option).
+   */
   hideDiffs?: readonly string[];
   example: ResourceExample;
 }
@@ -72,14 +78,30 @@ type OutputName<T> = Exclude<keyof T & string, `__${string}`>;
 
 /** Every output of T, each once: one left out is a compile error naming it (`missing`). */
 function outputsOf<T>() {
-  return <const K extends readonly OutputName<T>[]>(names: K, ..._all: [Exclude<OutputName<T>, K[number]>] extends [never] ? [] : [missing: Exclude<OutputName<T>, K[number]>]) => names;
+  return <const K extends readonly OutputName<T>[]>(
+    names: K,
+    ..._all: [Exclude<OutputName<T>, K[number]>] extends [never] ? [] : [missing: Exclude<OutputName<T>, K[number]>]
+  ) => names;
 }
 
 /** An example typed by the resource's inputs and outputs. */
-const example = <Inputs, Outputs>(e: { name: string; inputs: Partial<Inputs>; exports: Record<string, OutputName<Outputs> | "id">; get: string }): ResourceExample => e;
+const example = <Inputs, Outputs>(e: {
+  name: string;
+  inputs: Partial<Inputs>;
+  exports: Record<string, OutputName<Outputs> | "id">;
+  get: string;
+}): ResourceExample => e;
 
-function resource<const Name extends string, const Entry extends Omit<ResourceEntry, "name" | "token" | "dynamicType">>(name: Name, entry: Entry) {
-  return { name, token: `${PACKAGE}:${MODULE}:${name}` as const, dynamicType: `pulumi-nodejs:dynamic/${PACKAGE}:${name}` as const, ...entry };
+function resource<const Name extends string, const Entry extends Omit<ResourceEntry, "name" | "token" | "dynamicType">>(
+  name: Name,
+  entry: Entry,
+) {
+  return {
+    name,
+    token: `${PACKAGE}:${MODULE}:${name}` as const,
+    dynamicType: `pulumi-nodejs:dynamic/${PACKAGE}:${name}` as const,
+    ...entry,
+  };
 }
 
 function fn<const Name extends string>(name: Name, entry: Omit<FunctionEntry, "name" | "token">) {
@@ -89,7 +111,17 @@ function fn<const Name extends string>(name: Name, entry: Omit<FunctionEntry, "n
 export const RESOURCES = {
   ApiKey: resource("ApiKey", {
     load: (): ProviderModule<apiKey.ApiKeyInputs, apiKey.ApiKeyOutputs> => modules.apiKey(),
-    outputs: outputsOf<apiKey.ApiKeyOutputs>()(["description", "metadata", "ownerId", "uri", "createdAt", "token", "adoptId", "triggers", "profile"]),
+    outputs: outputsOf<apiKey.ApiKeyOutputs>()([
+      "description",
+      "metadata",
+      "ownerId",
+      "uri",
+      "createdAt",
+      "token",
+      "adoptId",
+      "triggers",
+      "profile",
+    ]),
     secretOutputs: ["token"],
     example: example<apiKey.ApiKeyInputs, apiKey.ApiKeyOutputs>({
       name: "ci",
@@ -99,8 +131,20 @@ export const RESOURCES = {
     }),
   }),
   IpPolicyRule: resource("IpPolicyRule", {
-    load: (): ProviderModule<ipPolicyRule.IpPolicyRuleInputs, ipPolicyRule.IpPolicyRuleOutputs> => modules.ipPolicyRule(),
-    outputs: outputsOf<ipPolicyRule.IpPolicyRuleOutputs>()(["ipPolicyId", "ipPolicy", "cidr", "action", "description", "metadata", "uri", "createdAt", "adoptId", "profile"]),
+    load: (): ProviderModule<ipPolicyRule.IpPolicyRuleInputs, ipPolicyRule.IpPolicyRuleOutputs> =>
+      modules.ipPolicyRule(),
+    outputs: outputsOf<ipPolicyRule.IpPolicyRuleOutputs>()([
+      "ipPolicyId",
+      "ipPolicy",
+      "cidr",
+      "action",
+      "description",
+      "metadata",
+      "uri",
+      "createdAt",
+      "adoptId",
+      "profile",
+    ]),
     example: example<ipPolicyRule.IpPolicyRuleInputs, ipPolicyRule.IpPolicyRuleOutputs>({
       name: "office",
       inputs: { ipPolicyId: "ipp_…", cidr: "203.0.113.0/24", action: "allow", description: "HQ" },
@@ -109,7 +153,11 @@ export const RESOURCES = {
     }),
   }),
   IpPolicyRuleSet: resource("IpPolicyRuleSet", {
-    load: (): ProviderModule<ipPolicyRuleSet.IpPolicyRuleSetInputs, ipPolicyRuleSet.IpPolicyRuleSetOutputs, ipPolicyRuleSet.CheckedRuleSetInputs> => modules.ipPolicyRuleSet(),
+    load: (): ProviderModule<
+      ipPolicyRuleSet.IpPolicyRuleSetInputs,
+      ipPolicyRuleSet.IpPolicyRuleSetOutputs,
+      ipPolicyRuleSet.CheckedRuleSetInputs
+    > => modules.ipPolicyRuleSet(),
     outputs: outputsOf<ipPolicyRuleSet.IpPolicyRuleSetOutputs>()(["ipPolicyId", "rules", "takeOver", "profile"]),
     // Pulumi's diff of a map prints every entry, changed or not (300 lines for one rule added by
     // hand): the provider's plan, shown under the resource, names each changed rule instead.
@@ -129,7 +177,13 @@ export const RESOURCES = {
   }),
   TlsEdgeMutualTls: resource("TlsEdgeMutualTls", {
     load: (): ProviderModule<mtls.TlsEdgeMutualTlsInputs, mtls.TlsEdgeMutualTlsOutputs> => modules.mtls(),
-    outputs: outputsOf<mtls.TlsEdgeMutualTlsOutputs>()(["edgeId", "enabled", "certificateAuthorityIds", "certificateAuthorities", "profile"]),
+    outputs: outputsOf<mtls.TlsEdgeMutualTlsOutputs>()([
+      "edgeId",
+      "enabled",
+      "certificateAuthorityIds",
+      "certificateAuthorities",
+      "profile",
+    ]),
     example: example<mtls.TlsEdgeMutualTlsInputs, mtls.TlsEdgeMutualTlsOutputs>({
       name: "edge",
       inputs: { edgeId: "edgtls_…", certificateAuthorityIds: ["ca_…"], enabled: true },
@@ -153,4 +207,3 @@ export const FUNCTIONS = {
     example: { name: "apiKeys", args: {} },
   }),
 } satisfies Record<string, FunctionEntry>;
-

@@ -24,14 +24,18 @@ export interface RunRecord<T = string> {
 
 /** [list, engine, value]: a value is a string or a JSON value of the list's own type. */
 type Line = [string, string, unknown];
-const isLine = (l: unknown): l is Line => Array.isArray(l) && l.length === 3 && typeof l[0] === "string" && typeof l[1] === "string";
+const isLine = (l: unknown): l is Line =>
+  Array.isArray(l) && l.length === 3 && typeof l[0] === "string" && typeof l[1] === "string";
 
 interface Cache {
   file?: string | null;
   size: number;
   lines: Line[];
   local: Line[];
-  /** Why the processes of this command cannot share their records (no private directory, a write that failed), once that is so. */
+  /**
+   * Why the processes of this command cannot share their records
+   * (no private directory, a write that failed), once that is so.
+   */
   unshared?: string;
 }
 
@@ -51,7 +55,8 @@ function runFile(): string | undefined {
   const dir = pulumi && pulumi.started ? privateDir() : undefined; // without a start time, a reused PID would share
   state.file = dir ? path.join(dir, `run-${pulumi!.pid}-${pulumi!.started}.jsonl`) : null;
   if (!state.file) return undefined;
-  // The command ended (pulumi killed): nothing will read the record (else the next command's first provider removes it).
+  // The command ended (pulumi killed): nothing will read the
+  // record (else the next command's first provider removes it).
   processState("run-record-exit", () => (process.once("exit", () => engineGone() && removeRecord()), {}));
   removeFinished(dir!, path.basename(state.file));
   const early = state.local.splice(0);
@@ -74,7 +79,8 @@ function privateDir(): string | undefined {
   }
   try {
     const st = fs.lstatSync(dir);
-    if (!st.isDirectory() || (uid !== undefined && (st.uid !== uid || (st.mode & 0o077) !== 0))) return warnOnce(plainError(`${dir} is not a directory only this user can write`));
+    if (!st.isDirectory() || (uid !== undefined && (st.uid !== uid || (st.mode & 0o077) !== 0)))
+      return warnOnce(plainError(`${dir} is not a directory only this user can write`));
   } catch (e) {
     return warnOnce(e);
   }
@@ -83,7 +89,11 @@ function privateDir(): string | undefined {
 
 function warnOnce(e: unknown): undefined {
   const state = cache();
-  if (!state.unshared) toStderr(`accessctl: the provider processes of this command cannot share what they recorded (${(e as Error).message}); a set's update writes nothing\n`);
+  if (!state.unshared)
+    toStderr(
+      `accessctl: the provider processes of this command cannot share what they recorded (${(e as Error).message}); ` +
+        `a set's update writes nothing\n`,
+    );
   state.unshared ??= (e as Error).message;
   return undefined;
 }
@@ -158,7 +168,9 @@ export function addRecord<T = string>(list: string, value: T): void {
 
 /** The list `list` of this command, in the order written, by every process of it. */
 export function records<T = string>(list: string): RunRecord<T>[] {
-  return all().filter(([l]) => l === list).map(([, engine, value]) => ({ engine, value: value as T }));
+  return all()
+    .filter(([l]) => l === list)
+    .map(([, engine, value]) => ({ engine, value: value as T }));
 }
 
 /**
@@ -167,7 +179,9 @@ export function records<T = string>(list: string): RunRecord<T>[] {
  */
 export function engineRecords(list: string): string[] {
   const me = recordEngine();
-  return records(list).filter((r) => r.engine === me).map((r) => r.value);
+  return records(list)
+    .filter((r) => r.engine === me)
+    .map((r) => r.value);
 }
 
 function all(): Line[] {
@@ -196,7 +210,10 @@ function all(): Line[] {
   return state.lines;
 }
 
-/** A policy's rules as a walk of one engine of this command found them: ids only (what the record may hold: ownership.md). */
+/**
+ * A policy's rules as a walk of one engine of this command
+ * found them: ids only (what the record may hold: ownership.md).
+ */
 interface Listed {
   policy: string;
   ids: string[];
@@ -210,10 +227,15 @@ export function noteListed(policy: string, ids: string[]): void {
   addRecord<Listed>("listed", { policy, ids });
 }
 
-/** The ids of a policy's rules as the last walk of another engine of this command (the preview's) found them; or undefined. */
+/**
+ * The ids of a policy's rules as the last walk of another engine
+ * of this command (the preview's) found them; or undefined.
+ */
 export function listedElsewhere(policy: string): string[] | undefined {
   const me = recordEngine();
-  return records<Listed>("listed").filter((r) => r.engine !== me && r.value?.policy === policy).pop()?.value.ids;
+  return records<Listed>("listed")
+    .filter((r) => r.engine !== me && r.value?.policy === policy)
+    .pop()?.value.ids;
 }
 
 /** A policy's rules as a walk of one engine of this command listed them: ids, CIDRs, actions (the record may hold). */
@@ -232,5 +254,7 @@ export function noteRulesListed(policy: string, rules: RulesListed["rules"]): vo
 
 /** A policy's rules as the last walk of an engine of this command listed them; or undefined: none did. */
 export function rulesListedInCommand(policy: string): RulesListed["rules"] | undefined {
-  return records<RulesListed>("rules-listed").filter((r) => r.value?.policy === policy).pop()?.value.rules;
+  return records<RulesListed>("rules-listed")
+    .filter((r) => r.value?.policy === policy)
+    .pop()?.value.rules;
 }

@@ -12,6 +12,7 @@ export function isSecretValue(value: unknown): value is { value: unknown } {
 export function unwrapSecrets(value: unknown): any {
   if (isSecretValue(value)) return unwrapSecrets(value.value);
   if (Array.isArray(value)) return value.map(unwrapSecrets);
-  if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, unwrapSecrets(v)]));
+  if (value !== null && typeof value === "object")
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, unwrapSecrets(v)]));
   return value;
 }

@@ -3,8 +3,8 @@
 // variable: only globalThis is shared between them. Every value lives under one key,
 // Symbol.for("@accessctl/pulumi/state/v<STATE_VERSION>"), made inside the function because Pulumi's
 // closure serializer cannot serialize a captured symbol (and module scope holds no Set/Map/class
-// instance for the same reason: see docs/design/plugin.md, "The dynamic host"). The version in the key changes with the shape
-// of any value, so that another copy of this package in the process never reads a shape it does not know.
+// instance for the same reason: see docs/design/plugin.md, "The dynamic host"). The version in the key changes with the
+// shape of any value, so that another copy of this package in the process never reads a shape it does not know.
 // Each module reads its own value through a typed accessor of its own (e.g. ownership.ts ownership()).
 
 const STATE_VERSION = 1;

@@ -2,9 +2,25 @@
 // (so creating one takes over whatever module the edge had); the resource id is the edge id.
 // This module is the dynamic provider itself (see provider/api-key.ts).
 import { ID_PREFIX } from "../contract/common";
-import { MUTUAL_TLS_ANSWER, MUTUAL_TLS_ENABLED_DEFAULT, MUTUAL_TLS_PATH_SUFFIX, MutualTlsBody, MutualTlsReplaceBody, TLS_EDGES_PATH } from "../contract/tls-edge-mutual-tls";
+import {
+  MUTUAL_TLS_ANSWER,
+  MUTUAL_TLS_ENABLED_DEFAULT,
+  MUTUAL_TLS_PATH_SUFFIX,
+  MutualTlsBody,
+  MutualTlsReplaceBody,
+  TLS_EDGES_PATH,
+} from "../contract/tls-edge-mutual-tls";
 import { api, apiPath } from "./http/api";
-import { changedFields, checkFields, Fields, liveInputs, outputsOf, propertyDiff, Reference, updateBody } from "./fields";
+import {
+  changedFields,
+  checkFields,
+  Fields,
+  liveInputs,
+  outputsOf,
+  propertyDiff,
+  Reference,
+  updateBody,
+} from "./fields";
 import { report } from "./engine";
 import { claim, claimed } from "./ownership";
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
@@ -37,8 +53,13 @@ function authorityIds(ids: unknown): string | CheckFailure[] {
   const failures: CheckFailure[] = [];
   ids.forEach((ca: unknown, i: number) => {
     const problem = isUnknown(ca) ? undefined : idProblem(ca, [ID_PREFIX.certificateAuthority]);
-    if (problem) failures.push({ property: `certificateAuthorityIds[${i}]`, reason: `certificateAuthorityIds[${i}] ${problem}` });
-    else if (!isUnknown(ca) && ids.indexOf(ca) !== i) failures.push({ property: `certificateAuthorityIds[${i}]`, reason: `certificateAuthorityIds lists ${String(ca)} twice` });
+    if (problem)
+      failures.push({ property: `certificateAuthorityIds[${i}]`, reason: `certificateAuthorityIds[${i}] ${problem}` });
+    else if (!isUnknown(ca) && ids.indexOf(ca) !== i)
+      failures.push({
+        property: `certificateAuthorityIds[${i}]`,
+        reason: `certificateAuthorityIds lists ${String(ca)} twice`,
+      });
   });
   return failures;
 }
@@ -48,7 +69,12 @@ function authorityIds(ids: unknown): string | CheckFailure[] {
  * replacement; the rest is one PUT. `enabled` is stated with its default, as the service reports it.
  */
 export const FIELDS: Fields<TlsEdgeMutualTlsInputs, keyof MutualTlsReplaceBody> = {
-  edgeId: { read: (_b: MutualTlsBody, edgeId: string) => edgeId, required: true, check: id(ID_PREFIX.tlsEdge), onChange: "replace" },
+  edgeId: {
+    read: (_b: MutualTlsBody, edgeId: string) => edgeId,
+    required: true,
+    check: id(ID_PREFIX.tlsEdge),
+    onChange: "replace",
+  },
   certificateAuthorityIds: {
     wire: "certificate_authority_ids",
     read: (b: MutualTlsBody) => b.certificate_authorities.map((ca) => ca.id),
@@ -58,7 +84,15 @@ export const FIELDS: Fields<TlsEdgeMutualTlsInputs, keyof MutualTlsReplaceBody> 
     onChange: "update",
     unset: [],
   },
-  enabled: { wire: "enabled", read: (b: MutualTlsBody) => b.enabled, declare: "stated", check: boolean, same: (a, b) => (a ?? MUTUAL_TLS_ENABLED_DEFAULT) === (b ?? MUTUAL_TLS_ENABLED_DEFAULT), onChange: "update", unset: MUTUAL_TLS_ENABLED_DEFAULT },
+  enabled: {
+    wire: "enabled",
+    read: (b: MutualTlsBody) => b.enabled,
+    declare: "stated",
+    check: boolean,
+    same: (a, b) => (a ?? MUTUAL_TLS_ENABLED_DEFAULT) === (b ?? MUTUAL_TLS_ENABLED_DEFAULT),
+    onChange: "update",
+    unset: MUTUAL_TLS_ENABLED_DEFAULT,
+  },
   profile: PROFILE_FIELD,
 };
 
@@ -79,14 +113,24 @@ export async function check(_olds: TlsEdgeMutualTlsInputs, news: TlsEdgeMutualTl
 
 export async function diff(_id: string, olds: TlsEdgeMutualTlsOutputs, news: TlsEdgeMutualTlsInputs) {
   const { replaces, updates } = changedFields(FIELDS, olds, news);
-  return { changes: replaces.length + updates.length > 0, replaces, deleteBeforeReplace: false, detailedDiff: propertyDiff({ replaces, updates }) };
+  return {
+    changes: replaces.length + updates.length > 0,
+    replaces,
+    deleteBeforeReplace: false,
+    detailedDiff: propertyDiff({ replaces, updates }),
+  };
 }
 
 /** Create and update alike: the contract's PUT sets the module as a whole. */
 async function put(inputs: TlsEdgeMutualTlsInputs): Promise<TlsEdgeMutualTlsOutputs> {
   const edgeId = inputs.edgeId;
   const body = updateBody<MutualTlsReplaceBody>(FIELDS, inputs);
-  const res = await api<MutualTlsBody>("PUT", modulePath(edgeId), { what: `set mutual TLS of TLS edge ${edgeId}`, body, expect: MUTUAL_TLS_ANSWER, source: profileSource(inputs.profile) });
+  const res = await api<MutualTlsBody>("PUT", modulePath(edgeId), {
+    what: `set mutual TLS of TLS edge ${edgeId}`,
+    body,
+    expect: MUTUAL_TLS_ANSWER,
+    source: profileSource(inputs.profile),
+  });
   return { ...toOutputs(edgeId, res.body), ...keptInputs(inputs) };
 }
 
@@ -96,7 +140,12 @@ export async function create(inputs: TlsEdgeMutualTlsInputs) {
 }
 
 export async function read(id: string, props: Partial<TlsEdgeMutualTlsOutputs> = {}) {
-  const res = await api<MutualTlsBody>("GET", modulePath(id), { what: `read mutual TLS of TLS edge ${id}`, allow404: true, expect: MUTUAL_TLS_ANSWER, source: profileSource(props.profile) });
+  const res = await api<MutualTlsBody>("GET", modulePath(id), {
+    what: `read mutual TLS of TLS edge ${id}`,
+    allow404: true,
+    expect: MUTUAL_TLS_ANSWER,
+    source: profileSource(props.profile),
+  });
   if (res.status === 404) return {}; // removed outside Pulumi: refresh drops it
   const outs = toOutputs(id, res.body);
   // Inputs as the live module would declare them, so that `preview --diff` after a refresh marks the
@@ -113,9 +162,18 @@ async function remove(id: string, props: TlsEdgeMutualTlsOutputs & { __urn?: str
   // Replaced in this run by a module on the same edge (another profile of one account, say): the
   // replacement has just set it; deleting it now would take mutual TLS off the edge behind its back.
   if (claimed("TLS edge", id)) {
-    report(props.__urn, `delete mutual TLS of TLS edge ${id}: left in place: the TlsEdgeMutualTls that replaces it in this run has set it`, { warning: true });
+    report(
+      props.__urn,
+      `delete mutual TLS of TLS edge ${id}: left in place: the TlsEdgeMutualTls that replaces it in this run has set ` +
+        `it`,
+      { warning: true },
+    );
     return;
   }
-  await api("DELETE", modulePath(id), { what: `delete mutual TLS of TLS edge ${id}`, allow404: true, source: profileSource(props.profile) });
+  await api("DELETE", modulePath(id), {
+    what: `delete mutual TLS of TLS edge ${id}`,
+    allow404: true,
+    source: profileSource(props.profile),
+  });
 }
 export { remove as delete };

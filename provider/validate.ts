@@ -23,7 +23,9 @@ export function limitedText(name: TextField): (value: unknown) => string | undef
   return (value) => {
     if (typeof value !== "string") return "must be a string";
     const bytes = Buffer.byteLength(value, "utf8");
-    return bytes > TEXT_LIMITS[name] ? `is ${bytes} bytes of UTF-8; the limit is ${TEXT_LIMITS[name]} bytes` : undefined;
+    return bytes > TEXT_LIMITS[name]
+      ? `is ${bytes} bytes of UTF-8; the limit is ${TEXT_LIMITS[name]} bytes`
+      : undefined;
   };
 }
 
@@ -35,19 +37,24 @@ export function id(...prefixes: string[]): (value: unknown) => string | undefine
 export function idProblem(value: unknown, prefixes: readonly string[]): string | undefined {
   const expected = prefixes.map((p) => `${p}_…`).join(" or ");
   if (typeof value !== "string") return `must be a string id (${expected})`;
-  if (!prefixes.some((p) => value.startsWith(`${p}_`))) return `must be an id starting with ${expected}, got ${JSON.stringify(value.slice(0, 80))}`;
-  if (!/^[a-z]+_[A-Za-z0-9]{1,128}$/.test(value)) return `must contain only letters and digits after the prefix, got ${JSON.stringify(value.slice(0, 80))}`;
+  if (!prefixes.some((p) => value.startsWith(`${p}_`)))
+    return `must be an id starting with ${expected}, got ${JSON.stringify(value.slice(0, 80))}`;
+  if (!/^[a-z]+_[A-Za-z0-9]{1,128}$/.test(value))
+    return `must contain only letters and digits after the prefix, got ${JSON.stringify(value.slice(0, 80))}`;
   return undefined;
 }
 
 /** One of a list of strings (RULE_ACTIONS). */
 export function oneOf(values: readonly string[]): (value: unknown) => string | undefined {
-  return (value) => (values.includes(value as string) ? undefined : `must be ${values.map((v) => JSON.stringify(v)).join(" or ")}, got ${JSON.stringify(value)}`);
+  return (value) =>
+    values.includes(value as string)
+      ? undefined
+      : `must be ${values.map((v) => JSON.stringify(v)).join(" or ")}, got ${JSON.stringify(value)}`;
 }
 
 /** A list of any values (an ApiKey's triggers). */
 export function listOfValues(value: unknown): string | undefined {
-  return Array.isArray(value) ? undefined : "must be a list of values, e.g. [\"2026-11\"]";
+  return Array.isArray(value) ? undefined : 'must be a list of values, e.g. ["2026-11"]';
 }
 
 /** Two lists of values the same, element by element (unset and [] alike). */

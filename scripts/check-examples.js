@@ -25,7 +25,8 @@ function blocks(pages, lang, fence) {
   const out = [];
   for (const [page, text] of Object.entries(pages)) {
     if (!page.startsWith(`${lang}/`)) continue;
-    for (const m of text.matchAll(new RegExp("```" + fence + "\\n([\\s\\S]*?)\\n```", "g"))) out.push({ page, code: m[1] });
+    for (const m of text.matchAll(new RegExp("```" + fence + "\\n([\\s\\S]*?)\\n```", "g")))
+      out.push({ page, code: m[1] });
   }
   return out;
 }
@@ -47,13 +48,32 @@ function typescript(pages) {
     const found = blocks(pages, "typescript", "ts");
     const files = [];
     found.forEach(({ page, code }, i) => {
-      const body = code.startsWith("import ") ? code : `import * as accessctl from "@accessctl/pulumi";\n${code}\nexport {};`;
+      const body = code.startsWith("import ")
+        ? code
+        : `import * as accessctl from "@accessctl/pulumi";\n${code}\nexport {};`;
       const name = `${path.basename(page, ".md")}-${i}`;
       fs.writeFileSync(path.join(dir, `${name}.dynamic.ts`), body);
-      fs.writeFileSync(path.join(dir, `${name}.generated.ts`), body.replace('from "@accessctl/pulumi"', 'from "../sdks/nodejs/index"'));
+      fs.writeFileSync(
+        path.join(dir, `${name}.generated.ts`),
+        body.replace('from "@accessctl/pulumi"', 'from "../sdks/nodejs/index"'),
+      );
       files.push(`${name}.dynamic.ts`, `${name}.generated.ts`);
     });
-    fs.writeFileSync(path.join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions: { target: "ES2022", module: "node16", moduleResolution: "node16", strict: true, noEmit: true, skipLibCheck: true, types: ["node"] }, files }));
+    fs.writeFileSync(
+      path.join(dir, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          target: "ES2022",
+          module: "node16",
+          moduleResolution: "node16",
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          types: ["node"],
+        },
+        files,
+      }),
+    );
     run(process.execPath, [require.resolve("typescript/bin/tsc"), "-p", dir]);
     report("typescript", found.length, "type-check against @accessctl/pulumi and sdks/nodejs");
   } finally {
@@ -66,15 +86,32 @@ function go(pages) {
   try {
     const sdk = path.join(REPO, "sdks/go");
     const modulePath = run("go", ["list", "-m"], { cwd: sdk }).trim();
-    fs.writeFileSync(path.join(dir, "go.mod"), `module examples\n\ngo 1.25\n\nrequire ${modulePath} v0.0.0\n\nreplace ${modulePath} => ${sdk}\n`);
+    fs.writeFileSync(
+      path.join(dir, "go.mod"),
+      `module examples\n\ngo 1.25\n\nrequire ${modulePath} v0.0.0\n\nreplace ${modulePath} => ${sdk}\n`,
+    );
     fs.copyFileSync(path.join(sdk, "go.sum"), path.join(dir, "go.sum"));
     const found = blocks(pages, "go", "go");
     found.forEach(({ page, code }, i) => {
       const program = code.startsWith("package main")
         ? code
         : // a lookup: one statement, in a program of its own
-          ["package main", "", "import (", `\t"${modulePath}/accessctl"`, '\t"github.com/pulumi/pulumi/sdk/v3/go/pulumi"', ")", "", "func main() {",
-            "\tpulumi.Run(func(ctx *pulumi.Context) error {", `\t\t${code}`, "\t\t_ = existing", "\t\treturn err", "\t})", "}"].join("\n");
+          [
+            "package main",
+            "",
+            "import (",
+            `\t"${modulePath}/accessctl"`,
+            '\t"github.com/pulumi/pulumi/sdk/v3/go/pulumi"',
+            ")",
+            "",
+            "func main() {",
+            "\tpulumi.Run(func(ctx *pulumi.Context) error {",
+            `\t\t${code}`,
+            "\t\t_ = existing",
+            "\t\treturn err",
+            "\t})",
+            "}",
+          ].join("\n");
       const sub = path.join(dir, `${path.basename(page, ".md")}${i}`);
       fs.mkdirSync(sub);
       fs.writeFileSync(path.join(sub, "main.go"), program);

@@ -30,9 +30,12 @@ const SCHEMA = path.join(REPO, "schema/schema.json");
  */
 const EXAMPLES = (() => {
   const built = path.join(REPO, "dist/provider/resources.js");
-  if (!fs.existsSync(built)) throw new Error(`docs: ${path.relative(REPO, built)} is missing: run \`npm run build\` first`);
+  if (!fs.existsSync(built))
+    throw new Error(`docs: ${path.relative(REPO, built)} is missing: run \`npm run build\` first`);
   const { RESOURCES, FUNCTIONS } = require(built);
-  return Object.fromEntries([...Object.values(RESOURCES), ...Object.values(FUNCTIONS)].map((entry) => [entry.name, entry.example]));
+  return Object.fromEntries(
+    [...Object.values(RESOURCES), ...Object.values(FUNCTIONS)].map((entry) => [entry.name, entry.example]),
+  );
 })();
 
 const LANGUAGES = {
@@ -48,7 +51,11 @@ const tail = (token) => token.split(":").pop();
 const refName = (spec) => spec.$ref && spec.$ref.startsWith("#/types/") && tail(spec.$ref);
 const isAny = (spec) => spec.$ref === "pulumi.json#/Any";
 /** snake_case as Pulumi's Python generator writes it (ipPolicyId → ip_policy_id, createdAt → created_at). */
-const pyName = (name) => name.replace(/([a-z0-9])([A-Z])/g, "$1_$2").replace(/([A-Z]+)([A-Z][a-z])/g, "$1_$2").toLowerCase();
+const pyName = (name) =>
+  name
+    .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
+    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1_$2")
+    .toLowerCase();
 /** A name as Go exports it (ipPolicyId → IpPolicyId). */
 const goName = (name) => name[0].toUpperCase() + name.slice(1);
 /** A JavaScript identifier for a resource name (office-allowlist → officeAllowlist). */
@@ -113,21 +120,46 @@ function yamlType(spec) {
 
 /** How a language names a property, a type of a property, and a field of an object type. */
 const STYLE = {
-  typescript: { prop: (n) => n, input: (s) => tsType(s), output: (s) => tsType(s), field: (s) => tsType(s), inputField: (s) => tsType(s) },
-  python: { prop: pyName, input: (s) => pyType(s, true), output: (s) => pyType(s, false), field: (s) => pyType(s, false), inputField: (s) => pyType(s, true) },
-  go: { prop: goName, input: (s, r) => goType(s, r, "Input"), output: (s, r) => goType(s, r, "Output"), field: (s, r) => goPlain(s, r), inputField: (s, r) => goType(s, r, "Input") },
+  typescript: {
+    prop: (n) => n,
+    input: (s) => tsType(s),
+    output: (s) => tsType(s),
+    field: (s) => tsType(s),
+    inputField: (s) => tsType(s),
+  },
+  python: {
+    prop: pyName,
+    input: (s) => pyType(s, true),
+    output: (s) => pyType(s, false),
+    field: (s) => pyType(s, false),
+    inputField: (s) => pyType(s, true),
+  },
+  go: {
+    prop: goName,
+    input: (s, r) => goType(s, r, "Input"),
+    output: (s, r) => goType(s, r, "Output"),
+    field: (s, r) => goPlain(s, r),
+    inputField: (s, r) => goType(s, r, "Input"),
+  },
   yaml: { prop: (n) => n, input: yamlType, output: yamlType, field: yamlType, inputField: yamlType },
 };
 
 // ---- examples, rendered ---------------------------------------------------------------------------
 
 const str = (s) => JSON.stringify(s);
-const indent = (text, by) => text.split("\n").map((l) => (l ? by + l : l)).join("\n");
+const indent = (text, by) =>
+  text
+    .split("\n")
+    .map((l) => (l ? by + l : l))
+    .join("\n");
 
 /** A value in TypeScript. */
 function tsValue(v) {
   if (Array.isArray(v)) return `[${v.map(tsValue).join(", ")}]`;
-  if (v && typeof v === "object") return `{ ${Object.entries(v).map(([k, x]) => `${k}: ${tsValue(x)}`).join(", ")} }`;
+  if (v && typeof v === "object")
+    return `{ ${Object.entries(v)
+      .map(([k, x]) => `${k}: ${tsValue(x)}`)
+      .join(", ")} }`;
   return str(v);
 }
 
@@ -136,7 +168,9 @@ function pyValue(v, spec) {
   if (Array.isArray(v)) return `[${v.map((x) => pyValue(x, spec?.items ?? {})).join(", ")}]`;
   if (v && typeof v === "object") {
     const t = refName(spec);
-    return `accessctl.${t}Args(${Object.entries(v).map(([k, x]) => `${pyName(k)}=${pyValue(x, spec.properties?.[k])}`).join(", ")})`;
+    return `accessctl.${t}Args(${Object.entries(v)
+      .map(([k, x]) => `${pyName(k)}=${pyValue(x, spec.properties?.[k])}`)
+      .join(", ")})`;
   }
   if (typeof v === "boolean") return v ? "True" : "False";
   return str(v);
@@ -144,16 +178,20 @@ function pyValue(v, spec) {
 
 /** A value in Go, by its schema type. */
 function goValue(v, spec, types, pad = "") {
-  if (isAny(spec)) return `pulumi.${typeof v === "string" ? "String" : typeof v === "boolean" ? "Bool" : "Float64"}(${str(v)})`;
+  if (isAny(spec))
+    return `pulumi.${typeof v === "string" ? "String" : typeof v === "boolean" ? "Bool" : "Float64"}(${str(v)})`;
   if (spec.type === "array") {
     const element = spec.items;
     const name = refName(element) ? `accessctl.${refName(element)}Array` : `pulumi.${goElement(element)}Array`;
-    if (refName(element)) return `${name}{\n${v.map((x) => `${pad}\t${goValue(x, element, types, `${pad}\t`)},`).join("\n")}\n${pad}}`;
+    if (refName(element))
+      return `${name}{\n${v.map((x) => `${pad}\t${goValue(x, element, types, `${pad}\t`)},`).join("\n")}\n${pad}}`;
     return `${name}{${v.map((x) => goValue(x, element, types, pad)).join(", ")}}`;
   }
   if (refName(spec)) {
     const props = types[`accessctl:index:${refName(spec)}`].properties;
-    return `&accessctl.${refName(spec)}Args{${Object.entries(v).map(([k, x]) => `${goName(k)}: ${goValue(x, props[k], types, pad)}`).join(", ")}}`;
+    return `&accessctl.${refName(spec)}Args{${Object.entries(v)
+      .map(([k, x]) => `${goName(k)}: ${goValue(x, props[k], types, pad)}`)
+      .join(", ")}}`;
   }
   return `pulumi.${GO_SCALAR[spec.type]}(${str(v)})`;
 }
@@ -165,7 +203,13 @@ function yamlValue(v, depth) {
     if (v.every((x) => typeof x !== "object")) return `[${v.map((x) => yamlValue(x, 0)).join(", ")}]`;
     return "\n" + v.map((x) => `${pad}- ${yamlValue(x, depth + 1).trimStart()}`).join("\n");
   }
-  if (v && typeof v === "object") return "\n" + Object.entries(v).map(([k, x]) => `${pad}${k}: ${yamlValue(x, depth + 1)}`.replace(/: \n/, ":\n")).join("\n");
+  if (v && typeof v === "object")
+    return (
+      "\n" +
+      Object.entries(v)
+        .map(([k, x]) => `${pad}${k}: ${yamlValue(x, depth + 1)}`.replace(/: \n/, ":\n"))
+        .join("\n")
+    );
   return str(v);
 }
 
@@ -213,7 +257,9 @@ function resourceExample(lang, name, resource, types, example) {
     "    properties:",
     ...entries.map(([k, x]) => `      ${k}: ${yamlValue(x, 4)}`.replace(/: \n/, ":\n")),
     // YAML has no SDK to pass the resource's hideDiffs (the generated SDKs do): the program does.
-    ...(resource.language?.accessctl?.hideDiffs ? ["    options:", `      hideDiffs: [${resource.language.accessctl.hideDiffs.join(", ")}]`] : []),
+    ...(resource.language?.accessctl?.hideDiffs
+      ? ["    options:", `      hideDiffs: [${resource.language.accessctl.hideDiffs.join(", ")}]`]
+      : []),
     "outputs:",
     ...exports.map(([out, prop]) => `  ${out}: \${${example.name}.${prop}}`),
   ].join("\n");
@@ -300,16 +346,26 @@ function onChange(spec) {
 
 function importLine(lang, schema) {
   if (lang === "typescript") {
-    return "`import * as accessctl from \"@accessctl/pulumi\";` (dynamic providers: nothing else to install) or " +
-      "`import * as accessctl from \"@accessctl/pulumi/plugin\";` (the same classes, backed by the plugin `pulumi-resource-accessctl`).";
+    return (
+      '`import * as accessctl from "@accessctl/pulumi";` (dynamic providers: nothing else to install) or ' +
+      '`import * as accessctl from "@accessctl/pulumi/plugin";` (the same classes, backed by the plugin `pulumi-resource-accessctl`).'
+    );
   }
-  if (lang === "python") return `\`import pulumi_accessctl as accessctl\` (package \`${schema.language.python.packageName}\`, [sdks/python](../../../sdks/python); needs the plugin \`pulumi-resource-accessctl\`).`;
-  if (lang === "go") return `\`import "${schema.language.go.importBasePath}"\` ([sdks/go](../../../sdks/go); needs the plugin \`pulumi-resource-accessctl\`).`;
+  if (lang === "python")
+    return `\`import pulumi_accessctl as accessctl\` (package \`${schema.language.python.packageName}\`, [sdks/python](../../../sdks/python); needs the plugin \`pulumi-resource-accessctl\`).`;
+  if (lang === "go")
+    return `\`import "${schema.language.go.importBasePath}"\` ([sdks/go](../../../sdks/go); needs the plugin \`pulumi-resource-accessctl\`).`;
   return "Pulumi YAML: no SDK, only the plugin `pulumi-resource-accessctl`. Types by their token, properties in camelCase.";
 }
 
 function otherLanguages(lang, name) {
-  return "Other languages: " + Object.entries(LANGUAGES).filter(([l]) => l !== lang).map(([l, label]) => `[${label}](../${l}/${name}.md)`).join(" · ");
+  return (
+    "Other languages: " +
+    Object.entries(LANGUAGES)
+      .filter(([l]) => l !== lang)
+      .map(([l, label]) => `[${label}](../${l}/${name}.md)`)
+      .join(" · ")
+  );
 }
 
 /** The object types a set of properties uses, and those they use in turn. */
@@ -340,10 +396,19 @@ function typeSections(lang, schema, names, inputTypes) {
     if (asInput && lang === "go") heading = `### \`${name}Args\``;
     const style = STYLE[lang];
     const typeOf = (spec, r) => (asInput ? style.inputField(spec, r) : style.field(spec, r));
-    out.push(heading, "", cell(type.description), "", `| Field | Type | ${asInput ? "Required" : "Always set"} | |`, "|---|---|---|---|");
+    out.push(
+      heading,
+      "",
+      cell(type.description),
+      "",
+      `| Field | Type | ${asInput ? "Required" : "Always set"} | |`,
+      "|---|---|---|---|",
+    );
     for (const [prop, spec] of Object.entries(type.properties)) {
       const r = required.includes(prop);
-      out.push(`| ${code(style.prop(prop))} | ${code(typeOf(spec, r))} | ${r ? "yes" : "no"} | ${spec.secret ? "**secret.** " : ""}${cell(spec.description)} |`);
+      out.push(
+        `| ${code(style.prop(prop))} | ${code(typeOf(spec, r))} | ${r ? "yes" : "no"} | ${spec.secret ? "**secret.** " : ""}${cell(spec.description)} |`,
+      );
     }
     out.push("");
   }
@@ -353,13 +418,18 @@ function typeSections(lang, schema, names, inputTypes) {
 function lookup(lang, name, id) {
   if (lang === "typescript") return block(lang, `const existing = accessctl.${name}.get("existing", ${str(id)});`);
   if (lang === "python") return block(lang, `existing = accessctl.${name}.get("existing", ${str(id)})`);
-  if (lang === "go") return block(lang, `existing, err := accessctl.Get${name}(ctx, "existing", pulumi.ID(${str(id)}), nil)`);
-  return block(lang, ["resources:", "  existing:", `    type: ${TOKEN(name)}`, "    get:", `      id: ${str(id)}`].join("\n"));
+  if (lang === "go")
+    return block(lang, `existing, err := accessctl.Get${name}(ctx, "existing", pulumi.ID(${str(id)}), nil)`);
+  return block(
+    lang,
+    ["resources:", "  existing:", `    type: ${TOKEN(name)}`, "    get:", `      id: ${str(id)}`].join("\n"),
+  );
 }
 
 function constructor(lang, name) {
   if (lang === "typescript") return `\`new accessctl.${name}(name, args, opts?)\``;
-  if (lang === "python") return `\`accessctl.${name}(resource_name, opts=None, **inputs)\` (or \`accessctl.${name}(resource_name, accessctl.${name}Args(...), opts=None)\`)`;
+  if (lang === "python")
+    return `\`accessctl.${name}(resource_name, opts=None, **inputs)\` (or \`accessctl.${name}(resource_name, accessctl.${name}Args(...), opts=None)\`)`;
   if (lang === "go") return `\`accessctl.New${name}(ctx, name, &accessctl.${name}Args{...}, opts...)\``;
   return `\`type: ${TOKEN(name)}\` with \`properties:\``;
 }
@@ -371,12 +441,19 @@ function resourcePage(lang, schema, token, resource) {
   if (!example) throw new Error(`docs: no example for ${name}: add one to its entry in provider/resources.ts`);
   const required = resource.requiredInputs ?? [];
   const outRequired = resource.required ?? [];
-  const inputs = Object.entries(resource.inputProperties).map(([p, spec]) =>
-    `| ${code(style.prop(p))} | ${code(style.input(spec, required.includes(p)))} | ${required.includes(p) ? "yes" : "no"} | ${onChange(spec)} | ${spec.secret ? "**secret.** " : ""}${cell(spec.description)} |`);
-  const outputs = Object.entries(resource.properties).map(([p, spec]) =>
-    `| ${code(style.prop(p))} | ${code(style.output(spec, outRequired.includes(p)))} | ${outRequired.includes(p) ? "yes" : "no"} | ${spec.secret ? "**secret.** " : ""}${cell(spec.description)} |`);
+  const inputs = Object.entries(resource.inputProperties).map(
+    ([p, spec]) =>
+      `| ${code(style.prop(p))} | ${code(style.input(spec, required.includes(p)))} | ${required.includes(p) ? "yes" : "no"} | ${onChange(spec)} | ${spec.secret ? "**secret.** " : ""}${cell(spec.description)} |`,
+  );
+  const outputs = Object.entries(resource.properties).map(
+    ([p, spec]) =>
+      `| ${code(style.prop(p))} | ${code(style.output(spec, outRequired.includes(p)))} | ${outRequired.includes(p) ? "yes" : "no"} | ${spec.secret ? "**secret.** " : ""}${cell(spec.description)} |`,
+  );
   const inputTypes = typesUsed(schema, Object.values(resource.inputProperties));
-  const used = [...inputTypes, ...typesUsed(schema, Object.values(resource.properties)).filter((t) => !inputTypes.includes(t))];
+  const used = [
+    ...inputTypes,
+    ...typesUsed(schema, Object.values(resource.properties)).filter((t) => !inputTypes.includes(t)),
+  ];
   const out = [
     `# ${name} (${LANGUAGES[lang]})`,
     "",
@@ -414,24 +491,43 @@ function resourcePage(lang, schema, token, resource) {
     "",
   ];
   if (used.length) out.push("## Types", "", ...typeSections(lang, schema, used, inputTypes));
-  return out.join("\n").replace(/\n{3,}/g, "\n\n").trimEnd() + "\n";
+  return (
+    out
+      .join("\n")
+      .replace(/\n{3,}/g, "\n\n")
+      .trimEnd() + "\n"
+  );
 }
 
 function signature(lang, name, fn) {
   const { property, spec: result } = resultOf(fn);
   const inputs = fn.inputs ? Object.entries(fn.inputs.properties) : [];
   if (lang === "typescript") {
-    const args = inputs.length ? `args?: { ${inputs.map(([p, s]) => `${p}${fn.inputs.required?.includes(p) ? "" : "?"}: ${tsType(s)}`).join("; ")} }` : "";
-    return [`accessctl.${name}(${args}): Promise<${tsType(result)}>`, `accessctl.${name}Output(${args.replace("args?: { ", "args?: { ").replace(/: (\w+)( }|;)/g, ": pulumi.Input<$1>$2")}): pulumi.Output<${tsType(result)}>`];
+    const args = inputs.length
+      ? `args?: { ${inputs.map(([p, s]) => `${p}${fn.inputs.required?.includes(p) ? "" : "?"}: ${tsType(s)}`).join("; ")} }`
+      : "";
+    return [
+      `accessctl.${name}(${args}): Promise<${tsType(result)}>`,
+      `accessctl.${name}Output(${args.replace("args?: { ", "args?: { ").replace(/: (\w+)( }|;)/g, ": pulumi.Input<$1>$2")}): pulumi.Output<${tsType(result)}>`,
+    ];
   }
   if (lang === "python") {
-    const args = inputs.map(([p]) => `${pyName(p)}=None`).concat("opts=None").join(", ");
-    return [`accessctl.${pyName(name)}(${args}) -> ${goName(name)}Result  # .${pyName(property)}`, `accessctl.${pyName(name)}_output(${args}) -> pulumi.Output[${goName(name)}Result]`];
+    const args = inputs
+      .map(([p]) => `${pyName(p)}=None`)
+      .concat("opts=None")
+      .join(", ");
+    return [
+      `accessctl.${pyName(name)}(${args}) -> ${goName(name)}Result  # .${pyName(property)}`,
+      `accessctl.${pyName(name)}_output(${args}) -> pulumi.Output[${goName(name)}Result]`,
+    ];
   }
   if (lang === "go") {
     const args = inputs.length ? `args *accessctl.${goName(name)}Args, ` : "";
     const outArgs = inputs.length ? `args accessctl.${goName(name)}OutputArgs, ` : "";
-    return [`accessctl.${goName(name)}(ctx, ${args}opts ...pulumi.InvokeOption) (*accessctl.${goName(name)}Result, error) // .${goName(property)} ${goPlain(result, true).replace(/^\[\]/, "[]accessctl.")}`, `accessctl.${goName(name)}Output(ctx, ${outArgs}opts ...pulumi.InvokeOption) accessctl.${goName(name)}ResultOutput // .${goName(property)}()`];
+    return [
+      `accessctl.${goName(name)}(ctx, ${args}opts ...pulumi.InvokeOption) (*accessctl.${goName(name)}Result, error) // .${goName(property)} ${goPlain(result, true).replace(/^\[\]/, "[]accessctl.")}`,
+      `accessctl.${goName(name)}Output(ctx, ${outArgs}opts ...pulumi.InvokeOption) accessctl.${goName(name)}ResultOutput // .${goName(property)}()`,
+    ];
   }
   return [`fn::invoke: {function: ${TOKEN(name)}${inputs.length ? ", arguments: {…}" : ""}, return: ${property}}`];
 }
@@ -439,7 +535,8 @@ function signature(lang, name, fn) {
 function resultNote(lang, schema, fn) {
   const { property, spec } = resultOf(fn);
   const item = refName(spec.items ?? spec);
-  if (lang === "typescript") return `A list of \`${item}\` (the result's \`${property}\`, which the TypeScript helpers hand over as it is).`;
+  if (lang === "typescript")
+    return `A list of \`${item}\` (the result's \`${property}\`, which the TypeScript helpers hand over as it is).`;
   if (lang === "python") return `A result whose \`${pyName(property)}\` is a list of \`${item}\`.`;
   if (lang === "go") return `A result whose \`${goName(property)}\` is a list of \`${item}\`.`;
   return `With \`return: ${property}\`, the list itself: \`\${${"name"}[0].id}\` takes a field of the first.`;
@@ -451,8 +548,10 @@ function functionPage(lang, schema, token, fn) {
   if (!example) throw new Error(`docs: no example for ${name}: add one to its entry in provider/resources.ts`);
   const style = STYLE[lang];
   const required = fn.inputs?.required ?? [];
-  const inputs = Object.entries(fn.inputs?.properties ?? {}).map(([p, spec]) =>
-    `| ${code(lang === "go" ? goName(p) : style.prop(p))} | ${code(lang === "go" ? goPlain(spec, required.includes(p)) : style.field(spec))} | ${required.includes(p) ? "yes" : "no"} | ${cell(spec.description)} |`);
+  const inputs = Object.entries(fn.inputs?.properties ?? {}).map(
+    ([p, spec]) =>
+      `| ${code(lang === "go" ? goName(p) : style.prop(p))} | ${code(lang === "go" ? goPlain(spec, required.includes(p)) : style.field(spec))} | ${required.includes(p) ? "yes" : "no"} | ${cell(spec.description)} |`,
+  );
   const out = [
     `# ${name} (${LANGUAGES[lang]})`,
     "",
@@ -471,7 +570,21 @@ function functionPage(lang, schema, token, fn) {
     ...signature(lang, name, fn).map((s) => `- \`${s}\``),
     "",
     ...(inputs.length
-      ? [...(lang === "go" ? ["The fields of `" + goName(name) + "Args` (`" + goName(name) + "OutputArgs` takes each as an input: `pulumi.StringPtrInput`):", ""] : []), "| Input | Type | Required | |", "|---|---|---|---|", ...inputs]
+      ? [
+          ...(lang === "go"
+            ? [
+                "The fields of `" +
+                  goName(name) +
+                  "Args` (`" +
+                  goName(name) +
+                  "OutputArgs` takes each as an input: `pulumi.StringPtrInput`):",
+                "",
+              ]
+            : []),
+          "| Input | Type | Required | |",
+          "|---|---|---|---|",
+          ...inputs,
+        ]
       : ["None."]),
     "",
     "## Outputs",
@@ -480,55 +593,75 @@ function functionPage(lang, schema, token, fn) {
     "",
     ...typeSections(lang, schema, typesUsed(schema, [resultOf(fn).spec]), []),
   ];
-  return out.join("\n").replace(/\n{3,}/g, "\n\n").trimEnd() + "\n";
+  return (
+    out
+      .join("\n")
+      .replace(/\n{3,}/g, "\n\n")
+      .trimEnd() + "\n"
+  );
 }
 
 function indexPage(schema) {
   const resources = Object.entries(schema.resources);
   const functions = Object.entries(schema.functions);
-  const links = (name) => Object.entries(LANGUAGES).map(([l, label]) => `[${label}](${l}/${name}.md)`).join(" · ");
+  const links = (name) =>
+    Object.entries(LANGUAGES)
+      .map(([l, label]) => `[${label}](${l}/${name}.md)`)
+      .join(" · ");
   const firstSentence = (text) => cell(text).split(/(?<=\.)\s/)[0];
-  return [
-    "# Reference",
-    "",
-    `Generated by \`npm run docs\` from \`schema/schema.json\` (the Pulumi package schema of \`${schema.name}\` ${schema.version}, itself generated from the provider modules by \`npm run schema\`); do not edit.`,
-    "",
-    "| Language | Package | What runs the resources |",
-    "|---|---|---|",
-    "| TypeScript | `@accessctl/pulumi` | dynamic providers inside the package: nothing else to install |",
-    "| TypeScript | `@accessctl/pulumi/plugin` | the same classes, backed by the plugin `pulumi-resource-accessctl` |",
-    `| TypeScript | \`${schema.language.nodejs.packageName}\` ([sdks/nodejs](../../sdks/nodejs)) | the SDK Pulumi's generator writes from the schema; the same names, the plugin |`,
-    `| Python | \`${schema.language.python.packageName}\` ([sdks/python](../../sdks/python)) | the plugin |`,
-    `| Go | \`${schema.language.go.importBasePath}\` ([sdks/go](../../sdks/go)) | the plugin |`,
-    "| YAML | none | the plugin |",
-    "",
-    "A stack moves from the dynamic providers to the plugin without replacing anything: each resource of the schema has an alias to the type of its dynamic resource (`pulumi-nodejs:dynamic/accessctl:<Name>`).",
-    "",
-    "## Resources",
-    "",
-    "| Resource | | Pages |",
-    "|---|---|---|",
-    ...resources.map(([token, r]) => `| \`${tail(token)}\` | ${firstSentence(r.description)} | ${links(tail(token))} |`),
-    "",
-    "## Functions",
-    "",
-    "| Function | | Pages |",
-    "|---|---|---|",
-    ...functions.map(([token, f]) => `| \`${tail(token)}\` | ${firstSentence(f.description)} | ${links(tail(token))} |`),
-    "",
-    "## Provider configuration",
-    "",
-    "Stack config `accessctl:<key>` (the default provider), or the inputs of a provider resource (`new accessctl.Provider(…)` in the plugin's SDKs).",
-    "",
-    "| Key | Type | |",
-    "|---|---|---|",
-    ...Object.entries(schema.config.variables).map(([k, spec]) => `| \`accessctl:${k}\` | ${code(yamlType(spec))} | ${spec.secret ? "**secret.** " : ""}${cell(spec.description)} |`),
-    "",
-    ...typeSections("yaml", schema, typesUsed(schema, Object.values(schema.config.variables)), []),
-    "## On change",
-    "",
-    "Each input's page says what `pulumi up` does when its value changes: **update in place** (one request to the API; the object keeps its id), **replace** (a new object is created, then the old one deleted, unless the page says otherwise), or nothing (an input read only when the object is created or taken over).",
-  ].join("\n").replace(/\n{3,}/g, "\n\n").trimEnd() + "\n";
+  return (
+    [
+      "# Reference",
+      "",
+      `Generated by \`npm run docs\` from \`schema/schema.json\` (the Pulumi package schema of \`${schema.name}\` ${schema.version}, itself generated from the provider modules by \`npm run schema\`); do not edit.`,
+      "",
+      "| Language | Package | What runs the resources |",
+      "|---|---|---|",
+      "| TypeScript | `@accessctl/pulumi` | dynamic providers inside the package: nothing else to install |",
+      "| TypeScript | `@accessctl/pulumi/plugin` | the same classes, backed by the plugin `pulumi-resource-accessctl` |",
+      `| TypeScript | \`${schema.language.nodejs.packageName}\` ([sdks/nodejs](../../sdks/nodejs)) | the SDK Pulumi's generator writes from the schema; the same names, the plugin |`,
+      `| Python | \`${schema.language.python.packageName}\` ([sdks/python](../../sdks/python)) | the plugin |`,
+      `| Go | \`${schema.language.go.importBasePath}\` ([sdks/go](../../sdks/go)) | the plugin |`,
+      "| YAML | none | the plugin |",
+      "",
+      "A stack moves from the dynamic providers to the plugin without replacing anything: each resource of the schema has an alias to the type of its dynamic resource (`pulumi-nodejs:dynamic/accessctl:<Name>`).",
+      "",
+      "## Resources",
+      "",
+      "| Resource | | Pages |",
+      "|---|---|---|",
+      ...resources.map(
+        ([token, r]) => `| \`${tail(token)}\` | ${firstSentence(r.description)} | ${links(tail(token))} |`,
+      ),
+      "",
+      "## Functions",
+      "",
+      "| Function | | Pages |",
+      "|---|---|---|",
+      ...functions.map(
+        ([token, f]) => `| \`${tail(token)}\` | ${firstSentence(f.description)} | ${links(tail(token))} |`,
+      ),
+      "",
+      "## Provider configuration",
+      "",
+      "Stack config `accessctl:<key>` (the default provider), or the inputs of a provider resource (`new accessctl.Provider(…)` in the plugin's SDKs).",
+      "",
+      "| Key | Type | |",
+      "|---|---|---|",
+      ...Object.entries(schema.config.variables).map(
+        ([k, spec]) =>
+          `| \`accessctl:${k}\` | ${code(yamlType(spec))} | ${spec.secret ? "**secret.** " : ""}${cell(spec.description)} |`,
+      ),
+      "",
+      ...typeSections("yaml", schema, typesUsed(schema, Object.values(schema.config.variables)), []),
+      "## On change",
+      "",
+      "Each input's page says what `pulumi up` does when its value changes: **update in place** (one request to the API; the object keeps its id), **replace** (a new object is created, then the old one deleted, unless the page says otherwise), or nothing (an input read only when the object is created or taken over).",
+    ]
+      .join("\n")
+      .replace(/\n{3,}/g, "\n\n")
+      .trimEnd() + "\n"
+  );
 }
 
 /** { "typescript/ApiKey.md": text, …, "README.md": the index } from a schema. */
@@ -536,8 +669,10 @@ function generate(schema = JSON.parse(fs.readFileSync(SCHEMA, "utf8"))) {
   TOKEN = (name) => `${schema.name}:index:${name}`;
   const pages = { "README.md": indexPage(schema) };
   for (const lang of Object.keys(LANGUAGES)) {
-    for (const [token, resource] of Object.entries(schema.resources)) pages[`${lang}/${tail(token)}.md`] = resourcePage(lang, schema, token, resource);
-    for (const [token, fn] of Object.entries(schema.functions)) pages[`${lang}/${tail(token)}.md`] = functionPage(lang, schema, token, fn);
+    for (const [token, resource] of Object.entries(schema.resources))
+      pages[`${lang}/${tail(token)}.md`] = resourcePage(lang, schema, token, resource);
+    for (const [token, fn] of Object.entries(schema.functions))
+      pages[`${lang}/${tail(token)}.md`] = functionPage(lang, schema, token, fn);
   }
   return pages;
 }

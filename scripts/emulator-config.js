@@ -15,7 +15,9 @@ let startup;
 try {
   startup = JSON.parse(text.trim().split("\n")[0]);
 } catch {
-  process.stderr.write(`emulator-config: ${file ?? "stdin"} does not start with the emulator's startup line (JSON); is the emulator running?\n`);
+  process.stderr.write(
+    `emulator-config: ${file ?? "stdin"} does not start with the emulator's startup line (JSON); is the emulator running?\n`,
+  );
   process.exit(2);
 }
 const { url, adminToken, fixtures } = startup;
@@ -31,9 +33,15 @@ const settings = [
   [["certificateAuthorityIds", JSON.stringify(fixtures.certificateAuthorities)]],
 ];
 for (const [args, input] of settings) {
-  const r = spawnSync("pulumi", ["config", "set", ...args], { input: input ?? "", stdio: ["pipe", "inherit", "inherit"], timeout: 60_000 });
+  const r = spawnSync("pulumi", ["config", "set", ...args], {
+    input: input ?? "",
+    stdio: ["pipe", "inherit", "inherit"],
+    timeout: 60_000,
+  });
   if (r.status !== 0) {
-    process.stderr.write(`emulator-config: pulumi config set ${args[args.length - 2] === "--secret" ? args[args.length - 1] : args[0]} failed${r.error ? `: ${r.error.message}` : ""}\n`);
+    process.stderr.write(
+      `emulator-config: pulumi config set ${args[args.length - 2] === "--secret" ? args[args.length - 1] : args[0]} failed${r.error ? `: ${r.error.message}` : ""}\n`,
+    );
     process.exit(1);
   }
 }

@@ -17,7 +17,9 @@ function startEmulator(flags = [], env = {}) {
   child.stderr.on("data", (d) => (stderr += d));
   const exited = new Promise((resolve) => child.once("exit", (code) => resolve(code)));
   return new Promise((resolve, reject) => {
-    readline.createInterface({ input: child.stdout }).once("line", (line) => resolve({ child, startup: JSON.parse(line), stderr: () => stderr, exited }));
+    readline
+      .createInterface({ input: child.stdout })
+      .once("line", (line) => resolve({ child, startup: JSON.parse(line), stderr: () => stderr, exited }));
     child.once("exit", (code) => reject(new Error(`the emulator exited with ${code}: ${stderr}`)));
   });
 }

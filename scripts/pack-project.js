@@ -15,7 +15,12 @@ const DEV_PULUMI_VERSION = require(path.join(REPO, "package.json")).devDependenc
 
 /** `npm pack` into dir; returns the tarball's path. */
 function packTarball(dir) {
-  const packed = JSON.parse(execFileSync("npm", ["pack", "--json", "--pack-destination", dir], { cwd: REPO, stdio: ["ignore", "pipe", "inherit"] }).toString());
+  const packed = JSON.parse(
+    execFileSync("npm", ["pack", "--json", "--pack-destination", dir], {
+      cwd: REPO,
+      stdio: ["ignore", "pipe", "inherit"],
+    }).toString(),
+  );
   return path.join(dir, packed[0].filename);
 }
 
@@ -40,7 +45,10 @@ function makeProject(dir, { name, tarball, files = {}, from, main, pulumiVersion
   if (typescript && !fs.existsSync(path.join(dir, "tsconfig.json"))) {
     fs.copyFileSync(path.join(REPO, "examples/quickstart/tsconfig.json"), path.join(dir, "tsconfig.json"));
   }
-  execFileSync("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel", "error"], { cwd: dir, stdio: ["ignore", "inherit", "inherit"] });
+  execFileSync("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel", "error"], {
+    cwd: dir,
+    stdio: ["ignore", "inherit", "inherit"],
+  });
   return dir;
 }
 
@@ -58,7 +66,11 @@ function packProject(name, files, options = {}) {
  * on first use; the Node.js host alone keeps `npm start`'s first run from building the others.
  */
 function pulumiBinDir(parts = ["nodejs"]) {
-  return execFileSync(path.join(REPO, "scripts/pulumi-cli"), ["--bin-dir", ...parts], { stdio: ["ignore", "pipe", "inherit"] }).toString().trim();
+  return execFileSync(path.join(REPO, "scripts/pulumi-cli"), ["--bin-dir", ...parts], {
+    stdio: ["ignore", "pipe", "inherit"],
+  })
+    .toString()
+    .trim();
 }
 
 /**
@@ -71,7 +83,11 @@ function pluginHome(binDir, tarball) {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-pulumi-home-"));
   const version = /-v([^-]+)-linux-amd64\.tar\.gz$/.exec(tarball)[1];
   const env = { PULUMI_HOME: home, PULUMI_IGNORE_AMBIENT_PLUGINS: "true" };
-  execFileSync(path.join(binDir, "pulumi"), ["plugin", "install", "resource", "accessctl", version, "--file", tarball], { env: { ...process.env, ...env, PATH: `${binDir}${path.delimiter}${process.env.PATH}` }, stdio: "pipe" });
+  execFileSync(
+    path.join(binDir, "pulumi"),
+    ["plugin", "install", "resource", "accessctl", version, "--file", tarball],
+    { env: { ...process.env, ...env, PATH: `${binDir}${path.delimiter}${process.env.PATH}` }, stdio: "pipe" },
+  );
   return { env, cleanup: () => fs.rmSync(home, { recursive: true, force: true }) };
 }
 

@@ -53,7 +53,20 @@ function build(entry = path.join(REPO, "dist/plugin/main.js"), outDir = path.joi
     const out = path.join(outDir, tarballName());
     fs.mkdirSync(path.dirname(out), { recursive: true });
     // Fixed owner and times, so that the same code gives the same tarball.
-    execFileSync("tar", ["--owner=0", "--group=0", "--numeric-owner", "--mtime=@0", "--sort=name", "-czf", out, "-C", stage, NAME, `${NAME}.js`, "LICENSE"]);
+    execFileSync("tar", [
+      "--owner=0",
+      "--group=0",
+      "--numeric-owner",
+      "--mtime=@0",
+      "--sort=name",
+      "-czf",
+      out,
+      "-C",
+      stage,
+      NAME,
+      `${NAME}.js`,
+      "LICENSE",
+    ]);
     return out;
   } finally {
     fs.rmSync(stage, { recursive: true, force: true });

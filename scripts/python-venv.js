@@ -16,7 +16,11 @@ const REPO = path.resolve(__dirname, "..");
 const PULUMI = require(path.join(REPO, "node_modules/@pulumi/pulumi/package.json")).version;
 
 function pythonVenv() {
-  const dir = path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "accessctl-pulumi", `python-${PULUMI}`);
+  const dir = path.join(
+    process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"),
+    "accessctl-pulumi",
+    `python-${PULUMI}`,
+  );
   const python = path.join(dir, "bin", "python");
   if (fs.existsSync(path.join(dir, ".complete"))) return dir;
   // A venv records its own path, so it is made where it stays, under a lock: parallel callers wait,
@@ -37,7 +41,21 @@ function pythonVenv() {
     fs.rmSync(dir, { recursive: true, force: true });
     execFileSync("python3", ["-m", "venv", dir], { stdio: ["ignore", "ignore", "inherit"] });
     // With what the generated SDK (sdks/python) needs besides pulumi, and to build it without an isolated environment.
-    execFileSync(python, ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", `pulumi==${PULUMI}`, "parver>=0.2.1", "semver>=2.8.1", "wheel"], { stdio: ["ignore", "ignore", "inherit"] });
+    execFileSync(
+      python,
+      [
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        `pulumi==${PULUMI}`,
+        "parver>=0.2.1",
+        "semver>=2.8.1",
+        "wheel",
+      ],
+      { stdio: ["ignore", "ignore", "inherit"] },
+    );
     fs.writeFileSync(path.join(dir, ".complete"), `pulumi==${PULUMI}\n`);
   } finally {
     fs.rmSync(lock, { recursive: true, force: true });

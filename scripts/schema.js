@@ -37,7 +37,8 @@ const SCHEMA = path.join(REPO, "schema/schema.json");
 /** The registry of resources and functions, as built (dist/provider/resources.js). */
 function registry() {
   const built = path.join(REPO, "dist/provider/resources.js");
-  if (!fs.existsSync(built)) throw new Error(`schema: ${path.relative(REPO, built)} is missing: run \`npm run build\` first`);
+  if (!fs.existsSync(built))
+    throw new Error(`schema: ${path.relative(REPO, built)} is missing: run \`npm run build\` first`);
   return require(built);
 }
 const { PACKAGE, MODULE } = registry();
@@ -48,15 +49,26 @@ function sourceOf(load, what) {
   const loaded = load();
   const found = Object.values(require.cache).find((m) => m && m.exports === loaded);
   if (!found) throw new Error(`schema: cannot tell which file the registry's ${what} loads`);
-  return { file: path.join(REPO, path.relative(path.join(REPO, "dist"), found.filename)).replace(/\.js$/, ".ts"), module: loaded };
+  return {
+    file: path.join(REPO, path.relative(path.join(REPO, "dist"), found.filename)).replace(/\.js$/, ".ts"),
+    module: loaded,
+  };
 }
 
 function program() {
-  const config = ts.getParsedCommandLineOfConfigFile(path.join(REPO, "tsconfig.json"), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} });
+  const config = ts.getParsedCommandLineOfConfigFile(
+    path.join(REPO, "tsconfig.json"),
+    {},
+    { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} },
+  );
   return ts.createProgram([ENTRY, CONFIG], { ...config.options, noEmit: true, incremental: false });
 }
 
-const oneLine = (text) => text.replace(/[ \t]*\n[ \t]*/g, " ").replace(/ {2,}/g, " ").trim();
+const oneLine = (text) =>
+  text
+    .replace(/[ \t]*\n[ \t]*/g, " ")
+    .replace(/ {2,}/g, " ")
+    .trim();
 
 function generate() {
   const prog = program();
@@ -75,7 +87,9 @@ function generate() {
   const exportsOf = (file) => {
     const source = prog.getSourceFile(file);
     if (!source) throw new Error(`schema: ${path.relative(REPO, file)} is not part of the program`);
-    return checker.getExportsOfModule(checker.getSymbolAtLocation(source)).map((s) => (s.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(s) : s));
+    return checker
+      .getExportsOfModule(checker.getSymbolAtLocation(source))
+      .map((s) => (s.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(s) : s));
   };
   const exported = (file, name) => {
     const symbol = exportsOf(file).find((s) => s.name === name);
@@ -83,7 +97,8 @@ function generate() {
     return symbol;
   };
   /** The properties of an interface (inherited ones too: ProfileInput's profile), in declaration order; Pulumi's own `__` keys left out. */
-  const propertiesOf = (symbol) => checker.getPropertiesOfType(checker.getDeclaredTypeOfSymbol(symbol)).filter((p) => !p.name.startsWith("__"));
+  const propertiesOf = (symbol) =>
+    checker.getPropertiesOfType(checker.getDeclaredTypeOfSymbol(symbol)).filter((p) => !p.name.startsWith("__"));
 
   /** The schema type of a TypeScript type; `where` names it in errors. */
   function typeSpec(type, where) {
@@ -93,12 +108,17 @@ function generate() {
     if (parts.every((t) => t.flags & ts.TypeFlags.StringLike)) return { type: "string" };
     if (parts.every((t) => t.flags & ts.TypeFlags.BooleanLike)) return { type: "boolean" };
     if (parts.every((t) => t.flags & ts.TypeFlags.NumberLike)) return { type: "number" };
-    if (checker.isArrayType(type)) return { type: "array", items: typeSpec(checker.getTypeArguments(type)[0], `${where}[]`) };
+    if (checker.isArrayType(type))
+      return { type: "array", items: typeSpec(checker.getTypeArguments(type)[0], `${where}[]`) };
     const index = checker.getIndexInfoOfType(type, ts.IndexKind.String);
-    if (index && checker.getPropertiesOfType(type).length === 0) return { type: "object", additionalProperties: typeSpec(index.type, `${where}{}`) };
+    if (index && checker.getPropertiesOfType(type).length === 0)
+      return { type: "object", additionalProperties: typeSpec(index.type, `${where}{}`) };
     if (type.flags & ts.TypeFlags.Object) {
       const symbol = type.aliasSymbol ?? type.getSymbol();
-      if (!symbol || symbol.name.startsWith("__")) throw new Error(`schema: ${where} has an anonymous object type; give it a named interface (it becomes a type of the schema)`);
+      if (!symbol || symbol.name.startsWith("__"))
+        throw new Error(
+          `schema: ${where} has an anonymous object type; give it a named interface (it becomes a type of the schema)`,
+        );
       objectType(symbol);
       return { $ref: `#/types/${token(symbol.name)}` };
     }
@@ -125,14 +145,23 @@ function generate() {
     types[key] = {}; // a type that refers to itself
     const properties = {};
     for (const p of propertiesOf(symbol)) properties[p.name] = propertySpec(p, `${symbol.name}.${p.name}`);
-    let required = propertiesOf(symbol).filter((p) => !optional(p)).map((p) => p.name);
+    let required = propertiesOf(symbol)
+      .filter((p) => !optional(p))
+      .map((p) => p.name);
     const previewForm = tag(symbol, "previewForm");
     if (previewForm) {
       const form = symbol.declarations[0].getSourceFile().fileName;
-      const alsoThere = propertiesOf(exported(form, previewForm)).filter((p) => !optional(p)).map((p) => p.name);
+      const alsoThere = propertiesOf(exported(form, previewForm))
+        .filter((p) => !optional(p))
+        .map((p) => p.name);
       required = required.filter((name) => alsoThere.includes(name));
     }
-    types[key] = { type: "object", ...(docs(symbol) ? { description: docs(symbol) } : {}), properties, ...(required.length ? { required } : {}) };
+    types[key] = {
+      type: "object",
+      ...(docs(symbol) ? { description: docs(symbol) } : {}),
+      properties,
+      ...(required.length ? { required } : {}),
+    };
   }
 
   /** What a change of an input does (docs.js says it): from the table of fields, and the input's @onChange. */
@@ -159,29 +188,45 @@ function generate() {
     for (const p of inputs) {
       const field = fields[p.name];
       if (!field) throw new Error(`schema: ${cls.name}Inputs.${p.name} has no entry in FIELDS`);
-      if (!!field.required === optional(p)) throw new Error(`schema: ${cls.name}Inputs.${p.name} is ${optional(p) ? "optional" : "required"} in TypeScript but not in FIELDS`);
+      if (!!field.required === optional(p))
+        throw new Error(
+          `schema: ${cls.name}Inputs.${p.name} is ${optional(p) ? "optional" : "required"} in TypeScript but not in FIELDS`,
+        );
       const spec = propertySpec(p, `${cls.name}Inputs.${p.name}`);
       if (field.onChange === "replace") spec.willReplaceOnChanges = true;
       spec.language = onChange(field, p);
       inputProperties[p.name] = spec;
       if (field.required) requiredInputs.push(p.name);
     }
-    for (const name of Object.keys(fields)) if (!inputs.some((p) => p.name === name)) throw new Error(`schema: FIELDS of ${cls.name} has ${name}, which ${cls.name}Inputs lacks`);
+    for (const name of Object.keys(fields))
+      if (!inputs.some((p) => p.name === name))
+        throw new Error(`schema: FIELDS of ${cls.name} has ${name}, which ${cls.name}Inputs lacks`);
 
     // The outputs: <Name>Outputs, and every input the program declares (an output under its name, as the provider keeps it).
     const properties = {};
     for (const p of outputs) {
       const input = inputs.find((i) => i.name === p.name);
-      properties[p.name] = propertySpec(p, `${cls.name}Outputs.${p.name}`, [...classDocs(p.name), ...(input ? [docs(input)] : [])]);
+      properties[p.name] = propertySpec(p, `${cls.name}Outputs.${p.name}`, [
+        ...classDocs(p.name),
+        ...(input ? [docs(input)] : []),
+      ]);
     }
     for (const p of inputs) {
       if (!properties[p.name]) properties[p.name] = propertySpec(p, `${cls.name}Inputs.${p.name}`, classDocs(p.name));
     }
     const required = outputs.filter((p) => !optional(p)).map((p) => p.name);
     const names = outputs.map((p) => p.name);
-    if (JSON.stringify(names.slice().sort()) !== JSON.stringify([...entry.outputs].sort())) throw new Error(`schema: the registry's outputs of ${entry.name} (${entry.outputs.join(", ")}) are not those of ${cls.name}Outputs (${names.join(", ")})`);
-    const secret = Object.keys(properties).filter((k) => properties[k].secret).sort();
-    if (JSON.stringify(secret) !== JSON.stringify([...(entry.secretOutputs ?? [])].sort())) throw new Error(`schema: ${entry.name}'s @secret outputs (${secret.join(", ") || "none"}) are not its registry entry's secretOutputs (${(entry.secretOutputs ?? []).join(", ") || "none"})`);
+    if (JSON.stringify(names.slice().sort()) !== JSON.stringify([...entry.outputs].sort()))
+      throw new Error(
+        `schema: the registry's outputs of ${entry.name} (${entry.outputs.join(", ")}) are not those of ${cls.name}Outputs (${names.join(", ")})`,
+      );
+    const secret = Object.keys(properties)
+      .filter((k) => properties[k].secret)
+      .sort();
+    if (JSON.stringify(secret) !== JSON.stringify([...(entry.secretOutputs ?? [])].sort()))
+      throw new Error(
+        `schema: ${entry.name}'s @secret outputs (${secret.join(", ") || "none"}) are not its registry entry's secretOutputs (${(entry.secretOutputs ?? []).join(", ") || "none"})`,
+      );
     return {
       description: docs(cls),
       properties,
@@ -200,10 +245,13 @@ function generate() {
     const decl = symbol.declarations[0];
     const providerFile = sourceOf(entry.load, `${entry.name}.load`).file;
     if (!exportsOf(providerFile).some((s) => s.name === symbol.name && s.flags & ts.SymbolFlags.Function)) {
-      throw new Error(`schema: ${path.relative(REPO, providerFile)} exports no function ${symbol.name} (what the plugin's ${symbol.name} calls)`);
+      throw new Error(
+        `schema: ${path.relative(REPO, providerFile)} exports no function ${symbol.name} (what the plugin's ${symbol.name} calls)`,
+      );
     }
     const sig = checker.getSignatureFromDeclaration(decl);
-    if (sig.parameters.length > 1) throw new Error(`schema: ${symbol.name} takes more than one parameter (an object of inputs)`);
+    if (sig.parameters.length > 1)
+      throw new Error(`schema: ${symbol.name} takes more than one parameter (an object of inputs)`);
     const spec = { description: docs(symbol) };
     if (sig.parameters.length) {
       const paramType = checker.getNonNullableType(checker.getTypeOfSymbolAtLocation(sig.parameters[0], decl));
@@ -233,13 +281,22 @@ function generate() {
   /** The export of sdk/index.ts of each name, and nothing it exports left out of the registry. */
   const sdkOf = (entries, flag, what) => {
     const exported = sdkExports.filter((s) => s.flags & flag && !s.name.endsWith("Output"));
-    for (const s of exported) if (!entries.some((e) => e.name === s.name)) throw new Error(`schema: sdk/index.ts exports the ${what} ${s.name}, which the registry (provider/resources.ts) lacks`);
-    return (name) => exported.find((s) => s.name === name) ?? (() => { throw new Error(`schema: sdk/index.ts exports no ${what} ${name} (the registry's)`); })();
+    for (const s of exported)
+      if (!entries.some((e) => e.name === s.name))
+        throw new Error(
+          `schema: sdk/index.ts exports the ${what} ${s.name}, which the registry (provider/resources.ts) lacks`,
+        );
+    return (name) =>
+      exported.find((s) => s.name === name) ??
+      (() => {
+        throw new Error(`schema: sdk/index.ts exports no ${what} ${name} (the registry's)`);
+      })();
   };
   const resources = {};
   const classOf = sdkOf(byName(RESOURCES), ts.SymbolFlags.Class, "class");
   for (const entry of byName(RESOURCES)) {
-    if (entry.token !== token(entry.name)) throw new Error(`schema: ${entry.name}'s token ${entry.token} is not ${token(entry.name)}`);
+    if (entry.token !== token(entry.name))
+      throw new Error(`schema: ${entry.name}'s token ${entry.token} is not ${token(entry.name)}`);
     resources[entry.token] = resource(entry, classOf(entry.name));
   }
   const functions = {};
@@ -247,14 +304,17 @@ function generate() {
   for (const entry of byName(FUNCTIONS)) functions[entry.token] = fn(entry, helperOf(entry.name));
 
   const providerConfig = exported(CONFIG, "ProviderConfig");
-  const variables = Object.fromEntries(propertiesOf(providerConfig).map((p) => [p.name, propertySpec(p, `ProviderConfig.${p.name}`)]));
+  const variables = Object.fromEntries(
+    propertiesOf(providerConfig).map((p) => [p.name, propertySpec(p, `ProviderConfig.${p.name}`)]),
+  );
 
   const sortKeys = (o) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
   return {
     name: PACKAGE,
     displayName: "accessctl",
     version: pkg.version,
-    description: "Pulumi resources for an account's access control: API keys, IP policy rules, and the mutual TLS module of a TLS edge.",
+    description:
+      "Pulumi resources for an account's access control: API keys, IP policy rules, and the mutual TLS module of a TLS edge.",
     keywords: ["pulumi", PACKAGE, "kind/native"],
     license: pkg.license,
     publisher: "accessctl",
@@ -308,5 +368,7 @@ module.exports = { generate, text, write, SCHEMA };
 if (require.main === module) {
   const file = path.resolve(process.argv[2] ?? SCHEMA);
   const schema = JSON.parse(write(file));
-  process.stderr.write(`schema: ${Object.keys(schema.resources).length} resources, ${Object.keys(schema.functions).length} functions, ${Object.keys(schema.types).length} types in ${path.relative(process.cwd(), file) || file}\n`);
+  process.stderr.write(
+    `schema: ${Object.keys(schema.resources).length} resources, ${Object.keys(schema.functions).length} functions, ${Object.keys(schema.types).length} types in ${path.relative(process.cwd(), file) || file}\n`,
+  );
 }

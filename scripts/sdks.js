@@ -83,14 +83,30 @@ function addHideDiffs(out, schema) {
     const file = (lang, rel) => path.join(out, lang, rel);
     const edit = (target, from, to) => {
       const source = fs.readFileSync(target, "utf8");
-      if (!from.test(source)) throw new Error(`sdks: ${path.relative(REPO, target)}: the generated aliases are not where hideDiffs goes`);
+      if (!from.test(source))
+        throw new Error(`sdks: ${path.relative(REPO, target)}: the generated aliases are not where hideDiffs goes`);
       fs.writeFileSync(target, source.replace(from, to));
     };
     const list = (quote) => paths.map((p) => `${quote}${p}${quote}`).join(", ");
-    edit(file("nodejs", `${name[0].toLowerCase()}${name.slice(1)}.ts`), /(const aliasOpts = \{ aliases: \[.*\])( \};)/, `$1, hideDiffs: [${list('"')}]$2`);
+    edit(
+      file("nodejs", `${name[0].toLowerCase()}${name.slice(1)}.ts`),
+      /(const aliasOpts = \{ aliases: \[.*\])( \};)/,
+      `$1, hideDiffs: [${list('"')}]$2`,
+    );
     const snake = name.replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
-    edit(file("python", `${schema.language.python.packageName}/${snake}.py`), /(alias_opts = pulumi\.ResourceOptions\(aliases=\[.*\])\)/, `$1, hide_diffs=[${list('"')}])`);
-    edit(file("go", `${path.posix.basename(schema.language.go.importBasePath)}/${name[0].toLowerCase()}${name.slice(1)}.go`), /(\topts = append\(opts, aliases\)\n)/, `$1\topts = append(opts, pulumi.HideDiffs([]string{${list('"')}}))\n`);
+    edit(
+      file("python", `${schema.language.python.packageName}/${snake}.py`),
+      /(alias_opts = pulumi\.ResourceOptions\(aliases=\[.*\])\)/,
+      `$1, hide_diffs=[${list('"')}])`,
+    );
+    edit(
+      file(
+        "go",
+        `${path.posix.basename(schema.language.go.importBasePath)}/${name[0].toLowerCase()}${name.slice(1)}.go`,
+      ),
+      /(\topts = append\(opts, aliases\)\n)/,
+      `$1\topts = append(opts, pulumi.HideDiffs([]string{${list('"')}}))\n`,
+    );
   }
 }
 
@@ -98,31 +114,45 @@ function addHideDiffs(out, schema) {
 function generateSdks(out = OUT) {
   const text = fs.readFileSync(SCHEMA, "utf8");
   const schema = JSON.parse(text);
-  const pulumiVersion = JSON.parse(fs.readFileSync(path.join(REPO, "package.json"), "utf8")).devDependencies["@pulumi/pulumi"].replace(/^[^\d]*/, "");
+  const pulumiVersion = JSON.parse(fs.readFileSync(path.join(REPO, "package.json"), "utf8")).devDependencies[
+    "@pulumi/pulumi"
+  ].replace(/^[^\d]*/, "");
 
   const bin = run(path.join(REPO, "scripts/pulumi-cli"), ["--bin-dir", "sdkgen"]).trim();
   // pulumi-sdkgen removes sdks/go: keep the module files it does not write.
   const goDir = path.join(out, "go");
   const committed = path.join(OUT, "go");
-  const kept = Object.fromEntries(["go.mod", "go.sum"].filter((f) => fs.existsSync(path.join(committed, f))).map((f) => [f, fs.readFileSync(path.join(committed, f))]));
-  execFileSync(path.join(bin, "pulumi-sdkgen"), [SCHEMA, out, ...LANGUAGES], { stdio: ["ignore", "inherit", "inherit"] });
+  const kept = Object.fromEntries(
+    ["go.mod", "go.sum"]
+      .filter((f) => fs.existsSync(path.join(committed, f)))
+      .map((f) => [f, fs.readFileSync(path.join(committed, f))]),
+  );
+  execFileSync(path.join(bin, "pulumi-sdkgen"), [SCHEMA, out, ...LANGUAGES], {
+    stdio: ["ignore", "inherit", "inherit"],
+  });
   for (const [f, content] of Object.entries(kept)) fs.writeFileSync(path.join(goDir, f), content);
 
   addHideDiffs(out, schema);
   const fixed = dropUnusedReflect(goDir);
-  if (fixed.length) process.stderr.write(`sdks: removed the unused import "reflect" the Go generator leaves in ${fixed.join(", ")}\n`);
+  if (fixed.length)
+    process.stderr.write(`sdks: removed the unused import "reflect" the Go generator leaves in ${fixed.join(", ")}\n`);
 
   const modulePath = path.posix.dirname(schema.language.go.importBasePath);
   const env = { ...process.env, GOTOOLCHAIN: "local", GOFLAGS: "-mod=mod", CGO_ENABLED: "0" };
   if (!kept["go.mod"]) fs.writeFileSync(path.join(goDir, "go.mod"), `module ${modulePath}\n\ngo 1.24\n`);
-  run("go", ["mod", "edit", `-module=${modulePath}`, `-require=github.com/pulumi/pulumi/sdk/v3@v${pulumiVersion}`], { cwd: goDir, env });
+  run("go", ["mod", "edit", `-module=${modulePath}`, `-require=github.com/pulumi/pulumi/sdk/v3@v${pulumiVersion}`], {
+    cwd: goDir,
+    env,
+  });
   run("go", ["mod", "tidy"], { cwd: goDir, env });
   run("go", ["build", "./..."], { cwd: goDir, env: { ...env, GOFLAGS: "-mod=readonly" } });
   process.stderr.write(`sdks: ${path.relative(process.cwd(), goDir) || "."} builds (go build ./..., -mod=readonly)\n`);
 
   fs.writeFileSync(path.join(out, "README.md"), readme(schema, schemaHash(text)));
   const shown = path.relative(process.cwd(), out) || ".";
-  process.stderr.write(`sdks: ${LANGUAGES.map((l) => `${shown}/${l}`).join(", ")} from schema/schema.json ${schema.version}\n`);
+  process.stderr.write(
+    `sdks: ${LANGUAGES.map((l) => `${shown}/${l}`).join(", ")} from schema/schema.json ${schema.version}\n`,
+  );
 }
 
 module.exports = { generateSdks, schemaHash, SCHEMA, OUT };

@@ -35,7 +35,14 @@ function pulumi(job, args, { input, quiet = false } = {}) {
     PULUMI_HOME: process.env.PULUMI_HOME ?? path.join(os.homedir(), ".pulumi"),
     ...(job.env ?? {}),
     // A Python venv is used as `source <venv>/bin/activate` would: its bin first.
-    PATH: [job.env?.VIRTUAL_ENV && path.join(job.env.VIRTUAL_ENV, "bin"), job.node, job.binDir, job.env?.PATH ?? process.env.PATH].filter(Boolean).join(path.delimiter),
+    PATH: [
+      job.env?.VIRTUAL_ENV && path.join(job.env.VIRTUAL_ENV, "bin"),
+      job.node,
+      job.binDir,
+      job.env?.PATH ?? process.env.PATH,
+    ]
+      .filter(Boolean)
+      .join(path.delimiter),
   };
   return new Promise((resolve, reject) => {
     const child = spawn(path.join(job.binDir, "pulumi"), args, { cwd: job.dir, env, stdio: ["pipe", "pipe", "pipe"] });
@@ -57,7 +64,10 @@ function pulumi(job, args, { input, quiet = false } = {}) {
 
 async function must(job, args, options) {
   const r = await pulumi(job, args, options);
-  if (r.code !== 0) throw new Error(`pulumi ${args.slice(0, 2).join(" ")} failed (exit ${r.code}): ${(r.stderr || r.stdout).trim().split("\n").slice(-3).join(" ")}`);
+  if (r.code !== 0)
+    throw new Error(
+      `pulumi ${args.slice(0, 2).join(" ")} failed (exit ${r.code}): ${(r.stderr || r.stdout).trim().split("\n").slice(-3).join(" ")}`,
+    );
   return r;
 }
 
@@ -75,20 +85,31 @@ function summaryFrom(eventLog) {
 
 /** Creates the stack unless it exists, selecting nothing (another run in this directory may have selected another). */
 async function initStack(job) {
-  const r = await pulumi(job, ["stack", "init", "--stack", job.stack, "--no-select", "--non-interactive"], { quiet: true });
+  const r = await pulumi(job, ["stack", "init", "--stack", job.stack, "--no-select", "--non-interactive"], {
+    quiet: true,
+  });
   // A stack that is locked (a killed run's lock, which `pulumi cancel` is about to remove) exists too.
   if (r.code === 0 || /stack '[^']*' already exists|the stack is currently locked/.test(r.stderr)) return;
-  throw new Error(`pulumi stack init failed (exit ${r.code}): ${(r.stderr || r.stdout).trim().split("\n").slice(-3).join(" ")}`);
+  throw new Error(
+    `pulumi stack init failed (exit ${r.code}): ${(r.stderr || r.stdout).trim().split("\n").slice(-3).join(" ")}`,
+  );
 }
 
 /** Stack outputs as { name: { value, secret } }: `stack output --json` shows secrets as "[secret]". */
 async function stackOutputs(job) {
-  const plainText = (await must(job, ["stack", "output", "--json", "--stack", job.stack], { quiet: true })).stdout || "{}";
+  const plainText =
+    (await must(job, ["stack", "output", "--json", "--stack", job.stack], { quiet: true })).stdout || "{}";
   const plain = JSON.parse(plainText);
   // With no "[secret]" in them, the outputs are all there is: no second call (each costs about 0.3 s).
-  const shown = plainText.includes('"[secret]"') ? JSON.parse((await must(job, ["stack", "output", "--json", "--show-secrets", "--stack", job.stack], { quiet: true })).stdout || "{}") : plain;
+  const shown = plainText.includes('"[secret]"')
+    ? JSON.parse(
+        (await must(job, ["stack", "output", "--json", "--show-secrets", "--stack", job.stack], { quiet: true }))
+          .stdout || "{}",
+      )
+    : plain;
   const outputs = {};
-  for (const [name, value] of Object.entries(shown)) outputs[name] = { value, secret: plain[name] === "[secret]" && value !== "[secret]" };
+  for (const [name, value] of Object.entries(shown))
+    outputs[name] = { value, secret: plain[name] === "[secret]" && value !== "[secret]" };
   return outputs;
 }
 
@@ -114,13 +135,29 @@ async function run(job) {
       args = ["up", "--yes", ...(job.withPreview ? [] : ["--skip-preview"]), ...(job.refresh ? ["--refresh"] : [])];
       break;
     case "preview":
-      args = ["preview", ...(job.diff === false ? [] : ["--diff"]), ...(job.refresh ? ["--refresh"] : []), ...(job.expectNoChanges ? ["--expect-no-changes"] : [])];
+      args = [
+        "preview",
+        ...(job.diff === false ? [] : ["--diff"]),
+        ...(job.refresh ? ["--refresh"] : []),
+        ...(job.expectNoChanges ? ["--expect-no-changes"] : []),
+      ];
       break;
     case "refresh":
-      args = ["refresh", "--yes", "--skip-preview", ...(job.clearPendingCreates ? ["--clear-pending-creates"] : []), ...(job.runProgram ? ["--run-program"] : [])];
+      args = [
+        "refresh",
+        "--yes",
+        "--skip-preview",
+        ...(job.clearPendingCreates ? ["--clear-pending-creates"] : []),
+        ...(job.runProgram ? ["--run-program"] : []),
+      ];
       break;
     case "destroy":
-      args = ["destroy", "--yes", ...(job.withPreview ? [] : ["--skip-preview"]), ...(job.refresh ? ["--refresh"] : [])];
+      args = [
+        "destroy",
+        "--yes",
+        ...(job.withPreview ? [] : ["--skip-preview"]),
+        ...(job.refresh ? ["--refresh"] : []),
+      ];
       break;
     case "outputs":
       return { ok: true, outputs: await stackOutputs(job), seconds: (Date.now() - started) / 1000 };
@@ -134,7 +171,12 @@ async function run(job) {
   let summary;
   try {
     // stackFirst: `pulumi --stack NAME up …`, as some pipelines write it (the stack named before the command).
-    r = await pulumi(job, job.stackFirst ? [...common.slice(0, 2), ...args, ...(job.args ?? []), ...common.slice(2)] : [...args, ...(job.args ?? []), ...common]);
+    r = await pulumi(
+      job,
+      job.stackFirst
+        ? [...common.slice(0, 2), ...args, ...(job.args ?? []), ...common.slice(2)]
+        : [...args, ...(job.args ?? []), ...common],
+    );
     summary = summaryFrom(eventLog);
   } finally {
     fs.rmSync(eventDir, { recursive: true, force: true });
@@ -167,7 +209,10 @@ function spawnJob(job, { detached = false } = {}) {
   child.stderr.on("data", (d) => (stderr += d));
   const done = new Promise((resolve) => {
     child.once("close", () => {
-      const line = stdout.split("\n").reverse().find((l) => l.startsWith("RESULT "));
+      const line = stdout
+        .split("\n")
+        .reverse()
+        .find((l) => l.startsWith("RESULT "));
       const result = line ? JSON.parse(line.slice("RESULT ".length)) : { ok: false, error: "no RESULT line (killed?)" };
       resolve({ ...result, childStderr: stderr });
     });
@@ -186,7 +231,9 @@ if (require.main === module) {
   try {
     job = JSON.parse(arg === "-" ? fs.readFileSync(0, "utf8") : arg);
   } catch {
-    process.stderr.write("usage: node scripts/stack.js '<job as JSON>' | - (the job on stdin; see the comment at the top of this file)\n");
+    process.stderr.write(
+      "usage: node scripts/stack.js '<job as JSON>' | - (the job on stdin; see the comment at the top of this file)\n",
+    );
     process.exit(2);
   }
   run(job).then(
@@ -194,7 +241,10 @@ if (require.main === module) {
     (result) => process.stdout.write(`RESULT ${JSON.stringify(result)}\n`, () => process.exit(0)),
     (err) => {
       process.stderr.write(`${err && err.message ? err.message : err}\n`);
-      process.stdout.write(`RESULT ${JSON.stringify({ ok: false, error: String(err && err.message ? err.message : err) })}\n`, () => process.exit(1));
+      process.stdout.write(
+        `RESULT ${JSON.stringify({ ok: false, error: String(err && err.message ? err.message : err) })}\n`,
+        () => process.exit(1),
+      );
     },
   );
 }

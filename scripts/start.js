@@ -23,7 +23,8 @@ function quickstartProject() {
   const dir = path.join(stateDir, "quickstart");
   const marker = path.join(dir, ".installed-package-sha256");
   if (fs.existsSync(marker) && fs.readFileSync(marker, "utf8") === hash) {
-    for (const file of fs.readdirSync(example)) if (file !== "package.json") fs.cpSync(path.join(example, file), path.join(dir, file));
+    for (const file of fs.readdirSync(example))
+      if (file !== "package.json") fs.cpSync(path.join(example, file), path.join(dir, file));
   } else {
     makeProject(dir, { name: "accessctl-quickstart", tarball, from: example });
     fs.writeFileSync(marker, hash);
@@ -55,7 +56,9 @@ async function main() {
       },
     });
     if (!result.ok) throw new Error(`${result.error} (its output is above)`);
-    const changes = Object.entries(result.summary.resourceChanges ?? {}).map(([op, n]) => `${op}: ${n}`).join(", ");
+    const changes = Object.entries(result.summary.resourceChanges ?? {})
+      .map(([op, n]) => `${op}: ${n}`)
+      .join(", ");
     // Not the outputs again: pulumi up has just printed them (the key's ciToken as [secret]).
     console.log(`pulumi up: ${result.summary.result} (${changes || "no changes"}) in ${result.seconds.toFixed(1)} s`);
   } finally {

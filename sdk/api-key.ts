@@ -47,9 +47,17 @@ export class ApiKey extends pulumi.dynamic.Resource implements DeclaresOutputs<t
   constructor(name: string, args: ApiKeyArgs = {}, opts: pulumi.CustomResourceOptions = {}) {
     checkResource("ApiKey", name, opts, `declare adoptId: ${JSON.stringify(opts.import)} to take the key over`);
     const entry = RESOURCES.ApiKey;
-    // The provider marks what it creates with the resource's URN (provider/ownership.ts), which a dynamic provider is not told.
+    // The provider marks what it creates with the resource's URN
+    // (provider/ownership.ts), which a dynamic provider is not told.
     const __urn = pulumi.createUrn(name, entry.dynamicType, opts.parent);
-    super(operations satisfies ProviderOf<provider.ApiKeyInputs, provider.ApiKeyOutputs>, name, { ...withOutputs(entry, args), __urn }, entryOptions(entry, opts), PACKAGE, entry.name);
+    super(
+      operations satisfies ProviderOf<provider.ApiKeyInputs, provider.ApiKeyOutputs>,
+      name,
+      { ...withOutputs(entry, args), __urn },
+      entryOptions(entry, opts),
+      PACKAGE,
+      entry.name,
+    );
   }
 }
 

@@ -23,7 +23,10 @@ export type ProviderOf<Inputs, Outputs, Checked = Inputs> = {
   check?: (olds: Checked, news: Inputs) => Promise<pulumi.dynamic.CheckResult<Checked>>;
   diff?: (id: string, olds: Outputs, news: Checked) => Promise<pulumi.dynamic.DiffResult>;
   create: (inputs: Checked) => Promise<pulumi.dynamic.CreateResult<Outputs>>;
-  read?: (id: string, props?: Outputs) => Promise<Omit<pulumi.dynamic.ReadResult<Outputs>, "inputs"> & { inputs?: unknown }>;
+  read?: (
+    id: string,
+    props?: Outputs,
+  ) => Promise<Omit<pulumi.dynamic.ReadResult<Outputs>, "inputs"> & { inputs?: unknown }>;
   update?: (id: string, olds: Outputs, news: Checked) => Promise<pulumi.dynamic.UpdateResult<Outputs>>;
   delete?: (id: string, props: Outputs) => Promise<void>;
 };
@@ -37,7 +40,11 @@ export function withOutputs(entry: ResourceEntry, args: object): Record<string, 
 }
 
 /** The options the registry's entry adds to the program's: its secret outputs, its hidden diffs. */
-export function entryOptions(entry: ResourceEntry, opts: pulumi.CustomResourceOptions | undefined, extra: pulumi.CustomResourceOptions = {}): pulumi.CustomResourceOptions {
+export function entryOptions(
+  entry: ResourceEntry,
+  opts: pulumi.CustomResourceOptions | undefined,
+  extra: pulumi.CustomResourceOptions = {},
+): pulumi.CustomResourceOptions {
   return pulumi.mergeOptions(opts, {
     ...(entry.secretOutputs ? { additionalSecretOutputs: [...entry.secretOutputs] } : {}),
     ...(entry.hideDiffs ? { hideDiffs: [...entry.hideDiffs] } : {}),
@@ -46,7 +53,9 @@ export function entryOptions(entry: ResourceEntry, opts: pulumi.CustomResourceOp
 }
 
 /** A class that declares an Output for each output of its registry entry (the compiler names one it lacks). */
-export type DeclaresOutputs<Entry extends { outputs: readonly string[] }> = { readonly [K in Entry["outputs"][number]]: pulumi.Output<unknown> };
+export type DeclaresOutputs<Entry extends { outputs: readonly string[] }> = {
+  readonly [K in Entry["outputs"][number]]: pulumi.Output<unknown>;
+};
 
 type Rules = Record<string, IpPolicyRuleSetMember>;
 

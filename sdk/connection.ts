@@ -2,7 +2,14 @@
 // read when called and handed to each request rather than kept in a module variable), and the
 // checks our resource classes make before registering anything.
 import * as pulumi from "@pulumi/pulumi";
-import { ConfigSource, configFrom, plainTextKey, plainTextPlanKey, plainTextTeamKey, profilesHoldKey } from "../provider/config";
+import {
+  ConfigSource,
+  configFrom,
+  plainTextKey,
+  plainTextPlanKey,
+  plainTextTeamKey,
+  profilesHoldKey,
+} from "../provider/config";
 
 export function programConfig(): ConfigSource {
   return configFrom((key) => pulumi.runtime.getConfig(key));
@@ -13,9 +20,16 @@ export function programConfig(): ConfigSource {
  * dynamic provider: it fails with "code must be a string, not undefined"), and an API key kept in
  * plain text in the stack config (so in Pulumi.<stack>.yaml and in the state).
  */
-export function checkResource(type: string, name: string, opts: pulumi.CustomResourceOptions | undefined, instead: string): void {
+export function checkResource(
+  type: string,
+  name: string,
+  opts: pulumi.CustomResourceOptions | undefined,
+  instead: string,
+): void {
   if (opts?.import !== undefined) {
-    throw new pulumi.RunError(`accessctl:${type} ${name}: the import option does not work with Pulumi dynamic providers; ${instead}`);
+    throw new pulumi.RunError(
+      `accessctl:${type} ${name}: the import option does not work with Pulumi dynamic providers; ${instead}`,
+    );
   }
   // Pulumi marks the program's secret config keys for the SDK; the function is internal, so look before using it.
   const isSecret = (pulumi.runtime as unknown as { isConfigSecret?: (key: string) => boolean }).isConfigSecret;
@@ -41,8 +55,10 @@ export function checkResource(type: string, name: string, opts: pulumi.CustomRes
 export function checkRulesIgnored(name: string, opts: pulumi.CustomResourceOptions | undefined): void {
   const part = (opts?.ignoreChanges ?? []).find((p) => /^rules\s*[[.]/.test(p));
   if (part !== undefined) {
-    throw new pulumi.RunError(`accessctl:IpPolicyRuleSet ${name}: ignoreChanges "${part}" names a part of rules, which Pulumi cannot match (the state keys the rules by CIDR), so the change would be made all the same. ` +
-      'Ignore "rules" as a whole, or keep the rule out of the set (an IpPolicyRule on another policy)');
+    throw new pulumi.RunError(
+      `accessctl:IpPolicyRuleSet ${name}: ignoreChanges "${part}" names a part of rules, which Pulumi cannot match ` +
+        `(the state keys the rules by CIDR), so the change would be made all the same. ` +
+        'Ignore "rules" as a whole, or keep the rule out of the set (an IpPolicyRule on another policy)',
+    );
   }
 }
-

@@ -14,7 +14,8 @@ export type IpPolicyRuleArgs = ResourceArgs<provider.IpPolicyRuleInputs>;
 /**
  * An allow or deny rule for a CIDR block in an IP policy.
  * @example
- * const office = new accessctl.IpPolicyRule("office", { ipPolicyId: "ipp_…", cidr: "203.0.113.0/24", action: "allow", description: "HQ" });
+ * const office = new accessctl.IpPolicyRule("office", { ipPolicyId:
+ * "ipp_…", cidr: "203.0.113.0/24", action: "allow", description: "HQ" });
  */
 export class IpPolicyRule extends pulumi.dynamic.Resource implements DeclaresOutputs<typeof RESOURCES.IpPolicyRule> {
   /** The IP policy id. */
@@ -48,11 +49,24 @@ export class IpPolicyRule extends pulumi.dynamic.Resource implements DeclaresOut
   }
 
   constructor(name: string, args: IpPolicyRuleArgs, opts?: pulumi.CustomResourceOptions) {
-    checkResource("IpPolicyRule", name, opts, `declare adoptId: ${JSON.stringify(opts?.import)} (with the rule's policy and action) to take the rule over`);
+    checkResource(
+      "IpPolicyRule",
+      name,
+      opts,
+      `declare adoptId: ${JSON.stringify(opts?.import)} (with the rule's policy and action) to take the rule over`,
+    );
     const entry = RESOURCES.IpPolicyRule;
-    // The provider marks what it creates with the resource's URN (provider/ownership.ts), which a dynamic provider is not told.
+    // The provider marks what it creates with the resource's URN
+    // (provider/ownership.ts), which a dynamic provider is not told.
     const __urn = pulumi.createUrn(name, entry.dynamicType, opts?.parent);
-    super(operations satisfies ProviderOf<provider.IpPolicyRuleInputs, provider.IpPolicyRuleOutputs>, name, { ...withOutputs(entry, args), __urn }, entryOptions(entry, opts), PACKAGE, entry.name);
+    super(
+      operations satisfies ProviderOf<provider.IpPolicyRuleInputs, provider.IpPolicyRuleOutputs>,
+      name,
+      { ...withOutputs(entry, args), __urn },
+      entryOptions(entry, opts),
+      PACKAGE,
+      entry.name,
+    );
   }
 }
 
@@ -60,7 +74,9 @@ export type { IpPolicyRuleInfo } from "../provider/ip-policy-rule";
 type IpPolicyRuleInfo = provider.IpPolicyRuleInfo;
 
 /** listIpPolicyRules as an Output, for programs that do not await (Pulumi's getXOutput convention). */
-export function listIpPolicyRulesOutput(filter: { ipPolicyId?: pulumi.Input<string> } = {}): pulumi.Output<IpPolicyRuleInfo[]> {
+export function listIpPolicyRulesOutput(
+  filter: { ipPolicyId?: pulumi.Input<string> } = {},
+): pulumi.Output<IpPolicyRuleInfo[]> {
   return pulumi.output(filter.ipPolicyId).apply((ipPolicyId) => listIpPolicyRules({ ipPolicyId }));
 }
 

@@ -13,9 +13,13 @@ export type TlsEdgeMutualTlsArgs = ResourceArgs<provider.TlsEdgeMutualTlsInputs>
  * The mutual TLS module of a TLS edge. Creating it replaces whatever module the edge had (the API
  * sets the module as a whole), so an existing module is adopted by declaring its edge.
  * @example
- * const mtls = new accessctl.TlsEdgeMutualTls("edge", { edgeId: "edgtls_…", certificateAuthorityIds: ["ca_…"], enabled: true });
+ * const mtls = new accessctl.TlsEdgeMutualTls("edge", { edgeId:
+ * "edgtls_…", certificateAuthorityIds: ["ca_…"], enabled: true });
  */
-export class TlsEdgeMutualTls extends pulumi.dynamic.Resource implements DeclaresOutputs<typeof RESOURCES.TlsEdgeMutualTls> {
+export class TlsEdgeMutualTls
+  extends pulumi.dynamic.Resource
+  implements DeclaresOutputs<typeof RESOURCES.TlsEdgeMutualTls>
+{
   /** The TLS edge id (also the resource id). */
   declare public readonly edgeId: pulumi.Output<string>;
   /** Whether the module applies to traffic. */
@@ -37,8 +41,20 @@ export class TlsEdgeMutualTls extends pulumi.dynamic.Resource implements Declare
   }
 
   constructor(name: string, args: TlsEdgeMutualTlsArgs, opts?: pulumi.CustomResourceOptions) {
-    checkResource("TlsEdgeMutualTls", name, opts, "declare the edge (edgeId) instead: creating the resource takes its module over as a whole");
+    checkResource(
+      "TlsEdgeMutualTls",
+      name,
+      opts,
+      "declare the edge (edgeId) instead: creating the resource takes its module over as a whole",
+    );
     const entry = RESOURCES.TlsEdgeMutualTls;
-    super(operations satisfies ProviderOf<provider.TlsEdgeMutualTlsInputs, provider.TlsEdgeMutualTlsOutputs>, name, withOutputs(entry, args), entryOptions(entry, opts), PACKAGE, entry.name);
+    super(
+      operations satisfies ProviderOf<provider.TlsEdgeMutualTlsInputs, provider.TlsEdgeMutualTlsOutputs>,
+      name,
+      withOutputs(entry, args),
+      entryOptions(entry, opts),
+      PACKAGE,
+      entry.name,
+    );
   }
 }

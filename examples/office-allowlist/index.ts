@@ -17,7 +17,9 @@ const config = new pulumi.Config();
 // Each entry a CIDR, or {cidr, description}.
 type Entry = string | { cidr: string; description?: string };
 const entries = (key: string, action: "allow" | "deny") =>
-  (config.getObject<Entry[]>(key) ?? []).map((e) => (typeof e === "string" ? { cidr: e, action } : { cidr: e.cidr, description: e.description, action }));
+  (config.getObject<Entry[]>(key) ?? []).map((e) =>
+    typeof e === "string" ? { cidr: e, action } : { cidr: e.cidr, description: e.description, action },
+  );
 
 const allowlist = new accessctl.IpPolicyRuleSet("office-allowlist", {
   ipPolicyId: config.require("ipPolicyId"),
@@ -27,4 +29,8 @@ const allowlist = new accessctl.IpPolicyRuleSet("office-allowlist", {
 
 export const ipPolicyId = allowlist.ipPolicyId;
 // `rules` holds every rule of the policy under its canonical CIDR ("198.51.100.7" is "198.51.100.7/32").
-export const cidrs = allowlist.rules.apply((rules) => Object.entries(rules).map(([cidr, r]) => `${r.action} ${cidr}`).sort());
+export const cidrs = allowlist.rules.apply((rules) =>
+  Object.entries(rules)
+    .map(([cidr, r]) => `${r.action} ${cidr}`)
+    .sort(),
+);

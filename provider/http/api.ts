@@ -37,7 +37,11 @@ export function apiPath(strings: TemplateStringsArray, ...values: string[]): str
 
 /** One API call, with retries. `pathOrUrl` is a path (use apiPath) or a URL on the API's origin. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- an answer no caller typed is JSON it checks itself
-export async function api<T = any>(method: string, pathOrUrl: string, options: RequestOptions): Promise<ApiResponse<T>> {
+export async function api<T = any>(
+  method: string,
+  pathOrUrl: string,
+  options: RequestOptions,
+): Promise<ApiResponse<T>> {
   const call = prepare(method, pathOrUrl, options);
   for (let n = 0; ; n++) {
     const sent = await takeTurn(call, n);
@@ -65,7 +69,10 @@ interface Call {
   payload?: string;
   /** One attempt's deadline (ms). */
   deadlineMs: number;
-  /** No attempt starts after this (Date.now() time): the call's budget from its start, waits included, or its operation's bound if sooner. */
+  /**
+   * No attempt starts after this (Date.now() time): the call's budget
+   * from its start, waits included, or its operation's bound if sooner.
+   */
   until: number;
   /** `until` is the operation's bound (../operation), not the call's own budget. */
   bound?: Operation;
@@ -82,7 +89,11 @@ function prepare(method: string, pathOrUrl: string, options: RequestOptions): Ca
   // A path is appended to the API URL (which may have a path of its own); a next_page_uri is absolute.
   const url = new URL(pathOrUrl.startsWith("/") ? conn.apiUrl + pathOrUrl : pathOrUrl);
   if (url.origin !== new URL(conn.apiUrl).origin) {
-    throw failure(`${options.what}: refusing to send the API key to ${url.origin}, which is not the configured API (${new URL(conn.apiUrl).origin})`, {});
+    throw failure(
+      `${options.what}: refusing to send the API key to ${url.origin}, which is not the configured API (` +
+        `${new URL(conn.apiUrl).origin})`,
+      {},
+    );
   }
   const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
   const headers: Record<string, string> = {
@@ -97,7 +108,12 @@ function prepare(method: string, pathOrUrl: string, options: RequestOptions): Ca
   const op = currentOperation();
   const byOperation = op !== undefined && op.deadline <= own;
   return {
-    method, url, options, conn, headers, payload,
+    method,
+    url,
+    options,
+    conn,
+    headers,
+    payload,
     deadlineMs: options.deadlineMs ?? ATTEMPT_DEADLINE_MS,
     until: byOperation ? op.deadline : own,
     bound: byOperation ? op : undefined,
@@ -136,7 +152,11 @@ async function takeTurn(call: Call, n: number): Promise<SlotDone> {
 /** One attempt; its slot of the rate limit is given back with its status (or none: no answer), a 429 with its wait. */
 async function send<T>(call: Call, sent: SlotDone, sentAt: number, n: number): Promise<Attempt<T>> {
   const { method, url, headers, payload, options, conn } = call;
-  const run = () => attempt<T>(method, url, headers, payload, { ...options, urlHint: urlHint(conn) }, call.deadlineMs, [conn.apiKey, conn.fallbackApiKey]);
+  const run = () =>
+    attempt<T>(method, url, headers, payload, { ...options, urlHint: urlHint(conn) }, call.deadlineMs, [
+      conn.apiKey,
+      conn.fallbackApiKey,
+    ]);
   // a read or delete under way: see trust.ts believe404
   const result = await (options.allow404 ? underWay(run) : run()).catch((e) => {
     sent();
@@ -154,14 +174,24 @@ async function answered<T>(call: Call, answer: ApiResponse<T>): Promise<ApiRespo
   const { conn, options } = call;
   const keyUsed = keyDigest(conn);
   const response = { ...answer, keyUsed, ...(conn.rejected ? { fallbackKey: keyUsed } : {}) };
-  if (options.allow404 && response.status === 404) await believe404(call.method, conn, response, options, [conn.apiKey, conn.fallbackApiKey], api);
-  else if (options.allow404) proveKey(keyUsed); // a read or delete of an object this stack holds worked: the key is of its account
+  if (options.allow404 && response.status === 404)
+    await believe404(call.method, conn, response, options, [conn.apiKey, conn.fallbackApiKey], api);
+  // a read or delete of an object this stack holds worked: the key is of its account
+  else if (options.allow404) proveKey(keyUsed);
   if (options.expect && response.status !== 204) proveBase(conn.apiUrl);
   return response;
 }
 
-/** A failed attempt: throws unless another may follow, after its wait (a backoff; a Retry-After is waited in the rate limiter). */
-async function failed(call: Call, result: Extract<Attempt<unknown>, { error: ApiFailure }>, n: number, sentAt: number): Promise<void> {
+/**
+ * A failed attempt: throws unless another may follow, after its
+ * wait (a backoff; a Retry-After is waited in the rate limiter).
+ */
+async function failed(
+  call: Call,
+  result: Extract<Attempt<unknown>, { error: ApiFailure }>,
+  n: number,
+  sentAt: number,
+): Promise<void> {
   const { url, options } = call;
   const count = counters();
   const err = (call.lastError = result.error);
@@ -199,13 +229,20 @@ async function failed(call: Call, result: Extract<Attempt<unknown>, { error: Api
  */
 function overTime(call: Call, n: number, waitMs?: number): ApiFailure {
   const { options, url } = call;
-  const spent = !call.bound ? "" : waitMs === undefined ? `${boundText(call.bound)} is spent` : `the next try (in ${Math.round(waitMs / 1000)} s) would pass ${boundText(call.bound)}`;
+  const spent = !call.bound
+    ? ""
+    : waitMs === undefined
+      ? `${boundText(call.bound)} is spent`
+      : `the next try (in ${Math.round(waitMs / 1000)} s) would pass ${boundText(call.bound)}`;
   // This call, or another of the account's in this process, was answered 429: the pace is cut.
   const limited = call.rateLimited || (limiterState(call.conn)?.rateLimited ?? 0) > 0;
   let err = call.lastError;
   if (err && spent) setMessage(err, `${err.message}; gave up: ${spent}`);
   if (!err) {
-    const waited = spent ? `${limited ? "the service answered 429 and requests wait their turn; " : ""}${spent}` : `its time budget (${((options.budgetMs ?? RETRY_BUDGET_MS) / 1000).toFixed(0)} s) is spent waiting for the account's rate limit (${call.conn.maxRequestsPerMinute} requests a minute)`;
+    const waited = spent
+      ? `${limited ? "the service answered 429 and requests wait their turn; " : ""}${spent}`
+      : `its time budget (${((options.budgetMs ?? RETRY_BUDGET_MS) / 1000).toFixed(0)} s) is spent waiting for the ` +
+        `account's rate limit (${call.conn.maxRequestsPerMinute} requests a minute)`;
     err = failure(`${options.what}: not sent: ${waited}`, {});
   }
   if (call.bound) err.hint = boundHint(limited);
@@ -222,7 +259,10 @@ function checkNotStopped(options: RequestOptions, n: number): void {
 function checkNotSilent({ url, options, conn }: Call, n: number): void {
   const earlier = silence(url.origin);
   if (earlier === undefined) return;
-  const err = failure(`${options.what}: not sent: ${url.origin} did not answer an earlier request of this run (${earlier})`, {});
+  const err = failure(
+    `${options.what}: not sent: ${url.origin} did not answer an earlier request of this run (${earlier})`,
+    {},
+  );
   err.hint = urlHint(conn);
   throw finish(err, n + 1, url.origin, options.unseen);
 }
@@ -244,10 +284,19 @@ async function checkCreateKey({ method, conn, options, url }: Call, n: number): 
  * or the API URL has a wrong path. Unless the URL has served the contract in this run, one proving
  * request tells; then the error names the full path sent and says where the URL was set.
  */
-async function explainNotFound(err: ApiFailure, method: string, url: URL, conn: Connection, options: RequestOptions): Promise<void> {
+async function explainNotFound(
+  err: ApiFailure,
+  method: string,
+  url: URL,
+  conn: Connection,
+  options: RequestOptions,
+): Promise<void> {
   if (options.proof) return;
   const wrong = await baseProblem(conn, options.source, api);
   if (!wrong) return;
-  setMessage(err, `${err.message}; ${method} ${url.pathname} was not found, and neither was the list of rules (${wrong})`);
+  setMessage(
+    err,
+    `${err.message}; ${method} ${url.pathname} was not found, and neither was the list of rules (${wrong})`,
+  );
   err.hint = `the API URL looks wrong: is ${conn.apiUrlSetting} (${conn.apiUrl}) the API's base URL?`;
 }

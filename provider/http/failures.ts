@@ -16,7 +16,9 @@ export interface ApiFailure extends Error {
   hint?: string;
   /** When the attempt that may have acted was sent (Date.now()): what it made is no older. */
   sentAt?: number;
-  /** A walk of a list stopped early (a loop, too many pages, its time budget): what it yielded is right but incomplete. */
+  /**
+   * A walk of a list stopped early (a loop, too many pages, its time budget): what it yielded is right but incomplete.
+   */
   partial?: boolean;
 }
 
@@ -26,7 +28,13 @@ export const failure = (message: string, fields: Partial<ApiFailure>): ApiFailur
  * A server's error answer as an error: its status and the fields of the service's error shape, each
  * checked and bounded (error_code, msg quoted, details.operation_id); nothing else of the body is shown.
  */
-export function describeError(what: string, status: number, body: unknown, text: string, secrets: (string | undefined)[]): ApiFailure {
+export function describeError(
+  what: string,
+  status: number,
+  body: unknown,
+  text: string,
+  secrets: (string | undefined)[],
+): ApiFailure {
   type Known = { error_code?: unknown; msg?: unknown; details?: { operation_id?: unknown } };
   const b = (body !== null && typeof body === "object" ? body : {}) as Known;
   // A code or an operation id is server text too: shown only when renderMsg keeps it whole (words, an id
@@ -42,7 +50,9 @@ export function describeError(what: string, status: number, body: unknown, text:
   const unknown = text ? `an answer that is not the service's error (${size} bytes, not shown)` : "empty answer";
   const render = (plain: string) => renderMsg(plain, what, credentialWindows(secrets));
   const detail = typeof b.msg === "string" ? quote(b.msg, secrets, undefined, render) : unknown;
-  const message = `${what}: HTTP ${status}${errorCode ? ` ${errorCode}` : ""}: ${detail}${operationId ? ` (operation ${operationId})` : ""}`;
+  const message =
+    `${what}: HTTP ${status}${errorCode ? ` ${errorCode}` : ""}: ${detail}` +
+    `${operationId ? ` (operation ${operationId})` : ""}`;
   return failure(redact(message, secrets), { status, errorCode, operationId });
 }
 
@@ -62,7 +72,11 @@ export function finish(err: ApiFailure, attempts: number, origin: string, unseen
   // Once per service: a refresh of 24 resources shows the advice once, not 24 times.
   const given = processState<{ hints: string[] }>("http-hints", () => ({ hints: [] })).hints;
   const key = `${origin} ${err.hint}`;
-  const hint = !err.hint ? "" : given.includes(key) ? "; what to do: see the one error of this run that says it in full" : `; ${err.hint}`;
+  const hint = !err.hint
+    ? ""
+    : given.includes(key)
+      ? "; what to do: see the one error of this run that says it in full"
+      : `; ${err.hint}`;
   if (err.hint && !unseen && !given.includes(key)) given.push(key);
   err.hint = undefined;
   return setMessage(err, `${err.message}${attempts > 1 ? ` (after ${attempts} attempts)` : ""}${hint}`);

@@ -55,7 +55,10 @@ const OUTCOMES: Record<string, Outcome> = {
   TIMEOUT: { retry: true, mayHaveActed: true, quick: true }, // no complete answer within the attempt's deadline
 };
 // undici's own timeouts (the Agent's headersTimeout and bodyTimeout) are timeouts too, not lost connections.
-const TIMEOUT_CODES: Record<string, string> = { UND_ERR_HEADERS_TIMEOUT: "no answer within", UND_ERR_BODY_TIMEOUT: "the answer stopped for" };
+const TIMEOUT_CODES: Record<string, string> = {
+  UND_ERR_HEADERS_TIMEOUT: "no answer within",
+  UND_ERR_BODY_TIMEOUT: "the answer stopped for",
+};
 /** A connection lost after the request went out: the server may have acted. */
 export const LOST: Outcome = { retry: true, mayHaveActed: true };
 
@@ -70,7 +73,12 @@ export function undiciTimeout(code: string | undefined): string | undefined {
 
 export function backoff(attempt: number, retryAfter: string | undefined): number {
   // Retry-After is a number of seconds or an HTTP date.
-  const seconds = retryAfter === undefined ? NaN : /^\d+$/.test(retryAfter.trim()) ? Number(retryAfter) : (Date.parse(retryAfter) - Date.now()) / 1000;
+  const seconds =
+    retryAfter === undefined
+      ? NaN
+      : /^\d+$/.test(retryAfter.trim())
+        ? Number(retryAfter)
+        : (Date.parse(retryAfter) - Date.now()) / 1000;
   if (Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds, 120) * 1000 + Math.random() * 250;
   const ceiling = Math.min(30_000, 250 * 2 ** attempt);
   return ceiling / 2 + Math.random() * (ceiling / 2);

@@ -43,7 +43,13 @@ export interface WalkLimits {
  * URI), after `maxPages` pages, and when its time budget is spent. Each page read grows the budget,
  * and the bound of the operation reading it, by the page's time at the pace (walkLimits).
  */
-export async function* listPages<T>(path: string, field: string, what: string, source?: ConfigSource, limits: WalkLimits = {}): AsyncGenerator<{ items: T[]; fallbackKey?: string; keyUsed?: string }> {
+export async function* listPages<T>(
+  path: string,
+  field: string,
+  what: string,
+  source?: ConfigSource,
+  limits: WalkLimits = {},
+): AsyncGenerator<{ items: T[]; fallbackKey?: string; keyUsed?: string }> {
   const { apiUrl, apiKey } = connection(source);
   const paced = walkLimits(source);
   const maxPages = limits.maxPages ?? paced.maxPages;
@@ -53,7 +59,8 @@ export async function* listPages<T>(path: string, field: string, what: string, s
   const started = Date.now();
   let grownMs = 0;
   const absolute = (uri: string) => new URL(uri.startsWith("/") ? apiUrl + uri : uri).href;
-  const partial = (message: string) => failure(redact(`${what}: ${message}; giving up on the list`, [apiKey]), { partial: true });
+  const partial = (message: string) =>
+    failure(redact(`${what}: ${message}; giving up on the list`, [apiKey]), { partial: true });
   const seen: string[] = [];
   const ids = Object.create(null) as Record<string, boolean>; // ids come from the server: no prototype
   let next: string | null = path;
@@ -65,7 +72,12 @@ export async function* listPages<T>(path: string, field: string, what: string, s
     const earned = grownMs ? ` + ${Math.round(grownMs / 1000)} s they earned at the pace` : "";
     if (left <= 0) throw partial(`${seen.length} pages read in ${budgetMs / 1000} s${earned} and the list goes on`);
     seen.push(absolute(next));
-    const page: ApiResponse<Record<string, unknown>> = await api("GET", next, { what, source, budgetMs: left, unseen: limits.unseen });
+    const page: ApiResponse<Record<string, unknown>> = await api("GET", next, {
+      what,
+      source,
+      budgetMs: left,
+      unseen: limits.unseen,
+    });
     const items = page.body?.[field];
     if (!Array.isArray(items)) throw failure(`${what}: the answer has no ${field} list`, { status: page.status });
     proveBase(apiUrl);
@@ -88,6 +100,12 @@ export async function* listPages<T>(path: string, field: string, what: string, s
 }
 
 /** Every item of a list (see listPages). */
-export async function* listAll<T>(path: string, field: string, what: string, source?: ConfigSource, limits?: WalkLimits): AsyncGenerator<T> {
+export async function* listAll<T>(
+  path: string,
+  field: string,
+  what: string,
+  source?: ConfigSource,
+  limits?: WalkLimits,
+): AsyncGenerator<T> {
   for await (const page of listPages<T>(path, field, what, source, limits)) yield* page.items;
 }

@@ -126,7 +126,8 @@ export function holdSecret(value: unknown, publicPart?: string): void {
   set.held[id] = true;
   for (const ch of value) {
     const c = ch.charCodeAt(0);
-    if (ch.length === 1 && c > 32 && c < 127 && !NEVER_KEPT.includes(ch)) set.alphabet[c >= 65 && c <= 90 ? c + 32 : c] = 1;
+    if (ch.length === 1 && c > 32 && c < 127 && !NEVER_KEPT.includes(ch))
+      set.alphabet[c >= 65 && c <= 90 ? c + 32 : c] = 1;
   }
   const normal = normalize(value);
   if (normal.length < MIN_SECRET) return;
@@ -145,7 +146,8 @@ export function heldValues(): { values: string[]; open: string[] } {
 
 /** The API keys in the environment: ACCESSCTL_API_KEY and every profile's ACCESSCTL_<PROFILE>_API_KEY. */
 function holdEnvironmentKeys(): void {
-  for (const [name, value] of Object.entries(process.env)) if (/^ACCESSCTL_(\w+_)?API_KEY$/.test(name)) holdSecret(value);
+  for (const [name, value] of Object.entries(process.env))
+    if (/^ACCESSCTL_(\w+_)?API_KEY$/.test(name)) holdSecret(value);
 }
 
 const hex = (text: string, at: number, n: number): number => {
@@ -195,7 +197,7 @@ function readAt(text: string, i: number, alphabet: Uint8Array, decode: boolean):
 function normalize(text: string): string {
   const alphabet = secretSet().alphabet;
   let out = "";
-  for (let i = 0; i < text.length; ) {
+  for (let i = 0; i < text.length;) {
     const [c, next] = readAt(text, i, alphabet, true);
     i = next;
     if (c >= 0) out += String.fromCharCode(c);
@@ -247,10 +249,12 @@ function feed(l: Lane, c: number, start: number, end: number, out: [number, numb
 
 /** The spans [start, end) of `text` that hold a window of a secret, read with or without decoding escapes. */
 function spans(text: string, set: SecretSet, out: [number, number][], decode: boolean): void {
-  const lanes = Object.keys(set.windows).filter((key) => set.windows[key].size).map((key) => lane(set, key));
+  const lanes = Object.keys(set.windows)
+    .filter((key) => set.windows[key].size)
+    .map((key) => lane(set, key));
   if (!lanes.length) return;
   const alphabet = set.alphabet;
-  for (let i = 0; i < text.length; ) {
+  for (let i = 0; i < text.length;) {
     const start = i;
     let c = text.charCodeAt(i);
     // (the common case read here, the rest by readAt: this loop runs over every character of every text)
@@ -315,7 +319,8 @@ export function quote(
 ): string {
   const read = text.length > MAX_READ ? `${text.slice(0, MAX_READ).replace(/\S*$/, "")}…` : text;
   const plain = redact(read, secrets)
-    .replace(/\\u([0-9a-fA-F]{4})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))) // a JSON escape hides nothing
+    // a JSON escape hides nothing
+    .replace(/\\u([0-9a-fA-F]{4})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
     // eslint-disable-next-line no-control-regex -- terminal escapes and control characters are what these take out
     .replace(/\u001b(\[[0-?]*[ -/]*[@-~]|\][^\u0007\u001b]*(\u0007|\u001b\\)?|[@-Z\\-_])?/g, "")
     // eslint-disable-next-line no-control-regex -- as above

@@ -22,9 +22,15 @@ const AGENT_TIMEOUT_MS = 30_000;
 export interface ApiResponse<T = any> {
   status: number;
   body: T;
-  /** Set when a fallback key (ACCESSCTL_API_KEY after a 401 to the config key) got this answer: its digest (see trust.ts proveKey). */
+  /**
+   * Set when a fallback key (ACCESSCTL_API_KEY after a 401 to the
+   * config key) got this answer: its digest (see trust.ts proveKey).
+   */
   fallbackKey?: string;
-  /** The digest of the key that got this answer, whichever it was (trust.ts: a 404 to a key is believed once the key is proven). */
+  /**
+   * The digest of the key that got this answer, whichever it was
+   * (trust.ts: a 404 to a key is believed once the key is proven).
+   */
   keyUsed?: string;
 }
 
@@ -36,9 +42,15 @@ export interface RequestOptions {
   allow404?: boolean;
   /** Connection settings given by the caller (the program process); else the provider's configure / env. */
   source?: ConfigSource;
-  /** Fields a successful answer must have ("ip_policy.id": "string"): an answer without them is an error, not empty state. */
+  /**
+   * Fields a successful answer must have ("ip_policy.id":
+   * "string"): an answer without them is an error, not empty state.
+   */
   expect?: Record<string, "string" | "boolean" | "array">;
-  /** Nobody sees this request's error (a walk whose failure costs GETs): it does not use up the advice (failures.ts finish). */
+  /**
+   * Nobody sees this request's error (a walk whose failure costs
+   * GETs): it does not use up the advice (failures.ts finish).
+   */
   unseen?: boolean;
   /** Overrides of ATTEMPT_DEADLINE_MS and RETRY_BUDGET_MS (tests, and a walk's remaining budget). */
   deadlineMs?: number;
@@ -68,7 +80,13 @@ function agent(): Agent {
   const state = shared();
   if (!state.agent) {
     liftoffOnly(); // before undici compiles its HTTP parser (memory.ts)
-    state.agent = new Agent({ connections: 16, connectTimeout: 10_000, headersTimeout: AGENT_TIMEOUT_MS, bodyTimeout: AGENT_TIMEOUT_MS, keepAliveTimeout: 4_000 });
+    state.agent = new Agent({
+      connections: 16,
+      connectTimeout: 10_000,
+      headersTimeout: AGENT_TIMEOUT_MS,
+      bodyTimeout: AGENT_TIMEOUT_MS,
+      keepAliveTimeout: 4_000,
+    });
   }
   return state.agent;
 }
@@ -111,30 +129,56 @@ async function readBody(body: Dispatcher.ResponseData["body"], what: string): Pr
 /** Checks that an answer has the fields we turn into outputs, so that a short answer never wipes state. */
 export function checkAnswer(body: unknown, expect: NonNullable<RequestOptions["expect"]>, what: string): void {
   for (const [field, type] of Object.entries(expect)) {
-    const value = field.split(".").reduce<unknown>((v, k) => (v === null || typeof v !== "object" ? undefined : (v as Record<string, unknown>)[k]), body);
+    const value = field
+      .split(".")
+      .reduce<unknown>(
+        (v, k) => (v === null || typeof v !== "object" ? undefined : (v as Record<string, unknown>)[k]),
+        body,
+      );
     const ok = type === "array" ? Array.isArray(value) : typeof value === type;
-    if (!ok) throw failure(`${what}: the answer has no valid ${field} (expected a ${type}); nothing was changed in the state`, {});
+    if (!ok)
+      throw failure(
+        `${what}: the answer has no valid ${field} (expected a ${type}); nothing was changed in the state`,
+        {},
+      );
   }
 }
 
 /** How one attempt ended: an answer for the caller, or a failure with its status or network error code. */
-export type Attempt<T> = { response: ApiResponse<T> } | { error: ApiFailure; status?: number; code?: string; retryAfter?: string };
+export type Attempt<T> =
+  { response: ApiResponse<T> } | { error: ApiFailure; status?: number; code?: string; retryAfter?: string };
 
 /**
  * One attempt: send, read the answer within the attempt's deadline and size cap, parse it, check a
  * success has the fields we need. Throws what no retry can help (an answer we cannot use).
  */
-export async function attempt<T>(method: string, url: URL, headers: Record<string, string>, payload: string | undefined, options: RequestOptions, deadlineMs: number, secrets: (string | undefined)[]): Promise<Attempt<T>> {
+export async function attempt<T>(
+  method: string,
+  url: URL,
+  headers: Record<string, string>,
+  payload: string | undefined,
+  options: RequestOptions,
+  deadlineMs: number,
+  secrets: (string | undefined)[],
+): Promise<Attempt<T>> {
   const deadline = AbortSignal.timeout(deadlineMs);
   const sentAt = Date.now();
   try {
-    const res = await request(url, { method: method as Dispatcher.HttpMethod, headers, body: payload, dispatcher: agent(), signal: deadline });
+    const res = await request(url, {
+      method: method as Dispatcher.HttpMethod,
+      headers,
+      body: payload,
+      dispatcher: agent(),
+      signal: deadline,
+    });
     delete shared().silent[url.origin]; // it answers
     const succeeded = res.statusCode >= 200 && res.statusCode < 300;
     // A success we cannot use means a create may have happened all the same.
-    const unusable = (e: ApiFailure) => Object.assign(e, { status: res.statusCode, ambiguous: method === "POST" && succeeded });
+    const unusable = (e: ApiFailure) =>
+      Object.assign(e, { status: res.statusCode, ambiguous: method === "POST" && succeeded });
     const text = await readBody(res.body, options.what).catch((e) => {
-      throw (e as { code?: string }).code || deadline.aborted ? e : unusable(e); // a network error mid-body goes the network way
+      // a network error mid-body goes the network way
+      throw (e as { code?: string }).code || deadline.aborted ? e : unusable(e);
     });
     const { body, parsed } = parseJson(text);
     if (succeeded) {
@@ -153,19 +197,37 @@ export async function attempt<T>(method: string, url: URL, headers: Record<strin
     }
     if (res.statusCode === 404 && options.allow404) return { response: { status: 404, body: body as T } };
     const header = res.headers["retry-after"];
-    return { error: describeError(options.what, res.statusCode, body, text, secrets), status: res.statusCode, retryAfter: Array.isArray(header) ? header[0] : header };
+    return {
+      error: describeError(options.what, res.statusCode, body, text, secrets),
+      status: res.statusCode,
+      retryAfter: Array.isArray(header) ? header[0] : header,
+    };
   } catch (e) {
     return networkFailure(e, url, options, deadline, deadlineMs, secrets);
   }
 }
 
 /** An attempt that got no (complete) answer, as its error; what is no network failure is thrown again. */
-function networkFailure(e: unknown, url: URL, options: RequestOptions, deadline: AbortSignal, deadlineMs: number, secrets: (string | undefined)[]): Attempt<never> {
+function networkFailure(
+  e: unknown,
+  url: URL,
+  options: RequestOptions,
+  deadline: AbortSignal,
+  deadlineMs: number,
+  secrets: (string | undefined)[],
+): Attempt<never> {
   const err = e as ApiFailure & { code?: string };
-  if (err.status !== undefined || !(err.code || deadline.aborted)) throw err; // an answer we already judged, or our own failure
+  // an answer we already judged, or our own failure
+  if (err.status !== undefined || !(err.code || deadline.aborted)) throw err;
   const timeout = undiciTimeout(err.code);
   const code = deadline.aborted || timeout ? "TIMEOUT" : String(err.code);
-  const detail = deadline.aborted ? `no complete answer within ${deadlineMs / 1000} s` : timeout ? `${timeout} ${AGENT_TIMEOUT_MS / 1000} s` : outcomeOf(code)?.down ? "cannot connect" : err.message;
+  const detail = deadline.aborted
+    ? `no complete answer within ${deadlineMs / 1000} s`
+    : timeout
+      ? `${timeout} ${AGENT_TIMEOUT_MS / 1000} s`
+      : outcomeOf(code)?.down
+        ? "cannot connect"
+        : err.message;
   // Only the library's text is quoted: ours ("create API key: …") is no secret, and would read as one.
   const error = failure(`${options.what}: ${code}: ${quote(detail, secrets, 1000)} (${url.origin})`, {});
   if (outcomeOf(code)?.down || code === "TIMEOUT") error.hint = options.urlHint;
@@ -187,7 +249,13 @@ function parseJson(text: string): { body: unknown; parsed: boolean } {
  * The service's clock, from its own successes only (a gateway's 502 carries the gateway's Date): the Date header,
  * in whole seconds, and the creation time of what a create made.
  */
-function noteClock(origin: string, method: string, date: string | string[] | undefined, body: unknown, sentAt: number): void {
+function noteClock(
+  origin: string,
+  method: string,
+  date: string | string[] | undefined,
+  body: unknown,
+  sentAt: number,
+): void {
   noteServerTime(origin, Date.parse(Array.isArray(date) ? date[0] : (date ?? "")), 1000, sentAt);
   const createdAt = method === "POST" ? (body as { created_at?: unknown } | undefined)?.created_at : undefined;
   if (typeof createdAt === "string") noteServerTime(origin, Date.parse(createdAt), timeResolution(createdAt), sentAt);

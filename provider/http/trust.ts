@@ -39,7 +39,10 @@ export type Get = (method: string, path: string, options: RequestOptions) => Pro
  * another profile's objects (a profile set by mistake to the key of another profile's account).
  */
 export function keyDigest(conn: Pick<Connection, "apiKey" | "apiUrl" | "profile">): string {
-  return createHash("sha256").update(`${conn.profile ?? ""}\n${conn.apiUrl}\n${conn.apiKey}`).digest("hex").slice(0, 16);
+  return createHash("sha256")
+    .update(`${conn.profile ?? ""}\n${conn.apiUrl}\n${conn.apiKey}`)
+    .digest("hex")
+    .slice(0, 16);
 }
 
 /** A fallback key read an object this stack holds: it is of that account, and its 404s can be believed. */
@@ -70,7 +73,14 @@ export async function underWay<T>(run: () => Promise<T>): Promise<T> {
  * key of the account that holds it. Else it fails the operation, saying what to check: a key of
  * another account, or an API URL with a wrong path, sees 404 for everything.
  */
-export async function believe404(method: string, conn: Connection, response: ApiResponse, options: RequestOptions, secrets: (string | undefined)[], get: Get): Promise<void> {
+export async function believe404(
+  method: string,
+  conn: Connection,
+  response: ApiResponse,
+  options: RequestOptions,
+  secrets: (string | undefined)[],
+  get: Get,
+): Promise<void> {
   const b = response.body as { error_code?: unknown } | undefined;
   const notBelieved = (why: string, hint: string) => {
     const err = describeError(options.what, 404, response.body, JSON.stringify(response.body ?? ""), secrets);
@@ -94,8 +104,12 @@ export async function believe404(method: string, conn: Connection, response: Api
   const saidGone = acceptGoneApplies(method, currentOperation()?.kind, process.env.ACCESSCTL_ACCEPT_GONE);
   if (response.keyUsed && !(await keyProven(response.keyUsed)) && !saidGone) {
     const setting = settingName("apiKey", conn.apiKeyFrom === "env", conn.profile);
-    throw notBelieved(`${setting} sees none of this stack's objects here (${await accountOf(conn, options.source, get)}): it may be the key of another account`,
-      `set ${setting} to a key of the account that holds this stack's objects; if they were deleted outside Pulumi, \`ACCESSCTL_ACCEPT_GONE=1 pulumi refresh\` records them as gone`);
+    throw notBelieved(
+      `${setting} sees none of this stack's objects here (${await accountOf(conn, options.source, get)}): it may be ` +
+        `the key of another account`,
+      `set ${setting} to a key of the account that holds this stack's objects; if they were deleted outside Pulumi, ` +
+        `\`ACCESSCTL_ACCEPT_GONE=1 pulumi refresh\` records them as gone`,
+    );
   }
 }
 
@@ -111,9 +125,17 @@ export function acceptGoneApplies(method: string, kind: OperationKind | undefine
 /** The account a key reaches, as its own API keys show it: their owners. */
 async function accountOf(conn: Connection, source: ConfigSource | undefined, get: Get): Promise<string> {
   try {
-    const res = await get("GET", API_KEYS_PATH, { what: "list API keys (which account the key reaches)", source, unseen: true, proof: true });
+    const res = await get("GET", API_KEYS_PATH, {
+      what: "list API keys (which account the key reaches)",
+      source,
+      unseen: true,
+      proof: true,
+    });
     const owners = [...new Set(((res.body?.keys ?? []) as { owner_id?: unknown }[]).map((k) => String(k.owner_id)))];
-    return owners.length ? `it reaches the account whose API keys belong to ${owners.slice(0, 3).join(", ")}${owners.length > 3 ? ", …" : ""}` : "it reaches an account with no API keys listed";
+    return owners.length
+      ? `it reaches the account whose API keys belong to ${owners.slice(0, 3).join(", ")}` +
+          `${owners.length > 3 ? ", …" : ""}`
+      : "it reaches an account with no API keys listed";
   } catch (e) {
     return `which account it reaches is not known: ${(e as Error).message}`;
   }
@@ -124,10 +146,16 @@ async function accountOf(conn: Connection, source: ConfigSource | undefined, get
  * process, else what the proving request got (the full path it sent, and the answer). One proving
  * request per API URL at a time: the reads of a refresh share it.
  */
-export async function baseProblem(conn: Connection, source: ConfigSource | undefined, get: Get): Promise<string | undefined> {
+export async function baseProblem(
+  conn: Connection,
+  source: ConfigSource | undefined,
+  get: Get,
+): Promise<string | undefined> {
   const state = shared();
   if (state.provenBases.includes(conn.apiUrl)) return undefined;
-  const proof = (state.proofs[conn.apiUrl] ??= proveBaseNow(conn, source, get).finally(() => delete state.proofs[conn.apiUrl]));
+  const proof = (state.proofs[conn.apiUrl] ??= proveBaseNow(conn, source, get).finally(
+    () => delete state.proofs[conn.apiUrl],
+  ));
   try {
     await proof;
     return undefined;

@@ -21,7 +21,14 @@ import { adoptExistingAllowed, claim, Marker } from "../ownership";
 import { listedElsewhere, noteListed } from "../run-record";
 import { CheckFailure, isUnknown } from "../validate";
 import { AfterFirst, apply } from "./apply";
-import { CheckedRuleSetInputs, DeclaredRule, declaredRules, isUnknownValue, secretRules, UNKNOWN_VALUE } from "./declared";
+import {
+  CheckedRuleSetInputs,
+  DeclaredRule,
+  declaredRules,
+  isUnknownValue,
+  secretRules,
+  UNKNOWN_VALUE,
+} from "./declared";
 import { adoptableRule, cameFirst, exactlyAsDeclared, holdToShown, LeftUndone } from "./guard";
 import { oneSetOnPolicy, OtherSet, takenOver } from "./guard";
 import { byStack, IpPolicyRuleSetMember, keyed, LivePolicy, livePolicy, named, outputs, policyRules } from "./live";
@@ -52,15 +59,30 @@ function sortOut(live: LivePolicy, urn: unknown) {
  */
 const adoptable = (found: ReturnType<typeof sortOut>, declared: DeclaredRule[], r: Member) =>
   adoptableRule(r, {
-    adoptExisting: adoptExistingAllowed(), declared, theirs: new Set(found.claims.map((c) => c.rule.id)),
+    adoptExisting: adoptExistingAllowed(),
+    declared,
+    theirs: new Set(found.claims.map((c) => c.rule.id)),
   });
 
 export async function previewUnknownCreate(inputs: CheckedRuleSetInputs, urn: string): Promise<void> {
   const takeover = inputs.takeOver === true || isUnknown(inputs.takeOver);
-  await showPlan(urn, { policy: String(inputs.ipPolicyId), from: [], shown: { anyOf: [] }, ...(takeover ? { takeover: UNKNOWN_VALUE } : {}) }, "create IpPolicyRuleSet");
+  await showPlan(
+    urn,
+    {
+      policy: String(inputs.ipPolicyId),
+      from: [],
+      shown: { anyOf: [] },
+      ...(takeover ? { takeover: UNKNOWN_VALUE } : {}),
+    },
+    "create IpPolicyRuleSet",
+  );
   if (!takeover) return;
   const policy = isUnknown(inputs.ipPolicyId) ? "the set's policy" : inputs.ipPolicyId;
-  report(urn, `plan for ${policy}: not known yet (it depends on other resources); with takeOver, up takes over whatever rules the policy holds then, as they are`);
+  report(
+    urn,
+    `plan for ${policy}: not known yet (it depends on other resources); with takeOver, up takes over whatever rules ` +
+      `the policy holds then, as they are`,
+  );
   noteTakeoverShown(urn, UNKNOWN_VALUE);
 }
 
@@ -77,14 +99,31 @@ export async function previewCreate(inputs: CheckedRuleSetInputs): Promise<Check
   const takeover = inputs.takeOver === true;
   const listing = await listForPreview(inputs);
   const found = listing.live ? sortOut(listing.live, urn) : undefined;
-  const taken = takeover ? (found?.rest ?? []).map((r) => r.id) : undefined; // a listing that failed promised to take none
+  // a listing that failed promised to take none
+  const taken = takeover ? (found?.rest ?? []).map((r) => r.id) : undefined;
   if (urn) {
-    await showPlan(urn, { policy: inputs.ipPolicyId, from: [], declared: declared.map(terms.seeDeclared), shown: { steps: plan([], declared).steps.map(terms.see) }, ...(taken ? { takeover: taken } : {}) }, `create IP policy rule set of ${inputs.ipPolicyId}`);
+    await showPlan(
+      urn,
+      {
+        policy: inputs.ipPolicyId,
+        from: [],
+        declared: declared.map(terms.seeDeclared),
+        shown: { steps: plan([], declared).steps.map(terms.see) },
+        ...(taken ? { takeover: taken } : {}),
+      },
+      `create IP policy rule set of ${inputs.ipPolicyId}`,
+    );
     if (taken) noteTakeoverShown(urn, taken);
   }
   const head = `plan for ${inputs.ipPolicyId}`;
   if (!found) {
-    if (takeover) report(urn, `${head}: takeOver: could not list the policy to say what the takeover will take (${listing.error}); up will take none of its rules`, { warning: true });
+    if (takeover)
+      report(
+        urn,
+        `${head}: takeOver: could not list the policy to say what the takeover will take (${listing.error}); up will ` +
+          `take none of its rules`,
+        { warning: true },
+      );
     else {
       const creates = `create ${plural(declared.length, "rule")}: ${requests(declared.length)}`;
       report(urn, `${head}: ${creates} (the policy could not be listed: ${listing.error})`);
@@ -96,17 +135,33 @@ export async function previewCreate(inputs: CheckedRuleSetInputs): Promise<Check
   const nothing = "up would change nothing";
   if (yields) return [{ property: "ipPolicyId", reason: oneSetOnly(what, inputs.ipPolicyId, yields, nothing).message }];
   const refused = found.rest.filter((r) => !adoptable(found, declared, r));
-  if (!takeover && refused.length) return [{ property: "takeOver", reason: alreadyHolds(what, refused).message.replace("nothing was changed", "up would change nothing") }];
+  if (!takeover && refused.length)
+    return [
+      {
+        property: "takeOver",
+        reason: alreadyHolds(what, refused).message.replace("nothing was changed", "up would change nothing"),
+      },
+    ];
   reportOthers(urn, `${head}`, found.others);
   if (!takeover) return (previewAdoption(inputs, declared, found.rest), []);
   const current = found.rest;
-  if (!current.length) return (report(urn, `${head}: takeOver: the policy holds no rule; create ${declared.length}: ${requests(declared.length)}`), []);
+  if (!current.length)
+    return (
+      report(
+        urn,
+        `${head}: takeOver: the policy holds no rule; create ${declared.length}: ${requests(declared.length)}`,
+      ),
+      []
+    );
   const asIs = current.filter((r) => exactlyAsDeclared(declared, r)).length;
   const undeclared = current.filter((r) => !declared.some((d) => d.cidr === canonicalCidr(r.cidr))).length;
   const then = describe(plan(Object.values(keyed(current)), declared), secretRules(inputs));
-  report(urn, `${head}: take over the ${plural(current.length, "rule")} the policy holds ` +
-    `(${asIs} as declared, ${undeclared} not declared), ` +
-    `writing nothing now; ${then ? `the next up then: ${then}` : "nothing more to do"}`);
+  report(
+    urn,
+    `${head}: take over the ${plural(current.length, "rule")} the policy holds ` +
+      `(${asIs} as declared, ${undeclared} not declared), ` +
+      `writing nothing now; ${then ? `the next up then: ${then}` : "nothing more to do"}`,
+  );
   return [];
 }
 
@@ -115,7 +170,10 @@ async function listForPreview(inputs: CheckedRuleSetInputs): Promise<{ live?: Li
   try {
     const what = `preview the ${inputs.takeOver ? "takeover" : "create"} of ${inputs.ipPolicyId}`;
     const live = await viewBeforeFirst(inputs, what);
-    noteListed(inputs.ipPolicyId, live.rules.map((r) => r.id)); // for the update of this command: see viewBeforeFirst
+    noteListed(
+      inputs.ipPolicyId,
+      live.rules.map((r) => r.id),
+    ); // for the update of this command: see viewBeforeFirst
     return { live };
   } catch (e) {
     return { error: (e as Error).message };
@@ -143,7 +201,10 @@ async function viewBeforeFirst(inputs: CheckedRuleSetInputs, what: string): Prom
   return livePolicy(bodies, source);
 }
 
-/** A create's plan: what it takes over (rules exactly as declared, under ACCESSCTL_ADOPT_EXISTING=1) and what it creates. */
+/**
+ * A create's plan: what it takes over (rules exactly as declared,
+ * under ACCESSCTL_ADOPT_EXISTING=1) and what it creates.
+ */
 function previewAdoption(inputs: CheckedRuleSetInputs, declared: DeclaredRule[], current: Member[]): void {
   const toCreate = declared.filter((d) => !current.some((r) => canonicalCidr(r.cidr) === d.cidr)).length;
   const creates = `create ${plural(toCreate, "rule")}: ${requests(toCreate)}`;
@@ -158,7 +219,11 @@ export async function create(inputs: CheckedRuleSetInputs) {
   claim(KIND, inputs.ipPolicyId, what);
   const declared = declaredRules(inputs.rules) as DeclaredRule[];
   const terms = promiseTerms(inputs.profile);
-  const { promises, saved } = promisesFor(inputs.__urn, { policy: inputs.ipPolicyId, from: [], declared: declared.map(terms.seeDeclared) }, what);
+  const { promises, saved } = promisesFor(
+    inputs.__urn,
+    { policy: inputs.ipPolicyId, from: [], declared: declared.map(terms.seeDeclared) },
+    what,
+  );
   let found = sortOut(await viewBeforeFirst(inputs, what), inputs.__urn);
   // A takeover writes nothing, and no walk checks it after: it records the policy as it is now.
   if (inputs.takeOver === true && found.rest.length) {
@@ -173,7 +238,9 @@ export async function create(inputs: CheckedRuleSetInputs) {
   if (refused.length) throw alreadyHolds(what, refused);
   const current = found.rest;
   const held = holdToShown(plan(Object.values(keyed(current)), declared), promises, terms.see);
-  const rules = await apply(inputs, current, held.steps, inputs.ipPolicyId, what, { afterFirst: aloneOnPolicy(inputs, what) });
+  const rules = await apply(inputs, current, held.steps, inputs.ipPolicyId, what, {
+    afterFirst: aloneOnPolicy(inputs, what),
+  });
   // Against the plan's terms: a new set's plan is from no rule (the rules taken over exactly as declared are its own).
   if (saved?.access) reportAccessDone(inputs.__urn, inputs.ipPolicyId, accessEffect([], rules), saved.access, true);
   reportOthers(inputs.__urn, what, found.others);
@@ -208,8 +275,11 @@ export function reportAccessDone(
 export const reportLeftUndone = (urn: string | undefined, what: string, left: LeftUndone[]) =>
   reportAll(urn, leftUndoneNotices(what, left));
 
-export const reportOthers = (urn: string | undefined, what: string, others: { rule: Member; maker: Marker; pending?: string }[]) =>
-  reportAll(urn, othersNotices(what, others));
+export const reportOthers = (
+  urn: string | undefined,
+  what: string,
+  others: { rule: Member; maker: Marker; pending?: string }[],
+) => reportAll(urn, othersNotices(what, others));
 
 export function reportAll(urn: string | undefined, notices: Notice[]): void {
   for (const n of notices) report(urn, n.text, n.warning ? { warning: true } : undefined);
@@ -232,12 +302,20 @@ function aloneOnPolicy(inputs: CheckedRuleSetInputs, what: string): AfterFirst {
     const since = found.rest.filter((r) => !afterFirst.some((a) => a.id === r.id) && !raced(r));
     const undo = made.map((rule): Step => ({ op: "delete", rule }));
     const deleted = `this set deleted the ${plural(made.length, "rule")} it had made`;
-    if (!cameFirst(made, found.claimedSets.map((o) => o.rule))) {
+    if (
+      !cameFirst(
+        made,
+        found.claimedSets.map((o) => o.rule),
+      )
+    ) {
       const outcome = `it started on the policy at the same time as this one and came first, so ${deleted}`;
       return { undo, error: oneSetOnly(what, inputs.ipPolicyId, found.claimedSets, outcome) };
     }
     if (since.length) {
-      return { undo, error: alreadyHolds(what, since, `they came since this command listed the policy, so ${deleted}`) };
+      return {
+        undo,
+        error: alreadyHolds(what, since, `they came since this command listed the policy, so ${deleted}`),
+      };
     }
     return undefined;
   };
@@ -248,9 +326,18 @@ function aloneOnPolicy(inputs: CheckedRuleSetInputs, what: string): AfterFirst {
  * set's create failed before its first rule, and that one came since), only if this set's own
  * earliest rule there came first. Else it fails before any write, naming that set.
  */
-export function stillOnPolicy(live: LivePolicy, urn: unknown, recorded: Member[], what: string, ipPolicyId: string): void {
+export function stillOnPolicy(
+  live: LivePolicy,
+  urn: unknown,
+  recorded: Member[],
+  what: string,
+  ipPolicyId: string,
+): void {
   const known = new Set(recorded.map((r) => r.id));
-  const yields = oneSetOnPolicy(live.rules.filter((r) => known.has(r.id)), sortOut(live, urn).otherSets);
+  const yields = oneSetOnPolicy(
+    live.rules.filter((r) => known.has(r.id)),
+    sortOut(live, urn).otherSets,
+  );
   if (yields) throw oneSetOnly(what, ipPolicyId, yields, "nothing was changed");
 }
 
@@ -263,19 +350,27 @@ export function stillOnPolicy(live: LivePolicy, urn: unknown, recorded: Member[]
 function takeOver(inputs: CheckedRuleSetInputs, current: Member[], saved: SavedSet | undefined, what: string) {
   const listedThen = takeoverShownFor(inputs.__urn);
   // No listing by a preview (in a run by the engine, which gives a URN): take nothing unseen.
-  const shown = isUnknownValue(listedThen) || (!listedThen && !inputs.__urn) ? "any" : (listedThen ?? new Set<string>());
+  const shown =
+    isUnknownValue(listedThen) || (!listedThen && !inputs.__urn) ? "any" : (listedThen ?? new Set<string>());
   const inSaved = !saved || isUnknownValue(saved.takeover) ? "any" : new Set(saved.takeover ?? []);
   const taken = takenOver(current, [shown, inSaved]);
   const since = current.filter((r) => !taken.includes(r)).map(named);
   if (!taken.length) {
-    throw plainError(`${what}: the policy holds ${plural(since.length, "rule")} its preview did not show ` +
-      `(added since): ${listed(since)}; nothing was changed. ` +
-      "Run `pulumi up` again: its preview shows what the takeover takes.");
+    throw plainError(
+      `${what}: the policy holds ${plural(since.length, "rule")} its preview did not show ` +
+        `(added since): ${listed(since)}; nothing was changed. ` +
+        "Run `pulumi up` again: its preview shows what the takeover takes.",
+    );
   }
   if (since.length) {
-    report(inputs.__urn, `${what}: left ${plural(since.length, "rule")} its preview did not list (added since), ` +
-      `not recorded: ${listed(since)}. \`pulumi refresh\` records them; the preview after it shows what \`up\` will ` +
-      "do to them.", { warning: true });
+    report(
+      inputs.__urn,
+      `${what}: left ${plural(since.length, "rule")} its preview did not list (added since), ` +
+        `not recorded: ${listed(since)}. \`pulumi refresh\` records them; the preview after it shows what \`up\` ` +
+        `will ` +
+        "do to them.",
+      { warning: true },
+    );
   }
   return { id: inputs.ipPolicyId, outs: outputs(inputs, taken, inputs) };
 }

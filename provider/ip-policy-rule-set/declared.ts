@@ -13,7 +13,10 @@ import { CheckFailure, isUnknown, text, UNKNOWN } from "../validate";
 
 /** One rule of a set, as a program declares it (an element of the input `rules`). */
 export interface IpPolicyRuleSetRule {
-  /** An IPv4 or IPv6 range (`10.0.0.0/8`), or one address (`198.51.100.7`, the same as `/32`); each range once per set, in any spelling. */
+  /**
+   * An IPv4 or IPv6 range (`10.0.0.0/8`), or one address (`198.51.100.7`,
+   * the same as `/32`); each range once per set, in any spelling.
+   */
   cidr: string;
   /** `allow` or `deny`. Changing it deletes the rule, then creates it (the policy holds a CIDR once). */
   action: RuleAction;
@@ -44,7 +47,10 @@ export interface IpPolicyRuleSetInputs extends ProfileInput {
   takeOver?: boolean;
 }
 
-/** The inputs as check hands them on and the state keeps them: each rule (as the rule's table hands it on) under its canonical CIDR. */
+/**
+ * The inputs as check hands them on and the state keeps them: each
+ * rule (as the rule's table hands it on) under its canonical CIDR.
+ */
 export interface CheckedRuleSetInputs extends Omit<IpPolicyRuleSetInputs, "rules"> {
   rules: Record<string, IpPolicyRuleSetRule>;
   /** The resource's URN, where messages about it go (the SDK or the plugin passes it). */
@@ -61,7 +67,8 @@ export interface Unknown {
   readonly unknown: true;
 }
 export const UNKNOWN_VALUE: Unknown = { unknown: true };
-export const isUnknownValue = (v: unknown): v is Unknown => typeof v === "object" && v !== null && (v as Unknown).unknown === true;
+export const isUnknownValue = (v: unknown): v is Unknown =>
+  typeof v === "object" && v !== null && (v as Unknown).unknown === true;
 
 /** A declared rule as plan() takes it: canonical CIDR, texts "" when unset; a value not known yet is UNKNOWN_VALUE. */
 export interface DeclaredRule {
@@ -71,17 +78,28 @@ export interface DeclaredRule {
   metadata: string | Unknown;
 }
 
-/** Whether the rules' texts are secret (the program made part of `rules` secret, now or when the state was written): plans show `[secret]`. */
-export const secretRules = (...props: { __secrets?: string[] }[]) => props.some((p) => p.__secrets?.includes("rules") ?? false);
+/**
+ * Whether the rules' texts are secret (the program made part of `rules`
+ * secret, now or when the state was written): plans show `[secret]`.
+ */
+export const secretRules = (...props: { __secrets?: string[] }[]) =>
+  props.some((p) => p.__secrets?.includes("rules") ?? false);
 
 /** A rule of the set is an IP policy rule: checked, compared, sent and read back by the rule's own table. */
-export const MEMBER_FIELDS: Fields<IpPolicyRuleSetRule> = { cidr: RULE_FIELDS.cidr, action: RULE_FIELDS.action, description: RULE_FIELDS.description, metadata: RULE_FIELDS.metadata };
+export const MEMBER_FIELDS: Fields<IpPolicyRuleSetRule> = {
+  cidr: RULE_FIELDS.cidr,
+  action: RULE_FIELDS.action,
+  description: RULE_FIELDS.description,
+  metadata: RULE_FIELDS.metadata,
+};
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
 
 /** A declared rule with null and "" taken as unset, as for every optional field of a rule. */
 function withoutEmpty(rule: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(rule).filter(([key, v]) => !(key in MEMBER_FIELDS) || (v !== null && v !== "")));
+  return Object.fromEntries(
+    Object.entries(rule).filter(([key, v]) => !(key in MEMBER_FIELDS) || (v !== null && v !== "")),
+  );
 }
 
 /**
@@ -91,11 +109,18 @@ function withoutEmpty(rule: Record<string, unknown>): Record<string, unknown> {
  */
 function declaredEntries(value: unknown): { at: string; rule: unknown }[] | string {
   if (Array.isArray(value)) return value.map((rule, i) => ({ at: `rules[${i}]`, rule }));
-  if (isObject(value)) return Object.entries(value).map(([key, rule]) => ({ at: `rules[${JSON.stringify(key)}]`, rule: isObject(rule) ? { cidr: key, ...rule } : rule }));
+  if (isObject(value))
+    return Object.entries(value).map(([key, rule]) => ({
+      at: `rules[${JSON.stringify(key)}]`,
+      rule: isObject(rule) ? { cidr: key, ...rule } : rule,
+    }));
   return "must be a list of rules: [{cidr, action, description?, metadata?}, …]";
 }
 
-/** check(): every declared rule, each problem named by its place in the program's list and its CIDR (`rules[3].action … (rule 10.1.0.0/16)`). */
+/**
+ * check(): every declared rule, each problem named by its place in the
+ * program's list and its CIDR (`rules[3].action … (rule 10.1.0.0/16)`).
+ */
 export function checkRules(value: unknown): string | CheckFailure[] | undefined {
   const entries = declaredEntries(value);
   if (typeof entries === "string") return entries;
@@ -108,10 +133,20 @@ export function checkRules(value: unknown): string | CheckFailure[] | undefined 
       continue;
     }
     const named = typeof rule.cidr === "string" && !isUnknown(rule.cidr);
-    checkFields(MEMBER_FIELDS, withoutEmpty(rule), failures, { path: at, noun: "a rule", name: named ? { property: "cidr", label: `rule ${rule.cidr}` } : undefined });
+    checkFields(MEMBER_FIELDS, withoutEmpty(rule), failures, {
+      path: at,
+      noun: "a rule",
+      name: named ? { property: "cidr", label: `rule ${rule.cidr}` } : undefined,
+    });
     if (named && !cidr(rule.cidr)) {
       const key = canonicalCidr(rule.cidr as string);
-      if (key in seen) failures.push({ property: "", reason: `${at}.cidr ${JSON.stringify(rule.cidr)} is declared twice: ${seen[key]} is the same range (${key}); a policy holds a CIDR once` });
+      if (key in seen)
+        failures.push({
+          property: "",
+          reason:
+            `${at}.cidr ${JSON.stringify(rule.cidr)} is declared twice: ${seen[key]} is the same range (` +
+            `${key}); a policy holds a CIDR once`,
+        });
       else seen[key] = at;
     }
   }
@@ -124,8 +159,15 @@ export function checkRules(value: unknown): string | CheckFailure[] | undefined 
  */
 export function keyedRules(value: unknown): Record<string, IpPolicyRuleSetRule> | string {
   const entries = declaredEntries(value);
-  if (typeof entries === "string" || entries.some(({ rule }) => isUnknown(rule) || !isObject(rule) || isUnknown(rule.cidr))) return UNKNOWN;
-  const rules = entries.map(({ rule }) => checkFields(MEMBER_FIELDS, withoutEmpty(rule as Record<string, unknown>), []) as unknown as IpPolicyRuleSetRule);
+  if (
+    typeof entries === "string" ||
+    entries.some(({ rule }) => isUnknown(rule) || !isObject(rule) || isUnknown(rule.cidr))
+  )
+    return UNKNOWN;
+  const rules = entries.map(
+    ({ rule }) =>
+      checkFields(MEMBER_FIELDS, withoutEmpty(rule as Record<string, unknown>), []) as unknown as IpPolicyRuleSetRule,
+  );
   const out: Record<string, IpPolicyRuleSetRule> = {};
   for (const rule of rules.sort((a, b) => compareCidrs(a.cidr, b.cidr))) out[rule.cidr] = rule;
   return out;
@@ -136,7 +178,11 @@ export function keyedRules(value: unknown): Record<string, IpPolicyRuleSetRule> 
  * the rules were keyed); UNKNOWN_VALUE while which CIDRs are declared is not known.
  */
 export function declaredRules(rules: unknown): DeclaredRule[] | Unknown {
-  const entries = Array.isArray(rules) ? rules : isObject(rules) ? Object.entries(rules).map(([key, r]) => (isObject(r) ? { ...r, cidr: key } : r)) : undefined;
+  const entries = Array.isArray(rules)
+    ? rules
+    : isObject(rules)
+      ? Object.entries(rules).map(([key, r]) => (isObject(r) ? { ...r, cidr: key } : r))
+      : undefined;
   if (!entries || entries.some((r) => !isObject(r) || isUnknown(r.cidr))) return UNKNOWN_VALUE;
   const known = <T>(v: unknown, as: (v: unknown) => T): T | Unknown => (isUnknown(v) ? UNKNOWN_VALUE : as(v));
   return (entries as Record<string, unknown>[]).map((r) => ({
@@ -147,8 +193,13 @@ export function declaredRules(rules: unknown): DeclaredRule[] | Unknown {
   }));
 }
 
-/** The declared rules (keyed, or a list in an old state) as the list a program writes: what an import's program text declares. */
-export function declaredList(rules: Record<string, IpPolicyRuleSetRule> | IpPolicyRuleSetRule[]): IpPolicyRuleSetRule[] {
+/**
+ * The declared rules (keyed, or a list in an old state) as the
+ * list a program writes: what an import's program text declares.
+ */
+export function declaredList(
+  rules: Record<string, IpPolicyRuleSetRule> | IpPolicyRuleSetRule[],
+): IpPolicyRuleSetRule[] {
   if (Array.isArray(rules)) return rules;
   return Object.entries(rules).map(([c, r]) => ({ ...r, cidr: c }));
 }

@@ -44,10 +44,15 @@ export function holdToShown(p: Plan, promises: Shown[][], see: (s: Step) => Step
   const isShown = (s: Step) => promised(s) || (left.push({ step: s }), false);
   const of = <O extends Step["op"]>(op: O) => p.steps.filter((s): s is Extract<Step, { op: O }> => s.op === op);
   const steps: Step[] = [];
-  for (const s of of("create")) if (isShown(s)) steps.push(s); else closingLeft ||= s.to.action === "deny";
-  const deleteOrKeep = (rule: Member) => (isShown({ op: "delete", rule }) ? steps.push({ op: "delete", rule }) : kept.push(rule));
+  for (const s of of("create"))
+    if (isShown(s)) steps.push(s);
+    else closingLeft ||= s.to.action === "deny";
+  const deleteOrKeep = (rule: Member) =>
+    isShown({ op: "delete", rule }) ? steps.push({ op: "delete", rule }) : kept.push(rule);
   for (const s of of("delete")) deleteOrKeep(s.rule);
-  for (const s of of("flip")) if (isShown(s)) steps.push(s); else (kept.push(s.rule), (closingLeft ||= s.to.action === "deny"));
+  for (const s of of("flip"))
+    if (isShown(s)) steps.push(s);
+    else (kept.push(s.rule), (closingLeft ||= s.to.action === "deny"));
   for (const s of [...of("retext"), ...of("move")]) {
     if (promised(s)) steps.push(s);
     else if (s.op === "retext") (left.push({ step: s }), kept.push(s.rule));
@@ -199,8 +204,10 @@ export function reconcile(p: Plan, s: Situation): Decision {
     r !== undefined && !known[r.id] && adoptableRule(r, { ...s, theirs });
 
   const touched = held.steps.flatMap((x) =>
-    x.op === "create" || (x.op === "delete" && !live[x.rule.id]) ? [] : [x.rule]);
-  const stale = touched.filter((r) => !unchanged(r, live[r.id]))
+    x.op === "create" || (x.op === "delete" && !live[x.rule.id]) ? [] : [x.rule],
+  );
+  const stale = touched
+    .filter((r) => !unchanged(r, live[r.id]))
     .map((rule): Refusal => ({ kind: "changed", rule, now: live[rule.id] }));
   const targets = held.steps.flatMap((x) => (x.op === "create" || x.op === "move" ? [x.to] : []));
   const taken = targets.map((d) => holder[d.cidr]).filter((r): r is Member => r !== undefined && !adoptable(r));
@@ -321,8 +328,13 @@ function previewBefore(x: { steps: StepSeen[] }, recorded: Member[]): AccessRule
  * file bounds it too, by the opening it records (planOpens).
  */
 function holdToShownOpening(steps: Step[], s: Situation, strangers: Member[]) {
-  const fromPreviews = shownOpening(s.promises, s.recorded, s.declared, strangers.filter((r) => s.previewSaw.has(r.id)));
-  const shown = fromPreviews && s.planOpens ? intersect(fromPreviews, s.planOpens) : fromPreviews ?? s.planOpens;
+  const fromPreviews = shownOpening(
+    s.promises,
+    s.recorded,
+    s.declared,
+    strangers.filter((r) => s.previewSaw.has(r.id)),
+  );
+  const shown = fromPreviews && s.planOpens ? intersect(fromPreviews, s.planOpens) : (fromPreviews ?? s.planOpens);
   if (!shown || !steps.some(opens)) return { steps, held: [] as Step[], because: [] as HoldReason[] };
   const held = new Set<Step>();
   const unshown: string[] = [];
@@ -399,7 +411,8 @@ export function refreshSaw(recorded: Member[], rules: Member[], others: RefreshS
   const now = byId(rules);
   return {
     added: rules.filter((r) => !before[r.id]),
-    changed: rules.filter((r) => before[r.id] && !unchanged(before[r.id], r))
+    changed: rules
+      .filter((r) => before[r.id] && !unchanged(before[r.id], r))
       .map((now) => ({ was: before[now.id], now })),
     deleted: Object.values(before).filter((r) => !now[r.id] && !others.some((o) => o.rule.id === r.id)),
     others,
@@ -443,7 +456,8 @@ export function teardown(e: Ending): Teardown {
   const known = byId(e.recorded);
   const handedOver = e.live.filter((r) => e.handedOver.has(r.id));
   const rest = e.live.filter((r) => !e.handedOver.has(r.id));
-  const changed = rest.filter((r) => known[r.id] && !unchanged(known[r.id], r))
+  const changed = rest
+    .filter((r) => known[r.id] && !unchanged(known[r.id], r))
     .map((now) => ({ was: known[now.id], now }));
   if (changed.length) return { kind: "refused", because: "changed", rules: changed };
   const ours = (r: Member) => !!known[r.id] && !e.unshown.has(r.id);
@@ -494,5 +508,11 @@ export interface OtherSet {
  */
 export function oneSetOnPolicy(mine: Member[], otherSets: OtherSet[]): OtherSet[] | undefined {
   if (!otherSets.length) return undefined;
-  return mine.length && cameFirst(mine, otherSets.map((o) => o.rule)) ? undefined : otherSets;
+  return mine.length &&
+    cameFirst(
+      mine,
+      otherSets.map((o) => o.rule),
+    )
+    ? undefined
+    : otherSets;
 }

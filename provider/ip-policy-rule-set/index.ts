@@ -19,7 +19,17 @@ import { processState } from "../state";
 import { boolean, CheckFailure, id, isUnknown, UNKNOWN } from "../validate";
 import { apply, bindOwnMarkers } from "./apply";
 import { create, previewCreate, previewUnknownCreate, reportAccessDone, reportAll, stillOnPolicy } from "./create";
-import { checkRules, CheckedRuleSetInputs, declaredList, DeclaredRule, declaredRules, IpPolicyRuleSetInputs, isUnknownValue, keyedRules, secretRules } from "./declared";
+import {
+  checkRules,
+  CheckedRuleSetInputs,
+  declaredList,
+  DeclaredRule,
+  declaredRules,
+  IpPolicyRuleSetInputs,
+  isUnknownValue,
+  keyedRules,
+  secretRules,
+} from "./declared";
 import { foundRules, reconcile, refreshSaw, teardown } from "./guard";
 import { byStack, Claimed, declaredForms, IpPolicyRuleSetMember, IpPolicyRuleSetOutputs, keyed, members } from "./live";
 import { outputs, policyRules, whoseRules } from "./live";
@@ -40,7 +50,12 @@ const KIND = "IP policy rule set";
 export const FIELDS: Fields<IpPolicyRuleSetInputs> = {
   ipPolicyId: { required: true, check: id(ID_PREFIX.ipPolicy), onChange: "replace" },
   // Whether the rules changed is the plan's to say (diff): no `same` here, which would plan twice more.
-  rules: { required: ": a list of {cidr, action, description?, metadata?} (an empty list deletes every rule of the policy)", check: checkRules, canonical: keyedRules, onChange: "update" },
+  rules: {
+    required: ": a list of {cidr, action, description?, metadata?} (an empty list deletes every rule of the policy)",
+    check: checkRules,
+    canonical: keyedRules,
+    onChange: "update",
+  },
   takeOver: { check: boolean },
   profile: PROFILE_FIELD,
 };
@@ -60,13 +75,18 @@ function pulumiPlan(olds: Partial<CheckedRuleSetInputs>, news: CheckedRuleSetInp
   if (isUnknownValue(declared) || isUnknown(news.ipPolicyId) || isUnknown(news.profile)) return UNKNOWN;
   const replaced = olds.ipPolicyId === undefined || changedFields(FIELDS, olds, news).replaces.length > 0;
   const before = replaced ? [] : declaredRules(olds.rules ?? {});
-  const recorded = isUnknownValue(before) ? [] : before.map((d) => ({ ...d, id: "", uri: "", createdAt: "" }) as IpPolicyRuleSetMember);
+  const recorded = isUnknownValue(before)
+    ? []
+    : before.map((d) => ({ ...d, id: "", uri: "", createdAt: "" }) as IpPolicyRuleSetMember);
   const steps = summary(plan(Object.values(keyed(recorded)), declared), UNKNOWN);
   if (steps.length <= SUMMARY_STEPS && !secretRules(news)) return { steps };
   return { count: steps.length, digest: promiseTerms(news.profile).digestOf(steps) };
 }
 
-/** Operations of this process that checked a set (by URN): their diff shows the plan; a refresh's diff, which no check precedes, does not. */
+/**
+ * Operations of this process that checked a set (by URN): their diff
+ * shows the plan; a refresh's diff, which no check precedes, does not.
+ */
 function checkedSets(): { urns: string[] } {
   return processState<{ urns: string[] }>("rule-set-checks", () => ({ urns: [] }));
 }
@@ -76,15 +96,21 @@ export async function check(olds: Partial<CheckedRuleSetInputs>, news: IpPolicyR
   checkConnection(news, failures);
   const inputs = checkFields(FIELDS, news, failures) as unknown as CheckedRuleSetInputs;
   if (inputs.takeOver === false) delete inputs.takeOver; // false is the default: no diff against unset
-  if (Array.isArray(inputs.__secrets) && !inputs.__secrets.length) delete inputs.__secrets; // as the outputs (and a refresh's inputs) keep it
+  // as the outputs (and a refresh's inputs) keep it
+  if (Array.isArray(inputs.__secrets) && !inputs.__secrets.length) delete inputs.__secrets;
   if (inputs.__urn && !checkedSets().urns.includes(inputs.__urn)) checkedSets().urns.push(inputs.__urn);
   if (!failures.length && !isUnknown(inputs.ipPolicyId)) {
-    const clash = claimPolicy("set", resourceLabel(inputs.__urn, "IpPolicyRuleSet", `IpPolicyRuleSet of ${inputs.ipPolicyId}`), inputs.ipPolicyId);
+    const clash = claimPolicy(
+      "set",
+      resourceLabel(inputs.__urn, "IpPolicyRuleSet", `IpPolicyRuleSet of ${inputs.ipPolicyId}`),
+      inputs.ipPolicyId,
+    );
     if (clash) failures.push({ property: "ipPolicyId", reason: clash });
   }
   // A new set (or one replaced: another policy, another profile) is created now: what will it do?
   if (!failures.length && (olds.ipPolicyId === undefined || changedFields(FIELDS, olds, inputs).replaces.length)) {
-    if (!isUnknown(inputs.ipPolicyId) && !isUnknown(inputs.rules) && !isUnknown(inputs.takeOver)) failures.push(...(await previewCreate(inputs)));
+    if (!isUnknown(inputs.ipPolicyId) && !isUnknown(inputs.rules) && !isUnknown(inputs.takeOver))
+      failures.push(...(await previewCreate(inputs)));
     else if (inputs.__urn) await previewUnknownCreate(inputs, inputs.__urn);
   }
   if (!failures.length) inputs.__plan = pulumiPlan(olds, inputs);
@@ -93,8 +119,15 @@ export async function check(olds: Partial<CheckedRuleSetInputs>, news: IpPolicyR
 
 export async function diff(_id: string, olds: IpPolicyRuleSetOutputs, news: CheckedRuleSetInputs) {
   const { replaces } = changedFields(FIELDS, olds, news);
-  if (replaces.length) return { changes: true, replaces, deleteBeforeReplace: false, detailedDiff: Object.fromEntries(replaces.map((k) => [k, "update-replace" as DiffKind])) };
-  const urn = news.__urn && checkedSets().urns.includes(news.__urn) ? news.__urn : undefined; // shown once per operation
+  if (replaces.length)
+    return {
+      changes: true,
+      replaces,
+      deleteBeforeReplace: false,
+      detailedDiff: Object.fromEntries(replaces.map((k) => [k, "update-replace" as DiffKind])),
+    };
+  // shown once per operation
+  const urn = news.__urn && checkedSets().urns.includes(news.__urn) ? news.__urn : undefined;
   const recorded = members(olds.rules);
   noteSetMembers(recorded.map((r) => r.id)); // the set keeps them, changed or not: see ip-policy-rule.ts remove
   const declared = declaredRules(news.rules);
@@ -105,7 +138,11 @@ export async function diff(_id: string, olds: IpPolicyRuleSetOutputs, news: Chec
     // Which CIDRs the program declares is not known yet: no plan can say what up does; say what it may do.
     if (urn) {
       report(urn, unknownRulesWords(olds.ipPolicyId, Object.values(keyed(recorded)), secret));
-      await showPlan(urn, { policy: olds.ipPolicyId, from: recorded.map(terms.seeRule), shown: { anyOf: recorded.map(terms.seeRule) } }, what);
+      await showPlan(
+        urn,
+        { policy: olds.ipPolicyId, from: recorded.map(terms.seeRule), shown: { anyOf: recorded.map(terms.seeRule) } },
+        what,
+      );
     }
     return { changes: true, replaces: [], detailedDiff: { rules: "update" as DiffKind } };
   }
@@ -116,7 +153,16 @@ export async function diff(_id: string, olds: IpPolicyRuleSetOutputs, news: Chec
     // The plan's last line says what it does to the policy's access (its first line stays what Pulumi's rows show).
     const access = words ? policyAccessWords(olds.ipPolicyId, accessEffect(recorded, declared), "plan") : "";
     if (words) report(urn, `plan for ${olds.ipPolicyId}: ${words}\n${access}`);
-    await showPlan(urn, { policy: olds.ipPolicyId, from: recorded.map(terms.seeRule), declared: declared.map(terms.seeDeclared), shown: { steps: p.steps.map(terms.see) } }, what);
+    await showPlan(
+      urn,
+      {
+        policy: olds.ipPolicyId,
+        from: recorded.map(terms.seeRule),
+        declared: declared.map(terms.seeDeclared),
+        shown: { steps: p.steps.map(terms.see) },
+      },
+      what,
+    );
   }
   return { changes: words !== "", replaces: [], detailedDiff: planDiff(p) };
 }
@@ -125,12 +171,24 @@ export async function read(id: string, props: Partial<IpPolicyRuleSetOutputs> = 
   const ipPolicyId = props.ipPolicyId ?? id;
   // Rules other stacks' resources made (their markers verify) are theirs: named, never recorded. A
   // marker that does not verify is a claim: its rule is drift, recorded, and named with its claim.
-  const { rest: rules, others, claims } = byStack(await policyRules(ipPolicyId, props.profile, `read IP policy rule set of ${ipPolicyId}`, members(props.rules)), props.__urn);
+  const {
+    rest: rules,
+    others,
+    claims,
+  } = byStack(
+    await policyRules(ipPolicyId, props.profile, `read IP policy rule set of ${ipPolicyId}`, members(props.rules)),
+    props.__urn,
+  );
   // Inputs as the live policy would declare them: after a refresh, `preview --diff` shows a rule
   // added, changed or deleted by hand as that rule. Read with nothing known of the set (an import),
   // they are what a program writes: a list (Pulumi writes the program from them).
   const declared = declaredForms(rules);
-  const inputs = { ipPolicyId, rules: props.rules === undefined ? declaredList(declared) : declared, ...keptInputs(props), ...(props.__plan !== undefined ? { __plan: props.__plan } : {}) };
+  const inputs = {
+    ipPolicyId,
+    rules: props.rules === undefined ? declaredList(declared) : declared,
+    ...keptInputs(props),
+    ...(props.__plan !== undefined ? { __plan: props.__plan } : {}),
+  };
   if (props.rules !== undefined) sayDrift(props, rules, others, claims);
   return { id, props: outputs({ ipPolicyId }, rules, props), inputs };
 }
@@ -141,7 +199,12 @@ export async function read(id: string, props: Partial<IpPolicyRuleSetOutputs> = 
  * destroy leaves them (its preview cannot name them), and its update counts on another stack's rule
  * only as the refresh of its preview saw it.
  */
-function sayDrift(props: Partial<IpPolicyRuleSetOutputs>, rules: IpPolicyRuleSetMember[], others: Claimed[], claims: Claimed[]): void {
+function sayDrift(
+  props: Partial<IpPolicyRuleSetOutputs>,
+  rules: IpPolicyRuleSetMember[],
+  others: Claimed[],
+  claims: Claimed[],
+): void {
   const recorded = members(props.rules);
   const saw = refreshSaw(recorded, rules, others);
   if (props.__urn) noteRefresh(props.__urn, foundRules(saw).map(promiseTerms(props.profile).seeRule));
@@ -167,7 +230,12 @@ export async function update(id: string, olds: IpPolicyRuleSetOutputs, news: Che
   const saw = previewRefreshSaw(news.__urn);
   const secret = secretRules(olds, news);
   const decided = reconcile(plan(recorded, declared), {
-    recorded, declared, live: current, promises, see: terms.see, ...whoseRules(live, recorded, news.__urn),
+    recorded,
+    declared,
+    live: current,
+    promises,
+    see: terms.see,
+    ...whoseRules(live, recorded, news.__urn),
     previewSaw: new Set(current.filter((r) => saw(terms.seeRule(r))).map((r) => r.id)),
     planOpens: saved?.access ? fileChange(saved.access).opens : undefined,
   });

@@ -8,7 +8,16 @@ import { canonicalCidr, rulePath } from "../ip-policy-rule";
 import { policyRulesOf } from "../list-reads";
 import { ConfigSource } from "../config";
 import { adoptExistingAllowed, claimed } from "../ownership";
-import { Marker, markerVerdict, MarkerVerdict, othersMarker, readMarker, ruleIdentity, serviceNow, Unverified } from "../ownership";
+import {
+  Marker,
+  markerVerdict,
+  MarkerVerdict,
+  othersMarker,
+  readMarker,
+  ruleIdentity,
+  serviceNow,
+  Unverified,
+} from "../ownership";
 import { keptInputs } from "../profiles";
 import { compareCidrs, IpPolicyRuleSetRule, MEMBER_FIELDS } from "./declared";
 
@@ -44,12 +53,19 @@ export interface IpPolicyRuleSetOutputs {
   profile?: string;
   __urn?: string;
   __secrets?: string[];
-  /** The plan check put in the inputs this state was written with (see index.ts pulumiPlan): a refresh hands it back. */
+  /**
+   * The plan check put in the inputs this state was written with (see index.ts pulumiPlan): a refresh hands it back.
+   */
   __plan?: unknown;
 }
 
 export function member(body: IpPolicyRuleBody): IpPolicyRuleSetMember {
-  return { id: body.id, ...outputsOf<Required<IpPolicyRuleSetRule>>(MEMBER_FIELDS, body), uri: body.uri, createdAt: body.created_at };
+  return {
+    id: body.id,
+    ...outputsOf<Required<IpPolicyRuleSetRule>>(MEMBER_FIELDS, body),
+    uri: body.uri,
+    createdAt: body.created_at,
+  };
 }
 
 /** The rules of the outputs (keyed, or a list in a state written before they were keyed) as a list. */
@@ -57,23 +73,39 @@ export function members(rules: unknown): IpPolicyRuleSetMember[] {
   return Array.isArray(rules) ? rules : Object.values((rules ?? {}) as Record<string, IpPolicyRuleSetMember>);
 }
 
-/** The rules keyed by canonical CIDR, in CIDR order (a second rule on one CIDR, which the service never lists, keeps its id in its key). */
+/**
+ * The rules keyed by canonical CIDR, in CIDR order (a second rule on
+ * one CIDR, which the service never lists, keeps its id in its key).
+ */
 export function keyed(rules: IpPolicyRuleSetMember[]): Record<string, IpPolicyRuleSetMember> {
   const out: Record<string, IpPolicyRuleSetMember> = {};
-  const sorted = rules.map((r) => ({ r, key: canonicalCidr(r.cidr) })).sort((a, b) => compareCidrs(a.key, b.key) || (a.r.id < b.r.id ? -1 : 1));
+  const sorted = rules
+    .map((r) => ({ r, key: canonicalCidr(r.cidr) }))
+    .sort((a, b) => compareCidrs(a.key, b.key) || (a.r.id < b.r.id ? -1 : 1));
   for (const { r, key } of sorted) out[key in out ? `${key} ${r.id}` : key] = r;
   return out;
 }
 
-/** Each rule as a program would declare it (canonical CIDR, description/metadata left out when empty), under its CIDR. */
+/**
+ * Each rule as a program would declare it (canonical CIDR, description/metadata left out when empty), under its CIDR.
+ */
 export function declaredForms(rules: IpPolicyRuleSetMember[]): Record<string, IpPolicyRuleSetRule> {
   const out: Record<string, IpPolicyRuleSetRule> = {};
   for (const [key, r] of Object.entries(keyed(rules))) out[key] = liveInputs<IpPolicyRuleSetRule>(MEMBER_FIELDS, r);
   return out;
 }
 
-export function outputs(inputs: { ipPolicyId: string }, rules: IpPolicyRuleSetMember[], kept: Record<string, any>): IpPolicyRuleSetOutputs {
-  return { ipPolicyId: inputs.ipPolicyId, rules: keyed(rules), ...keptInputs(kept), ...(kept.__plan !== undefined ? { __plan: kept.__plan } : {}) };
+export function outputs(
+  inputs: { ipPolicyId: string },
+  rules: IpPolicyRuleSetMember[],
+  kept: Record<string, any>,
+): IpPolicyRuleSetOutputs {
+  return {
+    ipPolicyId: inputs.ipPolicyId,
+    rules: keyed(rules),
+    ...keptInputs(kept),
+    ...(kept.__plan !== undefined ? { __plan: kept.__plan } : {}),
+  };
 }
 
 /**
@@ -94,14 +126,25 @@ export interface LivePolicy {
  * for a view a later walk checks again). A rule of `known` missing from the list is gone only by its
  * own believed 404 (http/trust.ts believe404): a list read with another account's key is complete, and empty.
  */
-export async function policyRules(ipPolicyId: string, profile: unknown, what: string, known: IpPolicyRuleSetMember[] = [], fresh: boolean | "anyAge" = false): Promise<LivePolicy> {
+export async function policyRules(
+  ipPolicyId: string,
+  profile: unknown,
+  what: string,
+  known: IpPolicyRuleSetMember[] = [],
+  fresh: boolean | "anyAge" = false,
+): Promise<LivePolicy> {
   const source = profileSource(profile);
   const bodies = await policyRulesOf(source, ipPolicyId, { fresh: fresh === true, anyAge: fresh === "anyAge", what });
   const listed: Record<string, true> = {};
   for (const b of bodies) listed[b.id] = true;
   for (const r of known) {
     if (listed[r.id]) continue;
-    const res = await api<IpPolicyRuleBody>("GET", rulePath(r.id), { what: `${what}: read IP policy rule ${r.id}`, allow404: true, expect: IP_POLICY_RULE_ANSWER, source });
+    const res = await api<IpPolicyRuleBody>("GET", rulePath(r.id), {
+      what: `${what}: read IP policy rule ${r.id}`,
+      allow404: true,
+      expect: IP_POLICY_RULE_ANSWER,
+      source,
+    });
     if (res.status !== 404 && res.body.ip_policy.id === ipPolicyId) bodies.push(res.body);
   }
   return livePolicy(bodies, source);

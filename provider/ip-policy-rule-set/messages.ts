@@ -74,9 +74,11 @@ export function becauseWords(b: HoldReason): string {
 /** Why an update writes nothing: the policy changed where the plan would touch it. */
 export function refusedWords(what: string, refused: Refusal[], secret: boolean): string {
   const rules = listed(refused.map((r) => refusalWords(r, secret)));
-  return `${what}: the policy changed since this stack last recorded it, and the plan its preview showed would touch ` +
+  return (
+    `${what}: the policy changed since this stack last recorded it, and the plan its preview showed would touch ` +
     `${rules}; nothing was changed. ` +
-    "Run `pulumi refresh` (or `pulumi up --refresh`): the preview then shows what `up` will do to them.";
+    "Run `pulumi refresh` (or `pulumi up --refresh`): the preview then shows what `up` will do to them."
+  );
 }
 
 /** What an update left, and why: each a notice under the set. */
@@ -84,29 +86,41 @@ export function decisionNotices(what: string, d: Decision, secret: boolean): Not
   const out: Notice[] = [];
   const warn = (text: string) => out.push({ text, warning: true });
   if (d.heldBack.length) {
-    warn(`${what}: held back ${plural(d.heldBack.length, "change")} that would open more than the preview showed, ` +
-      `as the policy changed since (${d.heldBecause.map(becauseWords).join("; ")}): ${listed(d.heldBack.map(say))}. ` +
-      "Run `pulumi up --refresh`: its preview shows what it will do.");
+    warn(
+      `${what}: held back ${plural(d.heldBack.length, "change")} that would open more than the preview showed, ` +
+        `as the policy changed since (${d.heldBecause.map(becauseWords).join("; ")}): ` +
+        `${listed(d.heldBack.map(say))}. ` +
+        "Run `pulumi up --refresh`: its preview shows what it will do.",
+    );
   }
   if (d.adopted.length) {
-    out.push({ text: `${what}: took over ${plural(d.adopted.length, "rule")} exactly as declared ` +
-      `(ACCESSCTL_ADOPT_EXISTING=1): ${listed(d.adopted.map(named))}` });
+    out.push({
+      text:
+        `${what}: took over ${plural(d.adopted.length, "rule")} exactly as declared ` +
+        `(ACCESSCTL_ADOPT_EXISTING=1): ${listed(d.adopted.map(named))}`,
+    });
   }
   if (d.changedByHand.length) {
-    warn(`${what}: left ${plural(d.changedByHand.length, "rule")} changed since the last refresh, which the preview ` +
-      `of this run did not show: ${listed(d.changedByHand.map((c) => changedWords(c, secret)))}. ` +
-      "They are recorded as they are: the next preview shows what `up` will do to them.");
+    warn(
+      `${what}: left ${plural(d.changedByHand.length, "rule")} changed since the last refresh, which the preview ` +
+        `of this run did not show: ${listed(d.changedByHand.map((c) => changedWords(c, secret)))}. ` +
+        "They are recorded as they are: the next preview shows what `up` will do to them.",
+    );
   }
   out.push(...leftUndoneNotices(what, d.leftUndone));
   if (d.withheld.length) {
-    warn(`${what}: left ${plural(d.withheld.length, "change")} to rules that are not this set's: ` +
-      listed(d.withheld.map(withheldWords)));
+    warn(
+      `${what}: left ${plural(d.withheld.length, "change")} to rules that are not this set's: ` +
+        listed(d.withheld.map(withheldWords)),
+    );
   }
   const hand = d.strangers.filter((r) => !d.others.some((o) => o.rule === r));
   if (hand.length) {
-    warn(`${what}: left ${plural(hand.length, "rule")} added since the last refresh (by hand or by another stack), ` +
-      `not recorded: ${listed(hand.map(named))}. ` +
-      "`pulumi refresh` records them; the preview after it shows what `up` will do to them.");
+    warn(
+      `${what}: left ${plural(hand.length, "rule")} added since the last refresh (by hand or by another stack), ` +
+        `not recorded: ${listed(hand.map(named))}. ` +
+        "`pulumi refresh` records them; the preview after it shows what `up` will do to them.",
+    );
   }
   out.push(...othersNotices(what, d.others));
   return out;
@@ -115,9 +129,15 @@ export function decisionNotices(what: string, d: Decision, secret: boolean): Not
 /** Steps the preview of this run did not show, left undone: a warning under the set. */
 export function leftUndoneNotices(what: string, left: LeftUndone[]): Notice[] {
   if (!left.length) return [];
-  return [{ text: `${what}: left undone ${plural(left.length, "change")} the preview of this run did not show ` +
-    "(a refresh after it found the policy changed, or a value of the program changed): " +
-    `${listed(left.map(leftWords))}. Run \`pulumi up\` again: its preview shows them.`, warning: true }];
+  return [
+    {
+      text:
+        `${what}: left undone ${plural(left.length, "change")} the preview of this run did not show ` +
+        "(a refresh after it found the policy changed, or a value of the program changed): " +
+        `${listed(left.map(leftWords))}. Run \`pulumi up\` again: its preview shows them.`,
+      warning: true,
+    },
+  ];
 }
 
 /** A rule left to another stack; `pending`: the end of its marker's grace (not bound to its id yet). */
@@ -129,8 +149,14 @@ const whose = (o: Other) => (o.pending ? `, ${pendingText(o.maker, o.pending)}` 
 export function othersNotices(what: string, others: Other[]): Notice[] {
   if (!others.length) return [];
   const rules = listed(others.map((o) => `${named(o.rule)}${whose(o)}`));
-  return [{ text: `${what}: left ${plural(others.length, "rule")} other stacks made, not recorded ` +
-    `(their metadata say so): ${rules}`, warning: true }];
+  return [
+    {
+      text:
+        `${what}: left ${plural(others.length, "rule")} other stacks made, not recorded ` +
+        `(their metadata say so): ${rules}`,
+      warning: true,
+    },
+  ];
 }
 
 /** Rules whose marker names another stack but does not verify (live.ts byStack `claims`). */
@@ -150,20 +176,42 @@ const claimOf = (claims: Claims) => (r: Member) => {
 export function driftWords(ipPolicyId: string, saw: RefreshSaw, secret: boolean, claims: Claims, access: string) {
   const { added, changed, deleted, others } = saw;
   const claim = claimOf(claims);
-  const counts = ([[added.length, "added"], [changed.length, "changed"], [deleted.length, "deleted"]] as const)
-    .filter(([n]) => n).map(([n, what]) => `${n} ${what}`);
+  const counts = (
+    [
+      [added.length, "added"],
+      [changed.length, "changed"],
+      [deleted.length, "deleted"],
+    ] as const
+  )
+    .filter(([n]) => n)
+    .map(([n, what]) => `${n} ${what}`);
   if (!counts.length && !others.length) return undefined;
   const lines = (what: string, items: string[]) => [
     ...items.slice(0, SHOWN).map((item) => `  ${what} ${item}`),
     ...(items.length > SHOWN ? [`  … ${items.length - SHOWN} more ${what}`] : []),
   ];
-  const head = counts.length ? `rules changed since the state last recorded the policy: ${counts.join(", ")}`
+  const head = counts.length
+    ? `rules changed since the state last recorded the policy: ${counts.join(", ")}`
     : `the policy holds ${plural(others.length, "rule")} other stacks made, left to them`;
-  return [`refresh of the IpPolicyRuleSet of ${ipPolicyId}: ${head}`,
-    ...lines("added", added.map((r) => `${named(r)}${texts(r, secret)}${claim(r)}`)),
-    ...lines("changed", changed.map((c) => `${named(c.was)}: ${driftOf(c.was, c.now, secret)}`)),
+  return [
+    `refresh of the IpPolicyRuleSet of ${ipPolicyId}: ${head}`,
+    ...lines(
+      "added",
+      added.map((r) => `${named(r)}${texts(r, secret)}${claim(r)}`),
+    ),
+    ...lines(
+      "changed",
+      changed.map((c) => `${named(c.was)}: ${driftOf(c.was, c.now, secret)}`),
+    ),
     ...lines("deleted", deleted.map(named)),
-    ...lines("left", others.map((o) => `${named(o.rule)}, ${o.pending ? pendingText(o.maker, o.pending) : `made by ${makerName(o.maker)}`} (not recorded)`)),
+    ...lines(
+      "left",
+      others.map(
+        (o) =>
+          `${named(o.rule)}, ${o.pending ? pendingText(o.maker, o.pending) : `made by ${makerName(o.maker)}`} (not ` +
+          `recorded)`,
+      ),
+    ),
     ...(counts.length ? [access] : []),
   ].join("\n");
 }
@@ -176,33 +224,48 @@ export function driftOf(was: Member, now: Member, secret: boolean): string {
 }
 
 /** Why a destroy deletes nothing (guard.ts teardown). */
-export function teardownRefusedWords(what: string, t: Extract<Teardown, { kind: "refused" }>, secret: boolean,
-  claims: Claims): string {
+export function teardownRefusedWords(
+  what: string,
+  t: Extract<Teardown, { kind: "refused" }>,
+  secret: boolean,
+  claims: Claims,
+): string {
   if (t.because === "changed") {
     const stale = t.rules.map((c) => `${named(c.was)}: ${driftOf(c.was, c.now, secret)}`);
-    return `${what}: ${plural(stale.length, "rule")} changed since this stack last recorded ` +
+    return (
+      `${what}: ${plural(stale.length, "rule")} changed since this stack last recorded ` +
       `${stale.length === 1 ? "it" : "them"}: ${listed(stale)}; nothing was deleted. ` +
-      "Run `pulumi refresh` first (or `pulumi destroy --refresh`): it records them as they are.";
+      "Run `pulumi refresh` first (or `pulumi destroy --refresh`): it records them as they are."
+    );
   }
   const open = t.rules;
-  return `${what}: the policy holds ${plural(open.length, "allow rule")} no preview of this stack showed ` +
+  return (
+    `${what}: the policy holds ${plural(open.length, "allow rule")} no preview of this stack showed ` +
     "(added since its last refresh, by hand, another stack or an interrupted up): " +
     `${listed(open.map((r) => named(r) + claimOf(claims)(r)))}; nothing was deleted, ` +
     "as deleting the set's other rules would leave them open with nothing managing them. " +
     "Run `pulumi up --refresh` (or `pulumi destroy --refresh` when destroying the stack): its preview's refresh " +
-    "names them, and the delete then takes them with the set.";
+    "names them, and the delete then takes them with the set."
+  );
 }
 
 /** What a destroy left (its words kept as users' scripts match them: `rule(s)`), other stacks' rules last. */
 export function teardownNotices(what: string, t: Extract<Teardown, { kind: "delete" }>, others: Claims): Notice[] {
   const out: Notice[] = [];
   if (t.kept.length) {
-    out.push({ text: `${what}: left ${t.kept.length} deny rule(s) no preview of this stack showed ` +
-      `(added since its last refresh): ${listed(t.kept.map(named))}`, warning: true });
+    out.push({
+      text:
+        `${what}: left ${t.kept.length} deny rule(s) no preview of this stack showed ` +
+        `(added since its last refresh): ${listed(t.kept.map(named))}`,
+      warning: true,
+    });
   }
   if (t.handedOver.length) {
-    out.push({ text: `${what}: left ${t.handedOver.length} rule(s) that IpPolicyRule resources of this stack ` +
-      `manage now: ${listed(t.handedOver.map(named))}` });
+    out.push({
+      text:
+        `${what}: left ${t.handedOver.length} rule(s) that IpPolicyRule resources of this stack ` +
+        `manage now: ${listed(t.handedOver.map(named))}`,
+    });
   }
   return [...out, ...othersNotices(what, others)];
 }
@@ -213,21 +276,25 @@ export const replacedInRunWords = (what: string) =>
 
 /** A new set on a policy that holds rules it may not take, and how it may (`adopt`: ACCESSCTL_ADOPT_EXISTING=1). */
 export function alreadyHoldsWords(what: string, refused: Member[], outcome: string, adopt: boolean): string {
-  return `${what}: the policy already holds ${plural(refused.length, "rule")}${adopt ? " not as declared" : ""}: ` +
+  return (
+    `${what}: the policy already holds ${plural(refused.length, "rule")}${adopt ? " not as declared" : ""}: ` +
     `${listed(refused.map(named))}; ${outcome}. ` +
     "To make them this resource's, declare takeOver: true: the set takes them over as they are, and the next `up`, " +
     "after a preview that shows each change, brings them to the declaration. " +
     (adopt
       ? "ACCESSCTL_ADOPT_EXISTING=1 takes only rules exactly as declared (what an interrupted `pulumi up` of this " +
         "stack can have made)."
-      : "If an interrupted `pulumi up` of this stack made them, run `ACCESSCTL_ADOPT_EXISTING=1 pulumi up` once.");
+      : "If an interrupted `pulumi up` of this stack made them, run `ACCESSCTL_ADOPT_EXISTING=1 pulumi up` once.")
+  );
 }
 
 /** A set that yields its policy to other stacks' sets, named once each by their markers. */
 export function oneSetOnlyWords(what: string, ipPolicyId: string, otherSets: { maker: Marker }[], outcome: string) {
   const sets = [...new Set(otherSets.map((f) => makerName(f.maker)))];
-  return `${what}: the rules of IP policy ${ipPolicyId} are managed by ${sets.join(", ")} (their metadata say so); ` +
-    `${outcome}. A policy has one set: declare these rules in that set, or use another policy.`;
+  return (
+    `${what}: the rules of IP policy ${ipPolicyId} are managed by ${sets.join(", ")} (their metadata say so); ` +
+    `${outcome}. A policy has one set: declare these rules in that set, or use another policy.`
+  );
 }
 
 // ---- what a preview shows -----------------------------------------------------------------------
@@ -250,13 +317,17 @@ const shownAction = (a: RuleAction | Unknown) => (isUnknownValue(a) ? "(action k
  * when the program made them secret).
  */
 export function texts(d: { description?: string | Unknown; metadata?: string | Unknown }, secret: boolean): string {
-  return TEXT_FIELDS.filter((k) => d[k]).map((k) => `, ${k} ${shownValue(d[k], secret)}`).join("");
+  return TEXT_FIELDS.filter((k) => d[k])
+    .map((k) => `, ${k} ${shownValue(d[k], secret)}`)
+    .join("");
 }
 
 /** The texts a PATCH changes: `description "a" → "b"`. */
 export function textChanges(r: Member, d: DeclaredRule | Member, secret: boolean): string {
   const to = d as DeclaredRule;
-  return changedTexts(r, to).map((k) => `${k} ${shownValue(r[k], secret)} → ${shownValue(to[k], secret)}`).join(", ");
+  return changedTexts(r, to)
+    .map((k) => `${k} ${shownValue(r[k], secret)} → ${shownValue(to[k], secret)}`)
+    .join(", ");
 }
 
 export const requests = (n: number) => plural(n, "request");
@@ -284,7 +355,11 @@ function line(s: Step, secret: boolean): string {
 }
 
 const COUNTED: [Op, string][] = [
-  ["create", "create"], ["retext", "update"], ["move", "move"], ["flip", "replace"], ["delete", "delete"],
+  ["create", "create"],
+  ["retext", "update"],
+  ["move", "move"],
+  ["flip", "replace"],
+  ["delete", "delete"],
 ];
 
 /**
@@ -294,7 +369,9 @@ const COUNTED: [Op, string][] = [
  */
 export function describe(p: Plan, secret = false): string {
   const count = (op: Op) => p.steps.filter((s) => s.op === op).length;
-  const head = COUNTED.filter(([op]) => count(op)).map(([op, word]) => `${word} ${count(op)}`).join(", ");
+  const head = COUNTED.filter(([op]) => count(op))
+    .map(([op, word]) => `${word} ${count(op)}`)
+    .join(", ");
   if (!head) return "";
   const total = p.steps.reduce((n, s) => n + requestsOf(s), 0);
   return [`${head}: ${requests(total)}`, ...p.steps.map((s) => line(s, secret))].join("\n");
@@ -303,7 +380,10 @@ export function describe(p: Plan, secret = false): string {
 /** A plan whose rules are not known yet (they depend on other resources): what up may do, rule by rule. */
 export function unknownRulesWords(ipPolicyId: string, recorded: Member[], secret: boolean): string {
   const may = recorded.map((r) => `  ? ${named(r)}${texts(r, secret)}`);
-  return [`plan for ${ipPolicyId}: the rules are not known yet (they depend on other resources): up makes the ` +
-    "policy hold exactly the declared rules, and may change or delete any of the " +
-    `${recorded.length} it holds now`, ...may].join("\n");
+  return [
+    `plan for ${ipPolicyId}: the rules are not known yet (they depend on other resources): up makes the ` +
+      "policy hold exactly the declared rules, and may change or delete any of the " +
+      `${recorded.length} it holds now`,
+    ...may,
+  ].join("\n");
 }

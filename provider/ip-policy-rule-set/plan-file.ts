@@ -86,7 +86,10 @@ export function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(",")}]`;
   if (v !== null && typeof v === "object") {
     const o = v as Record<string, unknown>;
-    return `{${Object.keys(o).sort().map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`).join(",")}}`;
+    return `{${Object.keys(o)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
+      .join(",")}}`;
   }
   const scalar = v === null || typeof v === "string" || typeof v === "boolean";
   if (scalar || (typeof v === "number" && Number.isSafeInteger(v))) return JSON.stringify(v);
@@ -106,7 +109,9 @@ export function planKeys(secret: string): PlanKeys {
 }
 
 const macOf = (keys: PlanKeys, body: Omit<PlanFile, "mac">) =>
-  createHmac("sha256", keys.mac).update(`${FORMAT}\n${canonical(body)}`).digest("hex");
+  createHmac("sha256", keys.mac)
+    .update(`${FORMAT}\n${canonical(body)}`)
+    .digest("hex");
 
 /** A new, empty plan of the command `command`, with a fresh nonce. */
 export function newPlan(keys: PlanKeys, command: string): Omit<PlanFile, "mac"> {
@@ -169,11 +174,15 @@ function exactly<T>(fields: { [K in keyof T]: Check<T[K]> }): Check<T> {
     return out as T;
   };
 }
-const text = (re: RegExp, what: string): Check<string> => (v, at) =>
-  typeof v === "string" && re.test(v) ? v : fail(at, `expected ${what}`);
+const text =
+  (re: RegExp, what: string): Check<string> =>
+  (v, at) =>
+    typeof v === "string" && re.test(v) ? v : fail(at, `expected ${what}`);
 const flag: Check<boolean> = (v, at) => (typeof v === "boolean" ? v : fail(at, "expected true or false"));
-const list = <T>(item: Check<T>): Check<T[]> => (v, at) =>
-  Array.isArray(v) ? v.map((x, i) => item(x, `${at}[${i}]`)) : fail(at, "expected a list");
+const list =
+  <T>(item: Check<T>): Check<T[]> =>
+  (v, at) =>
+    Array.isArray(v) ? v.map((x, i) => item(x, `${at}[${i}]`)) : fail(at, "expected a list");
 
 const ID = text(/^[A-Za-z0-9_]{1,100}$/, "an id");
 const CIDR = text(/^[0-9a-f.:]{1,45}\/[0-9]{1,3}$/, "a canonical CIDR");
@@ -194,12 +203,17 @@ const SPACE: Check<string[]> = (v, at) => {
   return same ? cidrs : fail(at, "expected a minimal sorted list of canonical CIDRs");
 };
 const STEPS: Record<FileStep["op"], Check<FileStep>> = {
-  create: exactly({ op: text(/^create$/, "create"), to: exactly({ cidr: CIDR, action: ACTION, texts: DIGEST }) }) as
-    Check<FileStep>,
+  create: exactly({
+    op: text(/^create$/, "create"),
+    to: exactly({ cidr: CIDR, action: ACTION, texts: DIGEST }),
+  }) as Check<FileStep>,
   retext: exactly({ op: text(/^retext$/, "retext"), rule, to: exactly({ texts: DIGEST }) }) as Check<FileStep>,
   move: exactly({ op: text(/^move$/, "move"), rule, to: exactly({ cidr: CIDR, texts: DIGEST }) }) as Check<FileStep>,
-  flip: exactly({ op: text(/^flip$/, "flip"), rule, to: exactly({ action: ACTION, texts: DIGEST }) }) as
-    Check<FileStep>,
+  flip: exactly({
+    op: text(/^flip$/, "flip"),
+    rule,
+    to: exactly({ action: ACTION, texts: DIGEST }),
+  }) as Check<FileStep>,
   delete: exactly({ op: text(/^delete$/, "delete"), rule }) as Check<FileStep>,
 };
 const step: Check<FileStep> = (v, at) => {
@@ -246,12 +260,21 @@ export interface Binding {
 }
 
 const bound = (b: Binding, parts: unknown[]) =>
-  createHmac("sha256", b.keys.digest).update(canonical([b.nonce, b.policy, ...parts])).digest("hex");
+  createHmac("sha256", b.keys.digest)
+    .update(canonical([b.nonce, b.policy, ...parts]))
+    .digest("hex");
 
-export const bindRule = (b: Binding, r: RuleSeen): FileRule =>
-  ({ id: r.id, cidr: r.cidr, action: r.action, texts: bound(b, ["rule", r.id, r.cidr, r.action, r.texts]) });
-export const bindDeclared = (b: Binding, d: Omit<RuleSeen, "id">): FileDeclared =>
-  ({ cidr: d.cidr, action: d.action, texts: bound(b, ["declared", d.cidr, d.action, d.texts]) });
+export const bindRule = (b: Binding, r: RuleSeen): FileRule => ({
+  id: r.id,
+  cidr: r.cidr,
+  action: r.action,
+  texts: bound(b, ["rule", r.id, r.cidr, r.action, r.texts]),
+});
+export const bindDeclared = (b: Binding, d: Omit<RuleSeen, "id">): FileDeclared => ({
+  cidr: d.cidr,
+  action: d.action,
+  texts: bound(b, ["declared", d.cidr, d.action, d.texts]),
+});
 
 /** A step's target texts, bound to the step (op, rule, the CIDR and action it leaves). */
 const bindTarget = (b: Binding, op: string, rule: RuleSeen | undefined, cidr: string, action: string, texts: string) =>
@@ -316,8 +339,10 @@ export function bindSet(b: Binding, s: SetSeen, refreshed: boolean): FileSet {
  * (the preview's `access of …` line); undefined when that is not known (an action not allow or deny,
  * a text that is no CIDR). A file's `access` is this of its own rules (accessMatches).
  */
-export function fileAccess(from: { cidr: string; action: string }[], declared: { cidr: string; action: string }[]):
-  FileAccess | undefined {
+export function fileAccess(
+  from: { cidr: string; action: string }[],
+  declared: { cidr: string; action: string }[],
+): FileAccess | undefined {
   const known = (rules: { action: string }[]) => rules.every((r) => r.action === "allow" || r.action === "deny");
   if (!known(from) || !known(declared)) return undefined;
   try {
@@ -334,7 +359,7 @@ export const fileChange = (a: FileAccess): Change => ({ opens: spaceOf(a.opens),
 /** Whether a file's set says of access what its own rules do (a known set), or nothing (one not known). */
 export function accessMatches(set: FileSet): boolean {
   const none: FileAccess = { opens: [], closes: [] };
-  const expected = set.known && !set.taken.length ? fileAccess(set.from, set.declared) ?? null : none;
+  const expected = set.known && !set.taken.length ? (fileAccess(set.from, set.declared) ?? null) : none;
   return canonical(set.access) === canonical(expected);
 }
 
@@ -343,8 +368,11 @@ export function accessMatches(set: FileSet): boolean {
  * this process sees them (already found equal, bound, to the file's): each digest back to the one it
  * was made from. One that matches nothing stays as it is, and so holds no step (fails closed).
  */
-export function unbindSteps(b: Binding, steps: FileStep[], now: { from: RuleSeen[]; declared: Omit<RuleSeen, "id">[] }):
-  StepSeen[] {
+export function unbindSteps(
+  b: Binding,
+  steps: FileStep[],
+  now: { from: RuleSeen[]; declared: Omit<RuleSeen, "id">[] },
+): StepSeen[] {
   const byId = new Map(now.from.map((r) => [r.id, r]));
   const byCidr = new Map(now.declared.map((d) => [d.cidr, d]));
   const ruleBack = (r: FileRule): RuleSeen => {

@@ -6,7 +6,18 @@
 import { RULE_ACTIONS, RuleAction } from "../../contract/ip-policy-rule";
 import { DiffKind } from "../fields";
 import { processState } from "../state";
-import { AccessRule, accessOf, Action, canonicalCidr, intersect, isEmpty, opensAny, parseCidr, spaceOf, subtract } from "../access";
+import {
+  AccessRule,
+  accessOf,
+  Action,
+  canonicalCidr,
+  intersect,
+  isEmpty,
+  opensAny,
+  parseCidr,
+  spaceOf,
+  subtract,
+} from "../access";
 import { DeclaredRule, isUnknownValue, MEMBER_FIELDS, Unknown } from "./declared";
 import { IpPolicyRuleSetMember } from "./live";
 
@@ -35,7 +46,10 @@ export interface Plan {
 /** The requests a step makes. */
 export const requestsOf = (s: Step) => (s.op === "flip" ? 2 : 1);
 
-/** The texts of a declared rule that differ from the rule's (one not known yet counts as changed), by the rule's own table. */
+/**
+ * The texts of a declared rule that differ from the rule's (one
+ * not known yet counts as changed), by the rule's own table.
+ */
 export function changedTexts(r: Member, d: DeclaredRule): TextField[] {
   return TEXT_FIELDS.filter((k) => isUnknownValue(d[k]) || !MEMBER_FIELDS[k].same!(d[k], r[k]));
 }
@@ -65,7 +79,10 @@ export function plan(recorded: Member[], declared: DeclaredRule[]): Plan {
     else if (!sameAction(r, d)) flips.push({ op: "flip", rule: r, to: d });
     else if (changedTexts(r, d).length) retexts.push({ op: "retext", rule: r, to: d });
   }
-  const kept = recorded.filter((r) => { const d = declaredBy[canonicalCidr(r.cidr)]; return d !== undefined && sameAction(r, d); });
+  const kept = recorded.filter((r) => {
+    const d = declaredBy[canonicalCidr(r.cidr)];
+    return d !== undefined && sameAction(r, d);
+  });
   const removed: Record<string, Member[]> = {};
   for (const r of recorded) if (!wanted[canonicalCidr(r.cidr)]) (removed[r.action] ??= []).push(r);
   const creates: Step[] = [];
@@ -80,7 +97,8 @@ export function plan(recorded: Member[], declared: DeclaredRule[]): Plan {
     creates.push(...adds.slice(n).map((to): Step => ({ op: "create", to })));
     deletes.push(...rems.filter((r) => !movable.slice(0, n).includes(r)).map((rule): Step => ({ op: "delete", rule })));
   }
-  creates.push(...(added.unknown ?? []).map((to): Step => ({ op: "create", to }))); // an action not known yet: a create, reusing no rule
+  // an action not known yet: a create, reusing no rule
+  creates.push(...(added.unknown ?? []).map((to): Step => ({ op: "create", to })));
   return { steps: [...creates, ...retexts, ...moves, ...flips, ...deletes] };
 }
 
@@ -94,7 +112,9 @@ export function plan(recorded: Member[], declared: DeclaredRule[]): Plan {
 function movableAllows(removed: Member[], declared: DeclaredRule[], kept: Member[]): Member[] {
   if (!removed.length) return removed;
   const known = declared.filter((d) => typeof d.cidr === "string" && !("reason" in parseCidr(d.cidr)));
-  const after = accessOf(known.map((d): AccessRule => ({ cidr: d.cidr as string, action: d.action === "deny" ? "deny" : "allow" })));
+  const after = accessOf(
+    known.map((d): AccessRule => ({ cidr: d.cidr as string, action: d.action === "deny" ? "deny" : "allow" })),
+  );
   try {
     const held = accessOf(kept.map((r): AccessRule => ({ cidr: r.cidr, action: r.action as Action })));
     const exposed = subtract(intersect(spaceOf(removed.map((r) => r.cidr)), after), held);
@@ -105,7 +125,10 @@ function movableAllows(removed: Member[], declared: DeclaredRule[], kept: Member
   }
 }
 
-/** The action a step leaves on its CIDR: a create's or flip's target, the rule's own for a move or retext; undefined for a delete. */
+/**
+ * The action a step leaves on its CIDR: a create's or flip's target,
+ * the rule's own for a move or retext; undefined for a delete.
+ */
 export function actionAfter(s: Step): RuleAction | Unknown | undefined {
   if (s.op === "delete") return undefined;
   return s.op === "create" || s.op === "flip" ? s.to.action : s.rule.action;

@@ -25,7 +25,10 @@ export interface RuleSeen {
   texts: string;
 }
 
-/** What a step makes of its CIDR: the CIDR (create, move), the action (create, flip), the texts; UNKNOWN_VALUE where not known at preview. */
+/**
+ * What a step makes of its CIDR: the CIDR (create, move), the action
+ * (create, flip), the texts; UNKNOWN_VALUE where not known at preview.
+ */
 export interface Target {
   cidr?: string | Unknown;
   action?: string | Unknown;
@@ -55,7 +58,10 @@ export function textsDigest(key: string): TextsDigest {
   };
 }
 
-/** A value as a digest keyed with `key` (the account's API key): equal values, equal digests; nothing to guess from without the key. */
+/**
+ * A value as a digest keyed with `key` (the account's API key):
+ * equal values, equal digests; nothing to guess from without the key.
+ */
 export function keyedDigest(key: string, value: unknown): string {
   return createHmac("sha256", key).update(JSON.stringify(value)).digest("hex").slice(0, 32);
 }
@@ -74,18 +80,34 @@ export function seenStep(s: Step, digest: TextsDigest, canonical: (cidr: string)
   return { op: s.op, ...(rule ? { rule } : {}), to };
 }
 
-const sameRule = (a: RuleSeen | undefined, b: RuleSeen | undefined) => a === b || (!!a && !!b && a.id === b.id && a.cidr === b.cidr && a.action === b.action && a.texts === b.texts);
-const fits = (promised: unknown, actual: unknown) => isUnknownValue(promised) || JSON.stringify(promised) === JSON.stringify(actual);
+const sameRule = (a: RuleSeen | undefined, b: RuleSeen | undefined) =>
+  a === b || (!!a && !!b && a.id === b.id && a.cidr === b.cidr && a.action === b.action && a.texts === b.texts);
+const fits = (promised: unknown, actual: unknown) =>
+  isUnknownValue(promised) || JSON.stringify(promised) === JSON.stringify(actual);
 
-const holds = (p: StepSeen, step: StepSeen) => p.op === step.op && sameRule(p.rule, step.rule) && (["cidr", "action", "texts"] as const).every((k) => fits(p.to?.[k], step.to?.[k]));
+const holds = (p: StepSeen, step: StepSeen) =>
+  p.op === step.op &&
+  sameRule(p.rule, step.rule) &&
+  (["cidr", "action", "texts"] as const).every((k) => fits(p.to?.[k], step.to?.[k]));
 
-/** Whether what a preview showed holds `step`: the same step on the rule as the preview saw it, to the same target (UNKNOWN_VALUE fits any). */
+/**
+ * Whether what a preview showed holds `step`: the same step on the rule
+ * as the preview saw it, to the same target (UNKNOWN_VALUE fits any).
+ */
 export function covers(shown: Shown[], step: StepSeen): boolean {
   return shown.some((s) => {
-    if ("anyOf" in s) return step.op === "create" || (!!step.rule && (indexOf(s).get(`r ${String(step.rule.id)}`) ?? []).some((r) => sameRule(r as RuleSeen, step.rule)));
-    // Only the steps that can hold it (by op and rule id; a create by its CIDR, or any CIDR when the preview did not know it), each as before.
+    if ("anyOf" in s)
+      return (
+        step.op === "create" ||
+        (!!step.rule &&
+          (indexOf(s).get(`r ${String(step.rule.id)}`) ?? []).some((r) => sameRule(r as RuleSeen, step.rule)))
+      );
+    // Only the steps that can hold it (by op and rule id; a create by its
+    // CIDR, or any CIDR when the preview did not know it), each as before.
     const index = indexOf(s);
-    const at = step.rule ? [`${step.op} r ${String(step.rule.id)}`] : [`${step.op} *`, ...(typeof step.to?.cidr === "string" ? [`${step.op} c ${step.to.cidr}`] : [])];
+    const at = step.rule
+      ? [`${step.op} r ${String(step.rule.id)}`]
+      : [`${step.op} *`, ...(typeof step.to?.cidr === "string" ? [`${step.op} c ${step.to.cidr}`] : [])];
     return at.some((key) => (index.get(key) ?? []).some((p) => holds(p as StepSeen, step)));
   });
 }
@@ -97,13 +119,25 @@ export function covers(shown: Shown[], step: StepSeen): boolean {
  * value (a WeakMap of the process's).
  */
 function indexOf(s: Shown): Map<string, (StepSeen | RuleSeen)[]> {
-  const indexes = processState<WeakMap<Shown, Map<string, (StepSeen | RuleSeen)[]>>>("set-shown-index", () => new WeakMap());
+  const indexes = processState<WeakMap<Shown, Map<string, (StepSeen | RuleSeen)[]>>>(
+    "set-shown-index",
+    () => new WeakMap(),
+  );
   let index = indexes.get(s);
   if (!index) {
     index = new Map();
     const add = (key: string, x: StepSeen | RuleSeen) => (index!.get(key) ?? index!.set(key, []).get(key)!).push(x);
     if ("anyOf" in s) for (const r of s.anyOf) add(`r ${String(r.id)}`, r);
-    else for (const p of s.steps) add(p.rule ? `${p.op} r ${String(p.rule.id)}` : typeof p.to?.cidr === "string" ? `${p.op} c ${p.to.cidr}` : `${p.op} *`, p);
+    else
+      for (const p of s.steps)
+        add(
+          p.rule
+            ? `${p.op} r ${String(p.rule.id)}`
+            : typeof p.to?.cidr === "string"
+              ? `${p.op} c ${p.to.cidr}`
+              : `${p.op} *`,
+          p,
+        );
     indexes.set(s, index);
   }
   return index;
@@ -131,7 +165,10 @@ export function noteShown(urn: string, shown: Shown): void {
   addRecord<ShownRecord>("set-shown", { urn, shown });
 }
 
-/** A takeover's preview listed these rules (recorded first with none: a preview whose listing failed promised to take none). */
+/**
+ * A takeover's preview listed these rules (recorded first with
+ * none: a preview whose listing failed promised to take none).
+ */
 export function noteTakeoverShown(urn: string, rules: string[] | Unknown): void {
   addRecord<TakeoverRecord>("set-takeover", { urn, rules });
 }
@@ -141,7 +178,9 @@ export function shownFor(urn: string | undefined): Shown[] | undefined {
   return urn === undefined ? undefined : firstShown<ShownRecord>("set-shown", urn)?.map((r) => r.shown);
 }
 
-/** The rules a takeover's preview listed for `urn` in this command (UNKNOWN_VALUE: any), or undefined: it listed none. */
+/**
+ * The rules a takeover's preview listed for `urn` in this command (UNKNOWN_VALUE: any), or undefined: it listed none.
+ */
 export function takeoverShownFor(urn: string | undefined): Set<string> | Unknown | undefined {
   const shown = urn === undefined ? undefined : firstShown<TakeoverRecord>("set-takeover", urn);
   if (!shown) return undefined;
@@ -152,7 +191,11 @@ export function takeoverShownFor(urn: string | undefined): Set<string> | Unknown
 // The records of the first engine that showed one for `urn` whose promise no update has used yet (a
 // `pulumi watch` runs several updates in one command: each holds to the plan shown before it). Marks it used.
 function firstShown<T extends { urn: string }>(list: string, urn: string): T[] | undefined {
-  const used = new Set(records<{ urn: string; engine: string }>(`${list}-used`).filter((r) => r.value.urn === urn).map((r) => r.value.engine));
+  const used = new Set(
+    records<{ urn: string; engine: string }>(`${list}-used`)
+      .filter((r) => r.value.urn === urn)
+      .map((r) => r.value.engine),
+  );
   const mine = records<T>(list).filter((r) => r.value.urn === urn);
   const first = mine.find((r) => !used.has(r.engine))?.engine;
   if (first === undefined) return undefined;
@@ -165,7 +208,10 @@ export function noteRefresh(urn: string, found: RuleSeen[]): void {
   addRecord<RefreshRecord>("set-refresh", { urn, found });
 }
 
-/** What the refreshes of `urn` in this command found: this engine's, and the preview's (the last other engine's before it; none: no preview refreshed). */
+/**
+ * What the refreshes of `urn` in this command found: this engine's, and the
+ * preview's (the last other engine's before it; none: no preview refreshed).
+ */
 function refreshFindings(urn: string): { mine: RuleSeen[]; preview?: RuleSeen[] } {
   const me = recordEngine();
   const refreshes = records<RefreshRecord>("set-refresh").filter((r) => r.value.urn === urn);
@@ -186,9 +232,12 @@ export function foundAfterPreview(urn: string | undefined): Set<string> {
   return new Set(mine.filter((rule) => !preview.some((s) => sameRule(s, rule))).map((rule) => rule.id));
 }
 
-/** Whether the refresh of this command's preview found `rule` as it is now (a rule the state does not record: another stack's, named there). */
+/**
+ * Whether the refresh of this command's preview found `rule` as it is
+ * now (a rule the state does not record: another stack's, named there).
+ */
 export function previewRefreshSaw(urn: string | undefined): (rule: RuleSeen) => boolean {
-  const seen = urn === undefined ? [] : refreshFindings(urn).preview ?? [];
+  const seen = urn === undefined ? [] : (refreshFindings(urn).preview ?? []);
   return (rule) => seen.some((s) => sameRule(s, rule));
 }
 
@@ -207,7 +256,11 @@ export function promiseTerms(profile: unknown) {
     digestOf: (value: unknown) => keyedDigest(key, value),
     see: (s: Step) => seenStep(s, digest, canonicalCidr),
     seeRule: (r: IpPolicyRuleSetMember) => seenRule(r, digest, canonicalCidr(r.cidr)),
-    seeDeclared: (d: DeclaredRule): DeclaredSeen => ({ cidr: d.cidr, action: d.action as string, texts: digest(d) as string }),
+    seeDeclared: (d: DeclaredRule): DeclaredSeen => ({
+      cidr: d.cidr,
+      action: d.action as string,
+      texts: digest(d) as string,
+    }),
   };
 }
 
@@ -229,13 +282,22 @@ export async function showPlan(urn: string, set: SavedSet, what: string): Promis
   savedPlanFor(urn, { policy: set.policy, from: set.from, declared: set.declared ?? [], refreshed }, what);
 }
 
-/** What an operation holds to: this command's preview, and a saved plan's (saved-plan.ts), checked against what it was made from. */
-export function promisesFor(urn: string | undefined, now: Omit<SetNow, "refreshed">, what: string): { promises: Shown[][]; saved?: SavedSet } {
+/**
+ * What an operation holds to: this command's preview, and a saved
+ * plan's (saved-plan.ts), checked against what it was made from.
+ */
+export function promisesFor(
+  urn: string | undefined,
+  now: Omit<SetNow, "refreshed">,
+  what: string,
+): { promises: Shown[][]; saved?: SavedSet } {
   const unshared = recordUnshared();
   if (unshared) {
     // Fail safe: with no way to know what the preview showed, nothing unseen may be written, so nothing is.
-    throw plainError(`${what}: what this command's preview showed cannot reach its update (${unshared}); nothing was changed. ` +
-      "Make that a directory only you can write (chmod 700), or set PULUMI_HOME to one, and run `pulumi up` again.");
+    throw plainError(
+      `${what}: what this command's preview showed cannot reach its update (${unshared}); nothing was changed. ` +
+        "Make that a directory only you can write (chmod 700), or set PULUMI_HOME to one, and run `pulumi up` again.",
+    );
   }
   const saved = savedPlanFor(urn, { ...now, refreshed: refreshedHere(urn) }, what);
   const promises = [shownFor(urn), saved ? [saved.shown] : undefined].filter((p): p is Shown[] => p !== undefined);

@@ -18,7 +18,18 @@ import { holdRefusesDeleteWords } from "../messages";
 import { ownerOf } from "../ownership";
 import { sleep } from "../http/outcomes";
 import { listed } from "./apply";
-import { accessMatches, Binding, bindDeclared, bindRule, bindSet, FileSet, newPlan, PlanFile, planKeys, PlanKeys } from "./plan-file";
+import {
+  accessMatches,
+  Binding,
+  bindDeclared,
+  bindRule,
+  bindSet,
+  FileSet,
+  newPlan,
+  PlanFile,
+  planKeys,
+  PlanKeys,
+} from "./plan-file";
 import { setDeleteUnderRole } from "./plan-file";
 import { SetSeen, signed, unbindSteps, verify } from "./plan-file";
 import { RuleSeen } from "./promise";
@@ -29,7 +40,9 @@ export type DeclaredSeen = Omit<RuleSeen, "id">;
 /** What a preview saved of one set (in the terms of this process's promise): see plan-file.ts SetSeen. */
 export type SavedSet = SetSeen;
 
-/** A set as an operation sees it now: its policy, the rules recorded and declared; whether this command refreshed it. */
+/**
+ * A set as an operation sees it now: its policy, the rules recorded and declared; whether this command refreshed it.
+ */
 export interface SetNow {
   policy: string;
   from: RuleSeen[];
@@ -38,9 +51,11 @@ export interface SetNow {
 }
 
 const LOCK_WAIT_MS = 10_000;
-const AGAIN = "Run the review's `pulumi preview` (with ACCESSCTL_PLAN_SAVE) again, have that reviewed, then deploy with its file.";
+const AGAIN =
+  "Run the review's `pulumi preview` (with ACCESSCTL_PLAN_SAVE) again, have that reviewed, then deploy with its file.";
 const derived = (setting: string) =>
-  `derived from the API key in ${setting}, as no ${PLAN_KEY} is set: this job's API key is not the one of the job that saved it`;
+  `derived from the API key in ${setting}, as no ${PLAN_KEY} is set: this job's API key is not the one of the job ` +
+  `that saved it`;
 const MAX_FILE_BYTES = 64 * 1024 * 1024;
 
 /** `project/stack` of a URN (ownership.ts ownerOf). */
@@ -103,7 +118,8 @@ export function savedPlanFor(urn: string | undefined, now: SetNow, what: string)
   const role = planRole();
   if (role?.role !== "hold") return undefined;
   const file = path.resolve(role.path);
-  const refuse = (why: string, todo = AGAIN) => plainError(`${what}: ${PLAN_HOLD} (${file}) ${why}; nothing was changed. ${todo}`);
+  const refuse = (why: string, todo = AGAIN) =>
+    plainError(`${what}: ${PLAN_HOLD} (${file}) ${why}; nothing was changed. ${todo}`);
   const { plan, keys } = verified(file, refuse);
   const saved = urn ? plan.sets[urn] : undefined;
   if (!saved) {
@@ -113,37 +129,63 @@ export function savedPlanFor(urn: string | undefined, now: SetNow, what: string)
     throw refuse(`was made for ${stacks.length ? `stack ${stacks.join(", ")}` : "no stack"}, not ${mine}`);
   }
   if (!saved.known) {
-    throw refuse("holds a plan its preview did not know: the set's rules, or a value of one, depended on other resources then, " +
-      "and a reviewed plan holds only values its reviewers saw",
-    "Make the rules known at preview (values that do not wait for other resources), or deploy this change without a reviewed plan.");
+    throw refuse(
+      "holds a plan its preview did not know: the set's rules, or a value of one, depended on other resources then, " +
+        "and a reviewed plan holds only values its reviewers saw",
+      "Make the rules known at preview (values that do not wait for other resources), or deploy this change without " +
+        "a reviewed plan.",
+    );
   }
   // Signed by this key, and yet saying of access what its own rules do not: no file this provider wrote.
   if (!accessMatches(saved)) {
     throw refuse("is not a plan file of this provider (its access is not what its rules open and close)");
   }
-  if (saved.policy !== now.policy) throw refuse(`was made for another program: its preview's set was on ${saved.policy}, not ${now.policy}`);
+  if (saved.policy !== now.policy)
+    throw refuse(`was made for another program: its preview's set was on ${saved.policy}, not ${now.policy}`);
   const b: Binding = { keys, nonce: plan.nonce, policy: now.policy };
-  const program = differences(saved.declared, now.declared.map((d) => bindDeclared(b, d)), (r) => `${r.cidr} ${r.action}`);
+  const program = differences(
+    saved.declared,
+    now.declared.map((d) => bindDeclared(b, d)),
+    (r) => `${r.cidr} ${r.action}`,
+  );
   if (program.length) {
-    throw refuse(`was made for another program: the rules declared now differ from those of its preview (${listed(program)})`);
+    throw refuse(
+      `was made for another program: the rules declared now differ from those of its preview (${listed(program)})`,
+    );
   }
-  const state = differences(saved.from, now.from.map((r) => bindRule(b, r)), (r) => `${r.cidr} ${r.action} (${r.id})`);
+  const state = differences(
+    saved.from,
+    now.from.map((r) => bindRule(b, r)),
+    (r) => `${r.cidr} ${r.action} (${r.id})`,
+  );
   if (state.length) {
-    throw refuse(`was made for an older state: the rules this stack records changed since its preview (${listed(state)})${refreshHint(saved, now)}`);
+    throw refuse(
+      `was made for an older state: the rules this stack records changed since its preview (${listed(state)})` +
+        `${refreshHint(saved, now)}`,
+    );
   }
   const shown = { steps: unbindSteps(b, saved.steps, now) };
   const takeover = saved.takesOver ? { takeover: saved.taken } : {};
   return { policy: saved.policy, from: now.from, declared: now.declared, shown, access: saved.access, ...takeover };
 }
 
-/** Why the states differ where a refresh explains it: the reviewed preview refreshed and this command did not, or the reverse. */
+/**
+ * Why the states differ where a refresh explains it: the reviewed
+ * preview refreshed and this command did not, or the reverse.
+ */
 function refreshHint(saved: FileSet, now: SetNow): string {
   if (saved.refreshed && !now.refreshed) {
-    return ". Its preview refreshed (`pulumi preview --refresh`) and found the policy changed since the state recorded it; " +
-      "this command did not refresh. Deploy it as `pulumi up --refresh`, which holds to the same plan";
+    return (
+      ". Its preview refreshed (`pulumi preview --refresh`) and found the policy changed since the state recorded " +
+      "it; " +
+      "this command did not refresh. Deploy it as `pulumi up --refresh`, which holds to the same plan"
+    );
   }
   if (!saved.refreshed && now.refreshed) {
-    return ". This command refreshed and its preview did not: review with `pulumi preview --refresh`, and deploy with `pulumi up --refresh`";
+    return (
+      ". This command refreshed and its preview did not: review with `pulumi preview --refresh`, and deploy " +
+      "with `pulumi up --refresh`"
+    );
   }
   return "";
 }
@@ -162,9 +204,12 @@ function verified(file: string, refuse: (why: string, todo?: string) => Error): 
   if ("plan" in found) return { plan: found.plan, keys };
   switch (found.refused) {
     case "another key":
-      throw refuse(`was signed with another key than this job's (${fromApiKey ? derived(setting) : setting})`,
-        `Set ${PLAN_KEY} (or the secret config accessctl:planKey) to one secret in the job that saves the plan and in this one, ` +
-        "then run the review's `pulumi preview` again.");
+      throw refuse(
+        `was signed with another key than this job's (${fromApiKey ? derived(setting) : setting})`,
+        `Set ${PLAN_KEY} (or the secret config accessctl:planKey) to one secret in the job that saves the plan and ` +
+          `in this one, ` +
+          "then run the review's `pulumi preview` again.",
+      );
     case "changed":
       throw refuse("was changed after its preview wrote it: its signature does not verify");
     case "older":
@@ -185,7 +230,8 @@ function differences<T extends DeclaredSeen>(then: T[], now: T[], name: (r: T) =
   return [
     ...now.filter((r) => !was(r)).map((r) => `+ ${name(r)}`),
     ...then.filter((r) => !after[key(r)]).map((r) => `- ${name(r)}`),
-    ...now.filter((r) => was(r) && (was(r).action !== r.action || was(r).texts !== r.texts))
+    ...now
+      .filter((r) => was(r) && (was(r).action !== r.action || was(r).texts !== r.texts))
       .map((r) => `~ ${name(r)} (${was(r).action !== r.action ? `was ${was(r).action}` : "texts"})`),
   ];
 }
@@ -205,10 +251,12 @@ function readText(file: string): string | undefined {
   try {
     const stat = fs.fstatSync(fd);
     if (!stat.isFile()) throw plainError("is not a regular file");
-    if (stat.size > MAX_FILE_BYTES) throw plainError(`it holds ${stat.size} bytes, more than a plan file's ${MAX_FILE_BYTES}`);
+    if (stat.size > MAX_FILE_BYTES)
+      throw plainError(`it holds ${stat.size} bytes, more than a plan file's ${MAX_FILE_BYTES}`);
     const buffer = Buffer.alloc(stat.size + 1); // one byte more: a file that grows while read is seen
     let length = 0;
-    for (let n = 1; n > 0 && length < buffer.length; length += n) n = fs.readSync(fd, buffer, length, buffer.length - length, null);
+    for (let n = 1; n > 0 && length < buffer.length; length += n)
+      n = fs.readSync(fd, buffer, length, buffer.length - length, null);
     if (length > stat.size) throw plainError("it changed while it was read");
     return buffer.subarray(0, length).toString("utf8");
   } finally {

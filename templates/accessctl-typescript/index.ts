@@ -13,7 +13,8 @@ const rules = [
   { name: "office", cidr: "203.0.113.0/24", action: "allow", description: "office" },
   { name: "scanner", cidr: "198.51.100.0/24", action: "deny", description: "known scanner" },
 ] as const;
-for (const r of rules) new accessctl.IpPolicyRule(r.name, { ipPolicyId, cidr: r.cidr, action: r.action, description: r.description });
+for (const r of rules)
+  new accessctl.IpPolicyRule(r.name, { ipPolicyId, cidr: r.cidr, action: r.action, description: r.description });
 
 // The edge's mutual TLS module, set as a whole (declaring the edge takes its module over).
 const mtls = new accessctl.TlsEdgeMutualTls("edge", {

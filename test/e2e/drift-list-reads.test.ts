@@ -21,15 +21,27 @@ describe("drift, with reads answered from the lists", () => {
     cleanups.push(() => stack.cleanup());
     const spec: Spec = { rules: {}, keys: { ci: { description: "ci key" } } };
     for (let i = 0; i < 120; i++) {
-      spec.rules![`r${i}`] = { ipPolicyId: emu.fixtures.ipPolicies[i % 2], cidr: `10.40.${i}.0/24`, action: "allow", description: `rule ${i}` };
+      spec.rules![`r${i}`] = {
+        ipPolicyId: emu.fixtures.ipPolicies[i % 2],
+        cidr: `10.40.${i}.0/24`,
+        action: "allow",
+        description: `rule ${i}`,
+      };
     }
-    spec.rules!.v6 = { ipPolicyId: emu.fixtures.ipPolicies[0], cidr: "2001:DB8:AB::/48", action: "allow", description: "v6" };
+    spec.rules!.v6 = {
+      ipPolicyId: emu.fixtures.ipPolicies[0],
+      cidr: "2001:DB8:AB::/48",
+      action: "allow",
+      description: "v6",
+    };
     const up = await stack.ok("up", spec);
     const ids = up.outputs!;
     const changed = ids.rule_r7.value.id;
     const deleted = ids.rule_r8.value.id;
     const api = client(emu.url, emu.adminToken);
-    expect((await api.patch(`/ip_policy_rules/${changed}`, { description: "edited by hand", cidr: "10.41.0.0/16" })).status).toBe(200);
+    expect(
+      (await api.patch(`/ip_policy_rules/${changed}`, { description: "edited by hand", cidr: "10.41.0.0/16" })).status,
+    ).toBe(200);
     expect((await api.delete(`/ip_policy_rules/${deleted}`)).status).toBe(204);
     const v6 = ids.rule_v6.value.id;
     expect((await api.patch(`/ip_policy_rules/${v6}`, { description: "v6 by hand" })).status).toBe(200);
@@ -39,8 +51,14 @@ describe("drift, with reads answered from the lists", () => {
     const previewRequests = (await emu.stats()).requests - before;
     expect(preview.changeSummary).toMatchObject({ create: 1, update: 2, same: 120 });
     // read() returns the live object as inputs too: the update section marks what drifted ...
-    const section = (name: string) => preview.output.split(/\n {4}(?=[~+-] )/).filter((s) => s.includes(`::${name}]`)).pop() ?? "";
-    expect(section("r7")).toMatch(/\(update\)[\s\S]*~ cidr\s*: "10\.41\.0\.0\/16" => "10\.40\.7\.0\/24"[\s\S]*~ description: "edited by hand" => "rule 7"/);
+    const section = (name: string) =>
+      preview.output
+        .split(/\n {4}(?=[~+-] )/)
+        .filter((s) => s.includes(`::${name}]`))
+        .pop() ?? "";
+    expect(section("r7")).toMatch(
+      /\(update\)[\s\S]*~ cidr\s*: "10\.41\.0\.0\/16" => "10\.40\.7\.0\/24"[\s\S]*~ description: "edited by hand" => "rule 7"/,
+    );
     expect(section("r8")).toMatch(/\+ .*\(create\)/);
     // ... and nothing else: the IPv6 CIDR declared in capitals is the live one
     expect(section("v6")).toMatch(/~ description: "v6 by hand" => "v6"/);

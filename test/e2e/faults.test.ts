@@ -19,7 +19,12 @@ afterEach(async () => {
 function rulesSpec(emu: RunningEmulator, count: number, second: number): Spec {
   const rules: Spec["rules"] = {};
   for (let i = 0; i < count; i++) {
-    rules[`r${i}`] = { ipPolicyId: emu.fixtures.ipPolicies[i % 2], cidr: `10.${second + Math.floor(i / 250)}.${i % 250}.0/24`, action: "allow", description: `rule ${i}` };
+    rules[`r${i}`] = {
+      ipPolicyId: emu.fixtures.ipPolicies[i % 2],
+      cidr: `10.${second + Math.floor(i / 250)}.${i % 250}.0/24`,
+      action: "allow",
+      description: `rule ${i}`,
+    };
   }
   return { rules };
 }
@@ -31,7 +36,9 @@ async function liveRules(emu: RunningEmulator) {
 /** The emulator holds exactly the declared rules: same CIDRs, each once. */
 async function expectExactly(emu: RunningEmulator, spec: Spec) {
   const live = await liveRules(emu);
-  const declared = Object.values(spec.rules ?? {}).map((r) => `${r.ipPolicyId} ${r.cidr}`).sort();
+  const declared = Object.values(spec.rules ?? {})
+    .map((r) => `${r.ipPolicyId} ${r.cidr}`)
+    .sort();
   expect(live.map((r) => `${r.ip_policy.id} ${r.cidr}`).sort()).toEqual(declared);
 }
 
@@ -78,9 +85,23 @@ describe("the service dies in the middle of an update", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-kill-"));
     const data = path.join(dir, "emulator.json");
     const token = "fixed-admin-token-0123456789";
-    const first = await startEmulator(["--data", data, "--admin-token", token, "--rate-limit", "off", "--latency", "30"]);
+    const first = await startEmulator([
+      "--data",
+      data,
+      "--admin-token",
+      token,
+      "--rate-limit",
+      "off",
+      "--latency",
+      "30",
+    ]);
     const port = new URL(first.url).port;
-    const stack = testStack({ project: inject("e2e"), emulator: first, name: "emulator-killed", extraConfig: { "accessctl:maxRetries": { value: "2" } } });
+    const stack = testStack({
+      project: inject("e2e"),
+      emulator: first,
+      name: "emulator-killed",
+      extraConfig: { "accessctl:maxRetries": { value: "2" } },
+    });
     cleanups.push(() => stack.cleanup());
     const before = (await liveRules(first)).length;
     const spec = rulesSpec(first, 80, 30);
@@ -90,7 +111,9 @@ describe("the service dies in the middle of an update", () => {
     await first.kill();
     const failed = await running.done;
     expect(failed.ok).toBe(false);
-    expect(failed.output).toMatch(/create IP policy rule 10\.30\.\d+\.\d+\/24: (ECONNREFUSED|ECONNRESET|UND_ERR_SOCKET)[^\n]*127\.0\.0\.1/);
+    expect(failed.output).toMatch(
+      /create IP policy rule 10\.30\.\d+\.\d+\/24: (ECONNREFUSED|ECONNRESET|UND_ERR_SOCKET)[^\n]*127\.0\.0\.1/,
+    );
 
     const second = await startEmulator(["--data", data, "--admin-token", token, "--rate-limit", "off", "--port", port]);
     cleanups.push(() => second.stop());
@@ -149,7 +172,9 @@ describe("pulumi is killed in the middle of an update", () => {
     if ((await liveRules(emu)).length > inState) {
       const refused = await stack.run("up", spec);
       expect(refused.ok).toBe(false);
-      expect(refused.output).toMatch(/already holds this CIDR and was made by an earlier create of this resource \(its metadata says so: an interrupted run's, or a stack of the same name elsewhere's\)\. .*ACCESSCTL_ADOPT_EXISTING=1 pulumi up/);
+      expect(refused.output).toMatch(
+        /already holds this CIDR and was made by an earlier create of this resource \(its metadata says so: an interrupted run's, or a stack of the same name elsewhere's\)\. .*ACCESSCTL_ADOPT_EXISTING=1 pulumi up/,
+      );
     }
     await stack.ok("up", spec, { env: { ACCESSCTL_ADOPT_EXISTING: "1" } });
     await expectExactly(emu, spec);
@@ -167,7 +192,9 @@ describe("wrong account, wrong rights", () => {
     cleanups.push(() => stack.cleanup());
     const up = await stack.run("up", { keys: { other: { ownerId: emu.fixtures.users[0].id } } });
     expect(up.ok).toBe(false);
-    expect(up.output).toMatch(/create API key: HTTP 403 ERR_FORBIDDEN: only admins may create an API key owned by someone else \(owner_id usr_\w+\) \(operation op_\w+\)/);
+    expect(up.output).toMatch(
+      /create API key: HTTP 403 ERR_FORBIDDEN: only admins may create an API key owned by someone else \(owner_id usr_\w+\) \(operation op_\w+\)/,
+    );
     expect(up.output).not.toContain(emu.memberToken);
   });
 
@@ -176,13 +203,18 @@ describe("wrong account, wrong rights", () => {
     cleanups.push(() => emu.stop());
     const stack = testStack({ project: inject("e2e"), emulator: emu, name: "accounts" });
     cleanups.push(() => stack.cleanup());
-    const spec: Spec = { keys: { k: {} }, rules: { r: { ipPolicyId: emu.fixtures.ipPolicies[0], cidr: "203.0.113.0/24", action: "allow" } } };
+    const spec: Spec = {
+      keys: { k: {} },
+      rules: { r: { ipPolicyId: emu.fixtures.ipPolicies[0], cidr: "203.0.113.0/24", action: "allow" } },
+    };
     const out = (await stack.ok("up", spec)).outputs!;
     const otherKeys = await listAll(emu.url, emu.otherAccountToken, "/api_keys", "keys");
     const otherRules = await listAll(emu.url, emu.otherAccountToken, "/ip_policy_rules", "ip_policy_rules");
     expect(otherKeys.map((k) => k.id)).not.toContain(out.key_k.value.id);
     expect(otherRules).toEqual([]);
-    expect((await client(emu.url, emu.otherAccountToken).get(`/ip_policy_rules/${out.rule_r.value.id}`)).status).toBe(404);
+    expect((await client(emu.url, emu.otherAccountToken).get(`/ip_policy_rules/${out.rule_r.value.id}`)).status).toBe(
+      404,
+    );
     await stack.ok("destroy", spec);
   });
 });
@@ -195,36 +227,49 @@ describe("Ctrl-C of a run on the dynamic host", () => {
 
   // Pulumi sends its Cancel call to every provider; the dynamic-provider host ignores it, and the
   // set's creates went on to the operation's time bound. Heard now (provider/engine.ts hearCancel).
-  it.each(["terminal", "ci"] as const)("SIGINT (%s) while a 60-rule set waits in the rate limiter: pulumi ends within 5 s, nothing is written after, the state records what exists, the next up finishes", async (how) => {
-    const emu = await startEmulator(["--rate-limit", "off"]);
-    cleanups.push(() => emu.stop());
-    const stack = testStack({ project: inject("e2e"), emulator: emu, name: `cancel-${how}`, extraConfig: { "accessctl:maxRequestsPerMinute": { value: "40" } } });
-    cleanups.push(() => stack.cleanup());
-    const p = emu.fixtures.ipPolicies[0];
-    const rules = Array.from({ length: 60 }, (_, i) => ({ cidr: `10.81.${i}.0/24`, action: "allow" }));
-    const spec: Spec = { sets: { s: { ipPolicyId: p, rules } }, idsOnly: true };
-    const running = stack.start("up", spec);
-    // About 40 requests go in the first minute (a page of the list, creates); then every create waits.
-    let before = -1;
-    for (let now = await writes(emu); now < 30 || now !== before; now = await writes(emu)) {
-      before = now;
+  it.each(["terminal", "ci"] as const)(
+    "SIGINT (%s) while a 60-rule set waits in the rate limiter: pulumi ends within 5 s, nothing is written after, the state records what exists, the next up finishes",
+    async (how) => {
+      const emu = await startEmulator(["--rate-limit", "off"]);
+      cleanups.push(() => emu.stop());
+      const stack = testStack({
+        project: inject("e2e"),
+        emulator: emu,
+        name: `cancel-${how}`,
+        extraConfig: { "accessctl:maxRequestsPerMinute": { value: "40" } },
+      });
+      cleanups.push(() => stack.cleanup());
+      const p = emu.fixtures.ipPolicies[0];
+      const rules = Array.from({ length: 60 }, (_, i) => ({ cidr: `10.81.${i}.0/24`, action: "allow" }));
+      const spec: Spec = { sets: { s: { ipPolicyId: p, rules } }, idsOnly: true };
+      const running = stack.start("up", spec);
+      // About 40 requests go in the first minute (a page of the list, creates); then every create waits.
+      let before = -1;
+      for (let now = await writes(emu); now < 30 || now !== before; now = await writes(emu)) {
+        before = now;
+        await new Promise((r) => setTimeout(r, 1500));
+      }
+      const sentAt = interrupt(running.child, how);
+      const cancelled = await running.done;
+      const tookMs = Date.now() - sentAt;
+      expect(cancelled.ok).toBe(false);
+      expect(tookMs, cancelled.output.slice(-2000)).toBeLessThan(5_000); // was 110 s: the operation's time bound
+      expect(cancelled.output).toMatch(/not sent: the operation was cancelled/);
       await new Promise((r) => setTimeout(r, 1500));
-    }
-    const sentAt = interrupt(running.child, how);
-    const cancelled = await running.done;
-    const tookMs = Date.now() - sentAt;
-    expect(cancelled.ok).toBe(false);
-    expect(tookMs, cancelled.output.slice(-2000)).toBeLessThan(5_000); // was 110 s: the operation's time bound
-    expect(cancelled.output).toMatch(/not sent: the operation was cancelled/);
-    await new Promise((r) => setTimeout(r, 1500));
-    const made = await writes(emu);
-    expect(made).toBe(before); // nothing after the Ctrl-C
-    expect(made).toBeLessThan(60);
-    const recorded = stack.state().resources.find((r: any) => r.type.endsWith(":IpPolicyRuleSet"));
-    const live = (await liveRules(emu)).filter((r) => r.ip_policy.id === p);
-    expect(Object.values(recorded.outputs.rules).map((r: any) => r.id).sort()).toEqual(live.map((r) => r.id).sort());
-    await stack.ok("up", spec, { moreConfig: { "accessctl:maxRequestsPerMinute": { value: "100000" } } });
-    expect((await liveRules(emu)).filter((r) => r.ip_policy.id === p).length).toBe(60);
-    await stack.ok("destroy", spec);
-  }, 240_000);
+      const made = await writes(emu);
+      expect(made).toBe(before); // nothing after the Ctrl-C
+      expect(made).toBeLessThan(60);
+      const recorded = stack.state().resources.find((r: any) => r.type.endsWith(":IpPolicyRuleSet"));
+      const live = (await liveRules(emu)).filter((r) => r.ip_policy.id === p);
+      expect(
+        Object.values(recorded.outputs.rules)
+          .map((r: any) => r.id)
+          .sort(),
+      ).toEqual(live.map((r) => r.id).sort());
+      await stack.ok("up", spec, { moreConfig: { "accessctl:maxRequestsPerMinute": { value: "100000" } } });
+      expect((await liveRules(emu)).filter((r) => r.ip_policy.id === p).length).toBe(60);
+      await stack.ok("destroy", spec);
+    },
+    240_000,
+  );
 });

@@ -58,9 +58,17 @@ describe("a stack of all three resources", () => {
     const keyId = up.outputs!.key_ci.value.id;
     expect(await keyIds()).toEqual([...before.keys, keyId].sort());
     const key = (await client(emu.url, emu.adminToken).get(`/api_keys/${keyId}`)).body;
-    expect(key).toMatchObject({ description: "CI deploy key", metadata: '{"team":"infra"}', owner_id: emu.fixtures.users[0].id });
-    const module = (await client(emu.url, emu.adminToken).get(`/edges/tls/${emu.fixtures.tlsEdges[0]}/mutual_tls`)).body;
-    expect(module).toMatchObject({ enabled: true, certificate_authorities: [{ id: emu.fixtures.certificateAuthorities[0] }] });
+    expect(key).toMatchObject({
+      description: "CI deploy key",
+      metadata: '{"team":"infra"}',
+      owner_id: emu.fixtures.users[0].id,
+    });
+    const module = (await client(emu.url, emu.adminToken).get(`/edges/tls/${emu.fixtures.tlsEdges[0]}/mutual_tls`))
+      .body;
+    expect(module).toMatchObject({
+      enabled: true,
+      certificate_authorities: [{ id: emu.fixtures.certificateAuthorities[0] }],
+    });
   });
 
   it("keeps the token secret: in the outputs, and nowhere in plain text in the state", async () => {
@@ -74,7 +82,10 @@ describe("a stack of all three resources", () => {
     expect(stored).not.toContain(token);
     expect(stored).not.toContain(emu.adminToken);
     const key = stack.state().resources.find((r: any) => r.type.endsWith("ApiKey"));
-    expect(key.outputs.token).toMatchObject({ "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", ciphertext: expect.any(String) });
+    expect(key.outputs.token).toMatchObject({
+      "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270",
+      ciphertext: expect.any(String),
+    });
   });
 
   it("serializes the provider as a small require of the installed package, not a copy of it", async () => {
@@ -97,7 +108,9 @@ describe("a stack of all three resources", () => {
     const up = await stack.ok("up", spec);
     expect(up.summary!.resourceChanges).toMatchObject({ update: 1, same: 6 });
     expect(up.outputs!.rule_office.value.id).toBe(officeId);
-    expect((await client(emu.url, emu.adminToken).get(`/ip_policy_rules/${officeId}`)).body.description).toBe("HQ, 3rd floor");
+    expect((await client(emu.url, emu.adminToken).get(`/ip_policy_rules/${officeId}`)).body.description).toBe(
+      "HQ, 3rd floor",
+    );
   });
 
   it("replaces a rule when its action or policy changes, leaving nothing behind", async () => {
@@ -114,7 +127,10 @@ describe("a stack of all three resources", () => {
     expect(live.map((r) => r.id)).not.toContain(first);
     expect(live.map((r) => r.id)).not.toContain(second);
     expect(live.filter((r) => r.cidr === "203.0.113.0/24")).toEqual([
-      expect.objectContaining({ action: "deny", ip_policy: expect.objectContaining({ id: emu.fixtures.ipPolicies[1] }) }),
+      expect.objectContaining({
+        action: "deny",
+        ip_policy: expect.objectContaining({ id: emu.fixtures.ipPolicies[1] }),
+      }),
     ]);
     expect(live).toHaveLength(before.rules.length + 4);
   });
@@ -166,10 +182,18 @@ describe("a stack of all three resources", () => {
     await stack.ok("refresh", spec);
     const up = await stack.ok("up", spec);
     expect(up.summary!.resourceChanges).toMatchObject({ create: 3, update: 2 });
-    expect((await rules()).filter((r) => r.cidr === "2001:db8::7/128").map((r) => r.id)).toEqual([up.outputs!.rule_host6.value.id]);
+    expect((await rules()).filter((r) => r.cidr === "2001:db8::7/128").map((r) => r.id)).toEqual([
+      up.outputs!.rule_host6.value.id,
+    ]);
     expect((await admin.get(`/ip_policy_rules/${outputs.rule_lab6.value.id}`)).body.description).toBe("lab");
-    expect((await admin.get(`/ip_policy_rules/${outputs.rule_office.value.id}`)).body).toMatchObject({ cidr: "203.0.113.0/24", description: "HQ, 3rd floor" });
-    expect((await admin.get(edge)).body).toMatchObject({ enabled: true, certificate_authorities: [{ id: emu.fixtures.certificateAuthorities[0] }] });
+    expect((await admin.get(`/ip_policy_rules/${outputs.rule_office.value.id}`)).body).toMatchObject({
+      cidr: "203.0.113.0/24",
+      description: "HQ, 3rd floor",
+    });
+    expect((await admin.get(edge)).body).toMatchObject({
+      enabled: true,
+      certificate_authorities: [{ id: emu.fixtures.certificateAuthorities[0] }],
+    });
     expect(await keyIds()).toEqual([...before.keys, up.outputs!.key_ci.value.id].sort());
     expect(up.outputs!.token_ci.value).not.toBe(outputs.token_ci.value); // a new key, a new token
     expect((await stack.ok("preview", spec, { refresh: true })).changeSummary).toEqual({ same: 7 });
@@ -179,52 +203,78 @@ describe("a stack of all three resources", () => {
     await stack.ok("destroy", spec);
     expect(await keyIds()).toEqual(before.keys);
     expect((await rules()).map((r) => r.id)).toEqual(before.rules);
-    expect((await client(emu.url, emu.adminToken).get(`/edges/tls/${emu.fixtures.tlsEdges[0]}/mutual_tls`)).status).toBe(404);
+    expect(
+      (await client(emu.url, emu.adminToken).get(`/edges/tls/${emu.fixtures.tlsEdges[0]}/mutual_tls`)).status,
+    ).toBe(404);
   });
 });
 
 describe("Pulumi's update plans on the README's first program (a stack output of a rule's id from the set's rules)", () => {
   const cleanups: (() => unknown)[] = [];
-  afterAll(() => cleanups.splice(0).reverse().forEach((c) => c()));
+  afterAll(() =>
+    cleanups
+      .splice(0)
+      .reverse()
+      .forEach((c) => c()),
+  );
 
-  it.each(["dynamic", "plugin"] as const)("%s: preview --save-plan, then up --plan: the create and a later update are applied, up exits 0, the output holds the rule's id; the clean gate; the run record", async (host) => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-plans-"));
-    // A Pulumi home of its own: the run records of this stack's commands alone (docs/guides/rule-sets.md).
-    const plugin = host === "plugin" ? packedPlugin(cleanups).home.env : undefined;
-    const home = plugin?.PULUMI_HOME ?? path.join(dir, "home");
-    const runs = () => (fs.existsSync(path.join(home, "accessctl-runs")) ? fs.readdirSync(path.join(home, "accessctl-runs")) : []);
-    const plans = testStack({ project: inject("e2e"), emulator: emu, name: `plans-${host}`, env: plugin ?? { PULUMI_HOME: home } });
-    try {
-      const p = emu.fixtures.ipPolicies[1];
-      const hq = { cidr: "203.0.113.0/24", action: "allow", description: "HQ" };
-      const rulesOf = (extra: Record<string, unknown>[]) => [hq, { cidr: "198.51.100.7", action: "deny" }, ...extra];
-      const spec = (extra: Record<string, unknown>[] = []): Spec => ({ sets: { allowlist: { ipPolicyId: p, rules: rulesOf(extra) } }, idsOnly: true, ruleIdOf: hq.cidr, plugin: !!plugin });
-      const experimental = { env: { ...plugin, PULUMI_EXPERIMENTAL: "true" } };
-      const hqId = async () => (await rules()).find((r) => r.ip_policy.id === p && r.cidr === hq.cidr)?.id;
-      for (const [i, step] of [spec(), spec([{ cidr: "192.0.2.0/24", action: "allow" }])].entries()) {
-        const plan = path.join(dir, `plan-${i}.json`);
-        await plans.ok("preview", step, { args: ["--save-plan", plan] });
-        const up = await plans.run("up", step, { args: ["--plan", plan], ...experimental });
-        expect(up.exitCode, up.output.slice(-3000)).toBe(0);
-        expect(up.outputs!.ruleId_allowlist.value).toBe(await hqId());
+  it.each(["dynamic", "plugin"] as const)(
+    "%s: preview --save-plan, then up --plan: the create and a later update are applied, up exits 0, the output holds the rule's id; the clean gate; the run record",
+    async (host) => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-plans-"));
+      // A Pulumi home of its own: the run records of this stack's commands alone (docs/guides/rule-sets.md).
+      const plugin = host === "plugin" ? packedPlugin(cleanups).home.env : undefined;
+      const home = plugin?.PULUMI_HOME ?? path.join(dir, "home");
+      const runs = () =>
+        fs.existsSync(path.join(home, "accessctl-runs")) ? fs.readdirSync(path.join(home, "accessctl-runs")) : [];
+      const plans = testStack({
+        project: inject("e2e"),
+        emulator: emu,
+        name: `plans-${host}`,
+        env: plugin ?? { PULUMI_HOME: home },
+      });
+      try {
+        const p = emu.fixtures.ipPolicies[1];
+        const hq = { cidr: "203.0.113.0/24", action: "allow", description: "HQ" };
+        const rulesOf = (extra: Record<string, unknown>[]) => [hq, { cidr: "198.51.100.7", action: "deny" }, ...extra];
+        const spec = (extra: Record<string, unknown>[] = []): Spec => ({
+          sets: { allowlist: { ipPolicyId: p, rules: rulesOf(extra) } },
+          idsOnly: true,
+          ruleIdOf: hq.cidr,
+          plugin: !!plugin,
+        });
+        const experimental = { env: { ...plugin, PULUMI_EXPERIMENTAL: "true" } };
+        const hqId = async () => (await rules()).find((r) => r.ip_policy.id === p && r.cidr === hq.cidr)?.id;
+        for (const [i, step] of [spec(), spec([{ cidr: "192.0.2.0/24", action: "allow" }])].entries()) {
+          const plan = path.join(dir, `plan-${i}.json`);
+          await plans.ok("preview", step, { args: ["--save-plan", plan] });
+          const up = await plans.run("up", step, { args: ["--plan", plan], ...experimental });
+          expect(up.exitCode, up.output.slice(-3000)).toBe(0);
+          expect(up.outputs!.ruleId_allowlist.value).toBe(await hqId());
+        }
+        // The record of the last up stays after it; the next command removes it and leaves its own.
+        const afterUp = runs();
+        expect(afterUp).toHaveLength(1);
+        // The clean drift gate (preview --refresh --diff --expect-no-changes): nothing from the provider,
+        // and the set's refresh row marks nothing but Pulumi's own `~ rules (hidden)` (docs/guides/drift-detection.md).
+        const gate = await plans.ok("preview", spec([{ cidr: "192.0.2.0/24", action: "allow" }]), {
+          refresh: true,
+          expectNoChanges: true,
+        });
+        expect(gate.exitCode).toBe(0);
+        expect(gate.output).not.toMatch(/refresh of the IpPolicyRuleSet|plan for ipp_/);
+        const marked = gate.output
+          .split("\n")
+          .filter((l) => /^\s*[~+-] /.test(l) && !/pulumi:pulumi:Stack: \(refresh\)/.test(l));
+        const type = plugin ? "accessctl:index:IpPolicyRuleSet" : "pulumi-nodejs:dynamic/accessctl:IpPolicyRuleSet";
+        expect(marked.map((l) => l.trim())).toEqual([`~ ${type}: (refresh)`, "~ rules (hidden)"]);
+        expect(runs()).toHaveLength(1);
+        expect(runs()).not.toEqual(afterUp);
+        await plans.ok("destroy", spec());
+      } finally {
+        plans.cleanup();
+        fs.rmSync(dir, { recursive: true, force: true });
       }
-      // The record of the last up stays after it; the next command removes it and leaves its own.
-      const afterUp = runs();
-      expect(afterUp).toHaveLength(1);
-      // The clean drift gate (preview --refresh --diff --expect-no-changes): nothing from the provider,
-      // and the set's refresh row marks nothing but Pulumi's own `~ rules (hidden)` (docs/guides/drift-detection.md).
-      const gate = await plans.ok("preview", spec([{ cidr: "192.0.2.0/24", action: "allow" }]), { refresh: true, expectNoChanges: true });
-      expect(gate.exitCode).toBe(0);
-      expect(gate.output).not.toMatch(/refresh of the IpPolicyRuleSet|plan for ipp_/);
-      const marked = gate.output.split("\n").filter((l) => /^\s*[~+-] /.test(l) && !/pulumi:pulumi:Stack: \(refresh\)/.test(l));
-      const type = plugin ? "accessctl:index:IpPolicyRuleSet" : "pulumi-nodejs:dynamic/accessctl:IpPolicyRuleSet";
-      expect(marked.map((l) => l.trim())).toEqual([`~ ${type}: (refresh)`, "~ rules (hidden)"]);
-      expect(runs()).toHaveLength(1);
-      expect(runs()).not.toEqual(afterUp);
-      await plans.ok("destroy", spec());
-    } finally {
-      plans.cleanup();
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 });

@@ -30,12 +30,21 @@ it("a module disabled by hand reads as ~ enabled: false => true in preview --ref
     expect(clean.output).not.toMatch(/\[diff: |[-~] enabled/);
 
     const api = client(emu.url, emu.adminToken);
-    for (const [edge, ca] of [[f.tlsEdges[0], f.certificateAuthorities[0]], [f.tlsEdges[1], f.certificateAuthorities[1]]]) {
-      expect((await api.put(`/edges/tls/${edge}/mutual_tls`, { enabled: false, certificate_authority_ids: [ca] })).status).toBe(200);
+    for (const [edge, ca] of [
+      [f.tlsEdges[0], f.certificateAuthorities[0]],
+      [f.tlsEdges[1], f.certificateAuthorities[1]],
+    ]) {
+      expect(
+        (await api.put(`/edges/tls/${edge}/mutual_tls`, { enabled: false, certificate_authority_ids: [ca] })).status,
+      ).toBe(200);
     }
     const drift = await stack.ok("preview", spec, { refresh: true });
     expect(drift.changeSummary).toMatchObject({ update: 2 });
-    const section = (name: string) => drift.output.split(/\n {4}(?=[~+-] )/).filter((s) => s.includes(`::${name}]`)).pop() ?? "";
+    const section = (name: string) =>
+      drift.output
+        .split(/\n {4}(?=[~+-] )/)
+        .filter((s) => s.includes(`::${name}]`))
+        .pop() ?? "";
     for (const name of ["stated", "implied"]) {
       expect(section(name)).toMatch(/\(update\)[\s\S]*~ enabled\s*: false => true/);
       expect(section(name)).not.toMatch(/- enabled/);

@@ -27,7 +27,12 @@ afterAll(async () => {
 
 /** Runs up, preview --refresh and destroy; returns what each place holds, and the tokens made. */
 async function runAll(credentials: "config" | "env", verbose: boolean) {
-  const stack = testStack({ project: inject("e2e"), emulator: emu, name: `leaks-${credentials}-${verbose ? "v11" : "quiet"}`, credentials });
+  const stack = testStack({
+    project: inject("e2e"),
+    emulator: emu,
+    name: `leaks-${credentials}-${verbose ? "v11" : "quiet"}`,
+    credentials,
+  });
   const grpcDump = path.join(dumpDir, `grpc-${credentials}-${verbose}.log`);
   const extra = verbose ? { verbose: 11, env: { PULUMI_DEBUG_GRPC: grpcDump } } : {};
   const spec: Spec = {
@@ -36,7 +41,11 @@ async function runAll(credentials: "config" | "env", verbose: boolean) {
   };
   const runs: RunResult[] = [];
   try {
-    for (const [op, more] of [["up", {}], ["preview", { refresh: true }], ["destroy", {}]] as const) {
+    for (const [op, more] of [
+      ["up", {}],
+      ["preview", { refresh: true }],
+      ["destroy", {}],
+    ] as const) {
       const result = await stack.run(op, spec, { ...extra, ...more });
       if (!result.ok) throw new Error(`${op} failed: ${result.error}\n${result.output.slice(-3000)}`);
       runs.push(result);
@@ -45,7 +54,9 @@ async function runAll(credentials: "config" | "env", verbose: boolean) {
     expect(tokens.every((t) => t.length > 20)).toBe(true);
     const places: Record<string, string> = {
       // What Pulumi printed, and the stack outputs with the secret values (returned on purpose) left out.
-      output: runs.map((r) => r.output + JSON.stringify(r.outputs ?? {}).replace(/"value":"[^"]*","secret":true/g, "")).join("\n"),
+      output: runs
+        .map((r) => r.output + JSON.stringify(r.outputs ?? {}).replace(/"value":"[^"]*","secret":true/g, ""))
+        .join("\n"),
       state: stack.backendText(), // checkpoint, its backups and history
       emulatorLog: emu.stderr(),
       ...(verbose ? { grpcDump: fs.readFileSync(grpcDump, "utf8") } : {}),
@@ -57,7 +68,9 @@ async function runAll(credentials: "config" | "env", verbose: boolean) {
 }
 
 function where(places: Record<string, string>, secret: string): string[] {
-  return Object.entries(places).filter(([, text]) => text.includes(secret)).map(([place]) => place);
+  return Object.entries(places)
+    .filter(([, text]) => text.includes(secret))
+    .map(([place]) => place);
 }
 
 // Lines that Pulumi itself writes at -v=9 and above with property values in them: the engine's

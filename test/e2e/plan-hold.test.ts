@@ -46,7 +46,8 @@ describe("ACCESSCTL_PLAN_HOLD: a deploy job deletes no set", () => {
     await stack.ok("preview", setSpec(p, rules), { env: { ...key, ACCESSCTL_PLAN_SAVE: file } });
     const written = fs.readFileSync(file, "utf8");
     const before = await emu.stats();
-    const deletes = async () => ((await emu.stats()).byMethod["DELETE 2xx"] ?? 0) - (before.byMethod["DELETE 2xx"] ?? 0);
+    const deletes = async () =>
+      ((await emu.stats()).byMethod["DELETE 2xx"] ?? 0) - (before.byMethod["DELETE 2xx"] ?? 0);
     const requests = async () => (await emu.stats()).requests - before.requests;
     const refusal =
       `delete IP policy rule set of ${p}: ACCESSCTL_PLAN_HOLD (${file}) is set: this job deploys a reviewed plan, ` +

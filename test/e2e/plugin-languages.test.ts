@@ -99,12 +99,34 @@ describe("the plugin from other languages, with the generated SDKs", () => {
   it("a Python program (pulumi_accessctl)", async () => {
     const { binDir, home, emu } = await setUp();
     const venv: string = pythonVenv();
-    const dir = project("accessctl-python", { "Pulumi.yaml": "name: accessctl-python\nruntime: python\n", "__main__.py": PYTHON });
+    const dir = project("accessctl-python", {
+      "Pulumi.yaml": "name: accessctl-python\nruntime: python\n",
+      "__main__.py": PYTHON,
+    });
     // The generated SDK, installed as pip installs it, beside the program (the venv is shared).
     const site = path.join(dir, "site");
-    execFileSync(path.join(venv, "bin", "pip"), ["install", "--quiet", "--disable-pip-version-check", "--no-deps", "--no-build-isolation", "--target", site, path.join(REPO, "sdks/python")], { stdio: "pipe" });
+    execFileSync(
+      path.join(venv, "bin", "pip"),
+      [
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--no-deps",
+        "--no-build-isolation",
+        "--target",
+        site,
+        path.join(REPO, "sdks/python"),
+      ],
+      { stdio: "pipe" },
+    );
     const env = { ...home.env, VIRTUAL_ENV: venv, PYTHONPATH: site };
-    const stack = testStack({ project: { dir, binDir }, emulator: emu, name: "python", env, extraConfig: scenarioConfig(emu) });
+    const stack = testStack({
+      project: { dir, binDir },
+      emulator: emu,
+      name: "python",
+      env,
+      extraConfig: scenarioConfig(emu),
+    });
     cleanups.push(() => stack.cleanup());
     await runScenario(stack, emu, {}, { drift: false });
     await destroyScenario(stack, emu);
@@ -113,11 +135,21 @@ describe("the plugin from other languages, with the generated SDKs", () => {
   it("a Go program (sdks/go)", async () => {
     const { binDir, home, emu } = await setUp();
     const gomod = `module accessctl-go\n\ngo 1.26\n\nrequire (\n\tgithub.com/accessctl/pulumi-accessctl/sdks/go v0.0.0\n\tgithub.com/pulumi/pulumi/sdk/v3 v3.259.0\n)\n\nreplace github.com/accessctl/pulumi-accessctl/sdks/go => ${path.join(REPO, "sdks/go")}\n`;
-    const dir = project("accessctl-go", { "Pulumi.yaml": "name: accessctl-go\nruntime: go\n", "main.go": GO, "go.mod": gomod });
+    const dir = project("accessctl-go", {
+      "Pulumi.yaml": "name: accessctl-go\nruntime: go\n",
+      "main.go": GO,
+      "go.mod": gomod,
+    });
     const goEnv = { ...process.env, GOTOOLCHAIN: "local", GOFLAGS: "-mod=mod" };
     execFileSync("go", ["mod", "tidy"], { cwd: dir, env: goEnv, stdio: "pipe" });
     const env = { ...home.env, GOTOOLCHAIN: "local" };
-    const stack = testStack({ project: { dir, binDir }, emulator: emu, name: "go", env, extraConfig: scenarioConfig(emu) });
+    const stack = testStack({
+      project: { dir, binDir },
+      emulator: emu,
+      name: "go",
+      env,
+      extraConfig: scenarioConfig(emu),
+    });
     cleanups.push(() => stack.cleanup());
     await runScenario(stack, emu, {}, { drift: false });
     await destroyScenario(stack, emu);

@@ -76,7 +76,13 @@ describe("the plugin from a YAML program", () => {
     const q = emu.fixtures.ipPolicies[1];
     const dir = yamlProject("accessctl-yaml", PROGRAM);
     cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
-    const stack = testStack({ project: { dir, binDir: e2e.binDir }, emulator: emu, name: "yaml", env: home.env, extraConfig: scenarioConfig(emu) });
+    const stack = testStack({
+      project: { dir, binDir: e2e.binDir },
+      emulator: emu,
+      name: "yaml",
+      env: home.env,
+      extraConfig: scenarioConfig(emu),
+    });
     cleanups.push(() => stack.cleanup());
 
     const up = { outputs: await runScenario(stack, emu) };
@@ -84,10 +90,21 @@ describe("the plugin from a YAML program", () => {
     // Another stack, empty, imports each object; the program Pulumi writes for them previews clean there.
     const other = yamlProject("accessctl-imported", "name: accessctl-imported\nruntime: yaml\n");
     cleanups.push(() => fs.rmSync(other, { recursive: true, force: true }));
-    const imports = testStack({ project: { dir: other, binDir: e2e.binDir }, emulator: emu, name: "imports", env: home.env });
+    const imports = testStack({
+      project: { dir: other, binDir: e2e.binDir },
+      emulator: emu,
+      name: "imports",
+      env: home.env,
+    });
     cleanups.push(() => imports.cleanup());
     await imports.ok("preview", {});
-    const job = { dir: other, stack: "imports", binDir: e2e.binDir, backend: `file://${imports.backend}`, env: { ...home.env } };
+    const job = {
+      dir: other,
+      stack: "imports",
+      binDir: e2e.binDir,
+      backend: `file://${imports.backend}`,
+      env: { ...home.env },
+    };
     const outFile = path.join(other, "imported.yaml");
     const resources = [
       ["accessctl:index:IpPolicyRule", "office", up.outputs!.officeId.value],
@@ -97,7 +114,17 @@ describe("the plugin from a YAML program", () => {
     ];
     const spec = { resources: resources.map(([type, name, id]) => ({ type, name, id })) };
     fs.writeFileSync(path.join(other, "import.json"), JSON.stringify(spec));
-    const imported = await pulumi(job, ["import", "--file", "import.json", "--yes", "--non-interactive", "--stack", "imports", "--out", outFile]);
+    const imported = await pulumi(job, [
+      "import",
+      "--file",
+      "import.json",
+      "--yes",
+      "--non-interactive",
+      "--stack",
+      "imports",
+      "--out",
+      outFile,
+    ]);
     expect(imported.code, imported.stderr + imported.stdout).toBe(0);
     const text = fs.readFileSync(outFile, "utf8");
     expect(text).toContain("type: accessctl:IpPolicyRuleSet");
@@ -107,7 +134,9 @@ describe("the plugin from a YAML program", () => {
     expect(state.find((r) => r.type === "accessctl:index:ApiKey").outputs.token).toBeUndefined(); // shown once, to its creator
     fs.writeFileSync(path.join(other, "Pulumi.yaml"), `name: accessctl-imported\nruntime: yaml\n${text}`);
     expect((await imports.run("preview", {}, { expectNoChanges: true })).exitCode).toBe(0);
-    expect(await pulumi(job, ["stack", "rm", "imports", "--force", "--yes", "--non-interactive"])).toMatchObject({ code: 0 }); // imported objects are protected: leave them
+    expect(await pulumi(job, ["stack", "rm", "imports", "--force", "--yes", "--non-interactive"])).toMatchObject({
+      code: 0,
+    }); // imported objects are protected: leave them
 
     await destroyScenario(stack, emu);
   });
@@ -116,30 +145,62 @@ describe("the plugin from a YAML program", () => {
     const { project: e2e, home } = packedPlugin(cleanups);
     const emu = await startEmulator(["--rate-limit", "off"]);
     cleanups.push(() => emu.stop());
-    const dir = yamlProject("accessctl-yaml-config", "name: accessctl-yaml-config\nruntime: yaml\nresources:\n  ci:\n    type: accessctl:index:ApiKey\n");
+    const dir = yamlProject(
+      "accessctl-yaml-config",
+      "name: accessctl-yaml-config\nruntime: yaml\nresources:\n  ci:\n    type: accessctl:index:ApiKey\n",
+    );
     cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
-    const plain = testStack({ project: { dir, binDir: e2e.binDir }, emulator: emu, name: "plain", env: home.env, extraConfig: { "accessctl:apiKey": { value: emu.adminToken, secret: false } } });
+    const plain = testStack({
+      project: { dir, binDir: e2e.binDir },
+      emulator: emu,
+      name: "plain",
+      env: home.env,
+      extraConfig: { "accessctl:apiKey": { value: emu.adminToken, secret: false } },
+    });
     cleanups.push(() => plain.cleanup());
     const refused = await plain.run("preview", {});
     expect(refused.ok).toBe(false);
-    expect(refused.output).toContain("accessctl:apiKey is stored in plain text in Pulumi.<stack>.yaml and in the state");
+    expect(refused.output).toContain(
+      "accessctl:apiKey is stored in plain text in Pulumi.<stack>.yaml and in the state",
+    );
     const profiles = JSON.stringify({ staging: { apiUrl: emu.url, apiKey: emu.adminToken } });
-    const inProfiles = testStack({ project: { dir, binDir: e2e.binDir }, emulator: emu, name: "plain-profile", env: home.env, extraConfig: { "accessctl:profiles": { value: profiles } } });
+    const inProfiles = testStack({
+      project: { dir, binDir: e2e.binDir },
+      emulator: emu,
+      name: "plain-profile",
+      env: home.env,
+      extraConfig: { "accessctl:profiles": { value: profiles } },
+    });
     cleanups.push(() => inProfiles.cleanup());
     const refusedToo = await inProfiles.run("preview", {});
     expect(refusedToo.ok).toBe(false);
-    expect(refusedToo.output).toContain("accessctl:profiles holds an API key stored in plain text in Pulumi.<stack>.yaml and in the state");
-    const plainTeam = testStack({ project: { dir, binDir: e2e.binDir }, emulator: emu, name: "plain-team", env: home.env, extraConfig: { "accessctl:teamKey": { value: "team-key-0123456789abcdef", secret: false } } });
+    expect(refusedToo.output).toContain(
+      "accessctl:profiles holds an API key stored in plain text in Pulumi.<stack>.yaml and in the state",
+    );
+    const plainTeam = testStack({
+      project: { dir, binDir: e2e.binDir },
+      emulator: emu,
+      name: "plain-team",
+      env: home.env,
+      extraConfig: { "accessctl:teamKey": { value: "team-key-0123456789abcdef", secret: false } },
+    });
     cleanups.push(() => plainTeam.cleanup());
     const team = await plainTeam.run("preview", {});
     expect(team.ok).toBe(false);
     expect(team.output).toContain("accessctl:teamKey is stored in plain text in Pulumi.<stack>.yaml and in the state");
-    const http = testStack({ project: { dir, binDir: e2e.binDir }, emulator: emu, name: "http", env: home.env, extraConfig: { "accessctl:apiUrl": { value: "http://192.0.2.10:8787" } } });
+    const http = testStack({
+      project: { dir, binDir: e2e.binDir },
+      emulator: emu,
+      name: "http",
+      env: home.env,
+      extraConfig: { "accessctl:apiUrl": { value: "http://192.0.2.10:8787" } },
+    });
     cleanups.push(() => http.cleanup());
     const bad = await http.run("preview", {});
     expect(bad.ok).toBe(false);
-    expect(bad.output).toContain("accessctl:apiUrl must use https:// (plain http:// is allowed only to loopback addresses), got http://192.0.2.10:8787");
+    expect(bad.output).toContain(
+      "accessctl:apiUrl must use https:// (plain http:// is allowed only to loopback addresses), got http://192.0.2.10:8787",
+    );
     expect((await emu.stats()).requests).toBe(0);
   });
 });
-

@@ -267,7 +267,8 @@ without it, it passes", async () => {
     // Go: the SDK by a replace directive, modules from the Go module proxy (or its cache).
     const go = tempDir("accessctl-guarded-go");
     const ours = "github.com/accessctl/pulumi-accessctl/sdks/go";
-    const gomod = `module guarded-go\n\ngo 1.26\n\nrequire (\n\t${ours} v0.0.0\n` +
+    const gomod =
+      `module guarded-go\n\ngo 1.26\n\nrequire (\n\t${ours} v0.0.0\n` +
       `\tgithub.com/pulumi/pulumi/sdk/v3 v3.259.0\n)\n\nreplace ${ours} => ${path.join(REPO, "sdks/go")}\n`;
     fs.writeFileSync(path.join(go, "Pulumi.yaml"), "name: guarded-go\nruntime: go\n");
     fs.writeFileSync(path.join(go, "go.mod"), gomod);
@@ -295,7 +296,8 @@ async function guarded(
   expect(refused.exitCode, refused.output).toBe(1);
   const mandatory = /\[mandatory\]\s+accessctl-forbidden-ranges\s+\(accessctl:index:IpPolicyRuleSet: office\)/;
   expect(refused.output).toMatch(mandatory);
-  const line = `IpPolicyRuleSet "office" on ${policy}: rule 0.0.0.0/0 allow allows all of IPv4: it makes reachable ` +
+  const line =
+    `IpPolicyRuleSet "office" on ${policy}: rule 0.0.0.0/0 allow allows all of IPv4: it makes reachable ` +
     "0.0.0.0/0 except 10.0.0.0/8 (4,278,190,080 addresses)";
   expect(refused.output.split("\n").map((l) => l.trim())).toContain(line);
   const { byMethod } = await emu.stats();

@@ -26,7 +26,9 @@ for (const [name, args] of Object.entries(spec.rules || {})) {
 }
 for (const [name, args] of Object.entries(spec.sets || {})) {
   // secretTexts: each rule's description a secret, as a program reading it from secret config has it.
-  const rules = spec.secretTexts ? args.rules.map((r) => (r.description ? { ...r, description: pulumi.secret(r.description) } : r)) : args.rules;
+  const rules = spec.secretTexts
+    ? args.rules.map((r) => (r.description ? { ...r, description: pulumi.secret(r.description) } : r))
+    : args.rules;
   const set = new (classesOf(name).IpPolicyRuleSet)(name, { ...args, rules }, (spec.opts || {})[name]);
   // idsOnly: a stack output of every rule would make each preview print every rule (new values are the inputs then).
   out[`set_${name}`] = spec.idsOnly ? { id: set.id } : { id: set.id, ipPolicyId: set.ipPolicyId, rules: set.rules };
@@ -34,14 +36,20 @@ for (const [name, args] of Object.entries(spec.sets || {})) {
 }
 for (const [name, args] of Object.entries(spec.modules || {})) {
   const module = new (classesOf(name).TlsEdgeMutualTls)(name, args);
-  out[`module_${name}`] = { id: module.id, enabled: module.enabled, certificateAuthorityIds: module.certificateAuthorityIds };
+  out[`module_${name}`] = {
+    id: module.id,
+    enabled: module.enabled,
+    certificateAuthorityIds: module.certificateAuthorityIds,
+  };
 }
 for (const [name, { type, id }] of Object.entries(spec.gets || {})) {
   const found = accessctl[type].get(name, id); // read-only lookup by id
   out[`get_${name}`] = { id: found.id, description: found.description, cidr: found.cidr, enabled: found.enabled };
 }
 if (spec.listPolicy) {
-  out.listedRuleCidrs = accessctl.listIpPolicyRules({ ipPolicyId: spec.listPolicy }).then((rules) => rules.map((r) => r.cidr).sort());
+  out.listedRuleCidrs = accessctl
+    .listIpPolicyRules({ ipPolicyId: spec.listPolicy })
+    .then((rules) => rules.map((r) => r.cidr).sort());
   out.listedKeyDescriptions = accessctl.listApiKeys().then((keys) => keys.map((k) => k.description).sort());
 }
 out.nodeVersion = process.versions.node; // the Node.js that ran the program (tests check which)

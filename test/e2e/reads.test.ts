@@ -23,12 +23,16 @@ function stack(emu: RunningEmulator, name: string, options: Partial<Parameters<t
 /** `count` deny rules for 10.{second}.i.0/24, spread over the two fixture policies. */
 function denyRules(emu: RunningEmulator, count: number, second: number): NonNullable<Spec["rules"]> {
   const rules: NonNullable<Spec["rules"]> = {};
-  for (let i = 0; i < count; i++) rules[`r${i}`] = { ipPolicyId: emu.fixtures.ipPolicies[i % 2], cidr: `10.${second}.${i}.0/24`, action: "deny" };
+  for (let i = 0; i < count; i++)
+    rules[`r${i}`] = { ipPolicyId: emu.fixtures.ipPolicies[i % 2], cidr: `10.${second}.${i}.0/24`, action: "deny" };
   return rules;
 }
 
 /** The lines of Pulumi's output that are our errors (one per failed resource, we want). */
-const errorLines = (output: string) => output.split("\n").filter((l) => /(read|delete) (IP policy rule|API key|mutual TLS)/.test(l) && !/^\s*(~|-|\+|\[)/.test(l));
+const errorLines = (output: string) =>
+  output
+    .split("\n")
+    .filter((l) => /(read|delete) (IP policy rule|API key|mutual TLS)/.test(l) && !/^\s*(~|-|\+|\[)/.test(l));
 
 describe("errors after a restart of the service with new tokens", () => {
   it("preview --refresh prints one line per resource, and the advice once", async () => {
@@ -51,7 +55,9 @@ describe("errors after a restart of the service with new tokens", () => {
     expect(lines.every((l) => /read IP policy rule ipr_\w+: HTTP 401 ERR_UNAUTHORIZED/.test(l))).toBe(true);
     // The advice once, and it names what the user just did (a new key in the config file) and what uses it.
     expect(stale.output.match(/was refused/g)?.length).toBe(1);
-    expect(stale.output).toMatch(/not the one in Pulumi\.<stack>\.yaml: if you have set the new key there, add --run-program/);
+    expect(stale.output).toMatch(
+      /not the one in Pulumi\.<stack>\.yaml: if you have set the new key there, add --run-program/,
+    );
     expect(stale.output.match(/see the one error of this run that says it in full/g)?.length).toBe(23);
     expect(stale.output.length).toBeLessThan(12_000);
     // What the user just did: set the new key in config. What works: --run-program, or a plain up.
@@ -63,10 +69,16 @@ describe("errors after a restart of the service with new tokens", () => {
 describe("a 404 is not proof that an object is gone", () => {
   const spec = (emu: RunningEmulator): Spec => ({
     rules: denyRules(emu, 3, 72),
-    modules: { m: { edgeId: emu.fixtures.tlsEdges[0], certificateAuthorityIds: [emu.fixtures.certificateAuthorities[0]] } },
+    modules: {
+      m: { edgeId: emu.fixtures.tlsEdges[0], certificateAuthorityIds: [emu.fixtures.certificateAuthorities[0]] },
+    },
   });
   const held = (s: ReturnType<typeof stack>) =>
-    s.state().resources.filter((r: any) => r.type.startsWith("pulumi-nodejs:dynamic/")).map((r: any) => r.id).sort();
+    s
+      .state()
+      .resources.filter((r: any) => r.type.startsWith("pulumi-nodejs:dynamic/"))
+      .map((r: any) => r.id)
+      .sort();
 
   it("after a rotation, ACCESSCTL_API_KEY of another account can neither refresh the stack away nor fake a destroy", async () => {
     const emu = await startEmulator(["--rate-limit", "off"]);
@@ -82,7 +94,9 @@ describe("a 404 is not proof that an object is gone", () => {
     const other = { env: { ACCESSCTL_API_KEY: emu.otherAccountToken } };
     const refresh = await s.run("refresh", spec(emu), other);
     expect(refresh.ok).toBe(false);
-    expect(refresh.output).toMatch(/not taken as deleted: accessctl:apiKey was refused and ACCESSCTL_API_KEY, used instead, has not read any object of this stack, so it may belong to another account/);
+    expect(refresh.output).toMatch(
+      /not taken as deleted: accessctl:apiKey was refused and ACCESSCTL_API_KEY, used instead, has not read any object of this stack, so it may belong to another account/,
+    );
     expect(refresh.output).not.toContain(emu.otherAccountToken);
     expect(held(s)).toEqual(before);
 
@@ -115,7 +129,9 @@ describe("a 404 is not proof that an object is gone", () => {
     const refresh = await s.run("refresh", spec(emu), { env: { ACCESSCTL_API_URL: `${emu.url}/v2` } });
     expect(refresh.ok).toBe(false);
     // The full path sent, and the setting the URL came from (issue 26).
-    expect(refresh.output).toMatch(/read IP policy rule ipr_\w+: HTTP 404 ERR_NOT_FOUND: .*not taken as deleted: http:\/\/127\.0\.0\.1:\d+\/v2 does not answer as the API does \(GET \/v2\/ip_policy_rules\?limit=1: HTTP 404 ERR_NOT_FOUND/);
+    expect(refresh.output).toMatch(
+      /read IP policy rule ipr_\w+: HTTP 404 ERR_NOT_FOUND: .*not taken as deleted: http:\/\/127\.0\.0\.1:\d+\/v2 does not answer as the API does \(GET \/v2\/ip_policy_rules\?limit=1: HTTP 404 ERR_NOT_FOUND/,
+    );
     expect(refresh.output).toMatch(/is ACCESSCTL_API_URL \(http:\/\/127\.0\.0\.1:\d+\/v2\) right\?/);
     expect(refresh.output).toMatch(/read mutual TLS of TLS edge edgtls_\w+: HTTP 404 .*not taken as deleted/);
     expect(held(s)).toEqual(before);

@@ -17,33 +17,56 @@ const root = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-root-"));
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 
 it("index.ts at the root is the quickstart program", () => {
-  expect(fs.readFileSync(path.join(REPO, "index.ts"), "utf8")).toBe(fs.readFileSync(path.join(REPO, "examples/quickstart/index.ts"), "utf8"));
+  expect(fs.readFileSync(path.join(REPO, "index.ts"), "utf8")).toBe(
+    fs.readFileSync(path.join(REPO, "examples/quickstart/index.ts"), "utf8"),
+  );
 });
 
 it("a fresh copy of the repository: npm ci, emulator, pulumi up at the root, preview clean, destroy", async () => {
   const copy = path.join(root, "repo");
-  const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: REPO }).toString().split("\0").filter(Boolean);
+  const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: REPO })
+    .toString()
+    .split("\0")
+    .filter(Boolean);
   for (const file of files) {
     if (!fs.existsSync(path.join(REPO, file))) continue; // deleted in the work tree
     fs.mkdirSync(path.dirname(path.join(copy, file)), { recursive: true });
     fs.copyFileSync(path.join(REPO, file), path.join(copy, file));
   }
   expect(fs.existsSync(path.join(copy, "dist"))).toBe(false);
-  execFileSync("npm", ["ci", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel", "error"], { cwd: copy, stdio: ["ignore", "inherit", "inherit"] });
+  execFileSync("npm", ["ci", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel", "error"], {
+    cwd: copy,
+    stdio: ["ignore", "inherit", "inherit"],
+  });
 
   // The guide's terminal 1, in a process group of its own (a signal to npm does not reach the emulator).
   fs.mkdirSync(path.join(copy, ".state"));
   const startupFile = path.join(copy, ".state/emulator-startup.json");
-  const terminal1 = spawn("sh", ["-c", "npm run --silent emulator -- --port 0 --data .state/emulator.json > .state/emulator-startup.json"], { cwd: copy, detached: true, stdio: ["ignore", "ignore", "inherit"] });
+  const terminal1 = spawn(
+    "sh",
+    ["-c", "npm run --silent emulator -- --port 0 --data .state/emulator.json > .state/emulator-startup.json"],
+    { cwd: copy, detached: true, stdio: ["ignore", "ignore", "inherit"] },
+  );
   const exited = new Promise((resolve) => terminal1.once("exit", resolve));
   try {
-    for (let waited = 0; !(fs.existsSync(startupFile) && fs.readFileSync(startupFile, "utf8").includes("\n")); waited += 200) {
-      if (waited > 180_000 || terminal1.exitCode !== null) throw new Error("the emulator did not print its startup line");
+    for (
+      let waited = 0;
+      !(fs.existsSync(startupFile) && fs.readFileSync(startupFile, "utf8").includes("\n"));
+      waited += 200
+    ) {
+      if (waited > 180_000 || terminal1.exitCode !== null)
+        throw new Error("the emulator did not print its startup line");
       await new Promise((r) => setTimeout(r, 200));
     }
     const { url, adminToken, fixtures } = JSON.parse(fs.readFileSync(startupFile, "utf8").split("\n")[0]);
     const { binDir, nodeDir } = inject("e2e");
-    const job = { dir: copy, binDir, node: nodeDir, backend: `file://${path.join(root, "backend")}`, passphrase: "root-project" };
+    const job = {
+      dir: copy,
+      binDir,
+      node: nodeDir,
+      backend: `file://${path.join(root, "backend")}`,
+      passphrase: "root-project",
+    };
     fs.mkdirSync(path.join(root, "backend"));
     const must = async (args: string[]) => {
       const r = await pulumi(job, args, { quiet: true });
@@ -53,15 +76,28 @@ it("a fresh copy of the repository: npm ci, emulator, pulumi up at the root, pre
     await must(["stack", "init", "emulator", "--non-interactive"]);
     execFileSync(process.execPath, ["scripts/emulator-config.js", ".state/emulator-startup.json"], {
       cwd: copy,
-      env: { ...process.env, PATH: [nodeDir, binDir, process.env.PATH].filter(Boolean).join(path.delimiter), PULUMI_BACKEND_URL: job.backend, PULUMI_CONFIG_PASSPHRASE: job.passphrase, PULUMI_SKIP_UPDATE_CHECK: "true" },
+      env: {
+        ...process.env,
+        PATH: [nodeDir, binDir, process.env.PATH].filter(Boolean).join(path.delimiter),
+        PULUMI_BACKEND_URL: job.backend,
+        PULUMI_CONFIG_PASSPHRASE: job.passphrase,
+        PULUMI_SKIP_UPDATE_CHECK: "true",
+      },
       stdio: ["ignore", "inherit", "inherit"],
     });
     expect(fs.readFileSync(path.join(copy, "Pulumi.emulator.yaml"), "utf8")).not.toContain(adminToken); // set --secret
 
     await must(["up", "--yes", "--non-interactive", "--stack", "emulator"]);
     const api = client(url, adminToken);
-    const rules = (await api.get("/ip_policy_rules")).body.ip_policy_rules.filter((r: any) => r.ip_policy.id === fixtures.ipPolicies[0]);
-    expect(rules.map((r: any) => `${r.action} ${r.cidr}`).sort()).toEqual(["allow 2001:db8:1234::/48", "allow 203.0.113.0/24", "deny 198.51.100.0/24", "deny 2001:db8:dead::/48"]);
+    const rules = (await api.get("/ip_policy_rules")).body.ip_policy_rules.filter(
+      (r: any) => r.ip_policy.id === fixtures.ipPolicies[0],
+    );
+    expect(rules.map((r: any) => `${r.action} ${r.cidr}`).sort()).toEqual([
+      "allow 2001:db8:1234::/48",
+      "allow 203.0.113.0/24",
+      "deny 198.51.100.0/24",
+      "deny 2001:db8:dead::/48",
+    ]);
     expect((await api.get(`/edges/tls/${fixtures.tlsEdges[0]}/mutual_tls`)).body.enabled).toBe(true);
     await must(["preview", "--refresh", "--diff", "--expect-no-changes", "--non-interactive", "--stack", "emulator"]);
     await must(["destroy", "--yes", "--non-interactive", "--stack", "emulator"]);

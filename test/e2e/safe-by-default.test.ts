@@ -34,7 +34,12 @@ function expectCleanErrors(output: string) {
 describe("one owner per object", () => {
   it("a second stack declaring the same rule fails naming the first's rule; destroying it leaves that rule", async () => {
     const emu = await emulator();
-    const rule = { ipPolicyId: emu.fixtures.ipPolicies[0], cidr: "198.18.0.0/15", action: "deny", description: "first" };
+    const rule = {
+      ipPolicyId: emu.fixtures.ipPolicies[0],
+      cidr: "198.18.0.0/15",
+      action: "deny",
+      description: "first",
+    };
     const first = stack(emu, "first");
     const owned = (await first.ok("up", { rules: { block: rule } })).outputs!.rule_block.value.id;
 
@@ -42,7 +47,9 @@ describe("one owner per object", () => {
     const clash = await second.run("up", { rules: { block: { ...rule, description: "second" } } });
     expect(clash.ok).toBe(false);
     // The first stack's provider marked the rule (its metadata): whose it is, is named.
-    expect(clash.output).toContain(`rule ${owned} already holds this CIDR and was made by IpPolicyRule block of stack accessctl-e2e/first (its metadata says so)`);
+    expect(clash.output).toContain(
+      `rule ${owned} already holds this CIDR and was made by IpPolicyRule block of stack accessctl-e2e/first (its metadata says so)`,
+    );
     expect(clash.output).toContain(`declare adoptId: "${owned}"`);
     expect(clash.output).toContain("ACCESSCTL_ADOPT_EXISTING=1 pulumi up");
     expectCleanErrors(clash.output);
@@ -57,16 +64,31 @@ describe("one owner per object", () => {
     const emu = await emulator();
     const p = emu.fixtures.ipPolicies[1];
     const s = stack(emu, "twice");
-    const twice = await s.run("up", { rules: { a: { ipPolicyId: p, cidr: "192.0.2.0/24", action: "allow" }, b: { ipPolicyId: p, cidr: "192.0.2.0/24", action: "allow" } } });
+    const twice = await s.run("up", {
+      rules: {
+        a: { ipPolicyId: p, cidr: "192.0.2.0/24", action: "allow" },
+        b: { ipPolicyId: p, cidr: "192.0.2.0/24", action: "allow" },
+      },
+    });
     expect(twice.ok).toBe(false);
-    expect(twice.output).toMatch(/create IP policy rule 192\.0\.2\.0\/24: IP policy rule ipr_\w+ is already managed by another resource of this stack; declare it once/);
+    expect(twice.output).toMatch(
+      /create IP policy rule 192\.0\.2\.0\/24: IP policy rule ipr_\w+ is already managed by another resource of this stack; declare it once/,
+    );
     expect(await rulesFor(emu, "192.0.2.0/24")).toHaveLength(1);
 
-    const other = (await client(emu.url, emu.adminToken).post("/ip_policy_rules", { ip_policy_id: p, cidr: "203.0.113.0/24", action: "deny" })).body;
+    const other = (
+      await client(emu.url, emu.adminToken).post("/ip_policy_rules", {
+        ip_policy_id: p,
+        cidr: "203.0.113.0/24",
+        action: "deny",
+      })
+    ).body;
     const adopted = { ipPolicyId: p, cidr: "203.0.113.0/24", action: "deny", adoptId: other.id };
     const adoptTwice = await s.run("up", { rules: { c: adopted, d: { ...adopted, description: "d" } } });
     expect(adoptTwice.ok).toBe(false);
-    expect(adoptTwice.output).toContain(`adopt IP policy rule ${other.id}: IP policy rule ${other.id} is already managed by another resource of this stack`);
+    expect(adoptTwice.output).toContain(
+      `adopt IP policy rule ${other.id}: IP policy rule ${other.id} is already managed by another resource of this stack`,
+    );
     await s.ok("destroy", { rules: {} });
   });
 });
@@ -78,7 +100,9 @@ describe("credentials", () => {
     const k1 = (await admin.post("/api_keys", { description: "deploy key 1" })).body;
     const k2 = (await admin.post("/api_keys", { description: "deploy key 2" })).body;
     const s = stack(emu, "rotate", { apiKey: k1.token });
-    const spec: Spec = { rules: { r: { ipPolicyId: emu.fixtures.ipPolicies[0], cidr: "100.64.0.0/10", action: "allow" } } };
+    const spec: Spec = {
+      rules: { r: { ipPolicyId: emu.fixtures.ipPolicies[0], cidr: "100.64.0.0/10", action: "allow" } },
+    };
     await s.ok("up", spec);
     // Rotate: the new key in the stack config (the harness sets it before each run), the old one deleted.
     const rotated = { moreConfig: { "accessctl:apiKey": { value: k2.token, secret: true } } };
@@ -86,7 +110,9 @@ describe("credentials", () => {
 
     const stale = await s.run("preview", spec, { ...rotated, refresh: true });
     expect(stale.ok).toBe(false);
-    expect(stale.output).toMatch(/read IP policy rule ipr_\w+: HTTP 401 ERR_UNAUTHORIZED: .*the API key in accessctl:apiKey was refused\. .*`pulumi refresh --run-program`/);
+    expect(stale.output).toMatch(
+      /read IP policy rule ipr_\w+: HTTP 401 ERR_UNAUTHORIZED: .*the API key in accessctl:apiKey was refused\. .*`pulumi refresh --run-program`/,
+    );
     expectCleanErrors(stale.output);
     expect(stale.output).not.toContain(k1.token);
     expect((await s.run("refresh", spec, rotated)).ok).toBe(false); // a plain refresh: the stored key too
@@ -105,33 +131,51 @@ describe("credentials", () => {
     const before = (await emu.stats()).requests;
     const missing = await viaEnv.run("preview", spec, { env: { ACCESSCTL_API_KEY: "" } });
     expect(missing.ok).toBe(false);
-    expect(missing.output).toContain("accessctl: no API key: set the stack config `pulumi config set --secret accessctl:apiKey …` or the environment variable ACCESSCTL_API_KEY");
+    expect(missing.output).toContain(
+      "accessctl: no API key: set the stack config `pulumi config set --secret accessctl:apiKey …` or the environment variable ACCESSCTL_API_KEY",
+    );
     expect((await emu.stats()).requests).toBe(before);
 
     const plain = stack(emu, "plain-key");
     const refused = await plain.run("preview", spec, { moreConfig: { "accessctl:apiKey": { value: emu.adminToken } } });
     expect(refused.ok).toBe(false);
-    expect(refused.output).toContain("accessctl:apiKey is stored in plain text in Pulumi.<stack>.yaml and in the state");
+    expect(refused.output).toContain(
+      "accessctl:apiKey is stored in plain text in Pulumi.<stack>.yaml and in the state",
+    );
     expect(refused.output).toContain("pulumi config set --secret accessctl:apiKey");
 
     const inProfiles = stack(emu, "plain-profile-key");
     const profiles = JSON.stringify({ staging: { apiUrl: emu.url, apiKey: emu.adminToken } });
-    const refusedToo = await inProfiles.run("preview", spec, { moreConfig: { "accessctl:profiles": { value: profiles } } });
+    const refusedToo = await inProfiles.run("preview", spec, {
+      moreConfig: { "accessctl:profiles": { value: profiles } },
+    });
     expect(refusedToo.ok).toBe(false);
-    expect(refusedToo.output).toContain("accessctl:profiles holds an API key stored in plain text in Pulumi.<stack>.yaml and in the state");
+    expect(refusedToo.output).toContain(
+      "accessctl:profiles holds an API key stored in plain text in Pulumi.<stack>.yaml and in the state",
+    );
     expect(refusedToo.output).toContain("pulumi config set --secret --path accessctl:profiles.<profile>.apiKey");
 
     // The plan file's secret, in plain text: refused as a plain key is; the retired accessctl:planFile: refused, naming the roles.
-    const planKey = await stack(emu, "plain-plan-key").run("preview", spec, { moreConfig: { "accessctl:planKey": { value: "a pipeline secret" } } });
+    const planKey = await stack(emu, "plain-plan-key").run("preview", spec, {
+      moreConfig: { "accessctl:planKey": { value: "a pipeline secret" } },
+    });
     expect(planKey.ok).toBe(false);
-    expect(planKey.output).toContain("accessctl:planKey is stored in plain text in Pulumi.<stack>.yaml and in the state");
-    const planFile = await stack(emu, "plan-file").run("preview", spec, { moreConfig: { "accessctl:planFile": { value: "plan.json" } } });
+    expect(planKey.output).toContain(
+      "accessctl:planKey is stored in plain text in Pulumi.<stack>.yaml and in the state",
+    );
+    const planFile = await stack(emu, "plan-file").run("preview", spec, {
+      moreConfig: { "accessctl:planFile": { value: "plan.json" } },
+    });
     expect(planFile.ok).toBe(false);
-    expect(planFile.output).toContain("accessctl:planFile is no longer read: each job of a reviewed pipeline says its role. " +
-      "In the job that previews for review, set ACCESSCTL_PLAN_SAVE=<file>");
+    expect(planFile.output).toContain(
+      "accessctl:planFile is no longer read: each job of a reviewed pipeline says its role. " +
+        "In the job that previews for review, set ACCESSCTL_PLAN_SAVE=<file>",
+    );
     // The team key that signs ownership markers (issue 39) is refused in plain text too.
     const plainTeam = stack(emu, "plain-team-key");
-    const team = await plainTeam.run("preview", spec, { moreConfig: { "accessctl:teamKey": { value: "team-key-0123456789abcdef" } } });
+    const team = await plainTeam.run("preview", spec, {
+      moreConfig: { "accessctl:teamKey": { value: "team-key-0123456789abcdef" } },
+    });
     expect(team.ok).toBe(false);
     expect(team.output).toContain("accessctl:teamKey is stored in plain text in Pulumi.<stack>.yaml and in the state");
     expect(team.output).toContain("pulumi config set --secret accessctl:teamKey <new key>");
@@ -143,7 +187,10 @@ describe("a service that is down", () => {
   it("preview --refresh fails within seconds with one clean line per resource", async () => {
     const emu = await startEmulator();
     const s = stack(emu, "down");
-    const spec: Spec = { keys: { k: {} }, rules: { r: { ipPolicyId: emu.fixtures.ipPolicies[0], cidr: "172.31.0.0/16", action: "allow" } } };
+    const spec: Spec = {
+      keys: { k: {} },
+      rules: { r: { ipPolicyId: emu.fixtures.ipPolicies[0], cidr: "172.31.0.0/16", action: "allow" } },
+    };
     await s.ok("up", spec);
     await emu.stop();
     const started = Date.now();
@@ -151,7 +198,9 @@ describe("a service that is down", () => {
     expect(down.ok).toBe(false);
     expect(Date.now() - started).toBeLessThan(30_000); // Pulumi's own start-up included
     // The advice once (issue 17, defect 8): whichever error comes first carries it, the other points to it.
-    expect(down.output).toMatch(/read IP policy rule ipr_\w+: ECONNREFUSED: cannot connect \(http:\/\/127\.0\.0\.1:\d+\) \(after 3 attempts\); (is the service up, and is accessctl:apiUrl right\?|what to do: see the one error of this run that says it in full)/);
+    expect(down.output).toMatch(
+      /read IP policy rule ipr_\w+: ECONNREFUSED: cannot connect \(http:\/\/127\.0\.0\.1:\d+\) \(after 3 attempts\); (is the service up, and is accessctl:apiUrl right\?|what to do: see the one error of this run that says it in full)/,
+    );
     expect(down.output).toMatch(/read API key ak_\w+: ECONNREFUSED: cannot connect/);
     expect(down.output.match(/is the service up, and is accessctl:apiUrl right\?/g)?.length).toBe(1);
     expectCleanErrors(down.output);
@@ -163,16 +212,37 @@ describe("import and read-only lookups", () => {
     const emu = await emulator();
     const admin = client(emu.url, emu.adminToken);
     const p = emu.fixtures.ipPolicies[0];
-    const rule = (await admin.post("/ip_policy_rules", { ip_policy_id: p, cidr: "198.51.100.0/24", action: "allow", description: "by hand" })).body;
+    const rule = (
+      await admin.post("/ip_policy_rules", {
+        ip_policy_id: p,
+        cidr: "198.51.100.0/24",
+        action: "allow",
+        description: "by hand",
+      })
+    ).body;
     const key = (await admin.post("/api_keys", { description: "by hand too" })).body;
     const s = stack(emu, "lookups");
 
-    const imported = await s.run("preview", { rules: { r: { ipPolicyId: p, cidr: "198.51.100.0/24", action: "allow" } }, opts: { r: { import: rule.id } } } as Spec);
+    const imported = await s.run("preview", {
+      rules: { r: { ipPolicyId: p, cidr: "198.51.100.0/24", action: "allow" } },
+      opts: { r: { import: rule.id } },
+    } as Spec);
     expect(imported.ok).toBe(false);
-    expect(imported.output).toContain(`accessctl:IpPolicyRule r: the import option does not work with Pulumi dynamic providers; declare adoptId: "${rule.id}"`);
+    expect(imported.output).toContain(
+      `accessctl:IpPolicyRule r: the import option does not work with Pulumi dynamic providers; declare adoptId: "${rule.id}"`,
+    );
 
-    const gets = { gets: { rule: { type: "IpPolicyRule", id: rule.id }, key: { type: "ApiKey", id: key.id }, edge: { type: "TlsEdgeMutualTls", id: emu.fixtures.tlsEdges[0] } } } as Spec;
-    await admin.put(`/edges/tls/${emu.fixtures.tlsEdges[0]}/mutual_tls`, { enabled: false, certificate_authority_ids: [emu.fixtures.certificateAuthorities[0]] });
+    const gets = {
+      gets: {
+        rule: { type: "IpPolicyRule", id: rule.id },
+        key: { type: "ApiKey", id: key.id },
+        edge: { type: "TlsEdgeMutualTls", id: emu.fixtures.tlsEdges[0] },
+      },
+    } as Spec;
+    await admin.put(`/edges/tls/${emu.fixtures.tlsEdges[0]}/mutual_tls`, {
+      enabled: false,
+      certificate_authority_ids: [emu.fixtures.certificateAuthorities[0]],
+    });
     const out = (await s.ok("up", gets)).outputs!;
     expect(out.get_rule.value).toMatchObject({ id: rule.id, description: "by hand", cidr: "198.51.100.0/24" });
     expect(out.get_key.value).toMatchObject({ id: key.id, description: "by hand too" });

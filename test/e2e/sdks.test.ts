@@ -22,7 +22,12 @@ afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 /** The files of a directory, as git keeps them (build output left by pip or tsc is not ours). */
 function files(root: string): string[] {
   const ignored = /(^|\/)(__pycache__|build|bin|node_modules|[^/]+\.egg-info)(\/|$)/;
-  return fs.readdirSync(root, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.relative(root, path.join(e.parentPath, e.name))).filter((f) => !ignored.test(f)).sort();
+  return fs
+    .readdirSync(root, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(root, path.join(e.parentPath, e.name)))
+    .filter((f) => !ignored.test(f))
+    .sort();
 }
 
 describe("the plugin's SDKs", () => {
@@ -31,21 +36,37 @@ describe("the plugin's SDKs", () => {
     generateSdks(out);
     const committed = path.join(REPO, "sdks");
     expect(files(committed)).toEqual(files(out));
-    for (const f of files(out)) expect(fs.readFileSync(path.join(committed, f), "utf8"), `sdks/${f}: run npm run sdks`).toBe(fs.readFileSync(path.join(out, f), "utf8"));
+    for (const f of files(out))
+      expect(fs.readFileSync(path.join(committed, f), "utf8"), `sdks/${f}: run npm run sdks`).toBe(
+        fs.readFileSync(path.join(out, f), "utf8"),
+      );
   });
 
   it("run the reference's examples in every language; the Python SDK pip-installs beside PyPI's pulumi", () => {
-    const pulumiVersion = JSON.parse(fs.readFileSync(path.join(REPO, "package.json"), "utf8")).devDependencies["@pulumi/pulumi"];
+    const pulumiVersion = JSON.parse(fs.readFileSync(path.join(REPO, "package.json"), "utf8")).devDependencies[
+      "@pulumi/pulumi"
+    ];
     const venv = path.join(tmp, "venv");
     execFileSync("python3", ["-m", "venv", venv], { stdio: "inherit" });
     const python = path.join(venv, "bin/python");
     // A copy of sdks/python: pip's build leaves build/ and *.egg-info beside the sources.
     const pySdk = path.join(tmp, "python-sdk");
     fs.cpSync(path.join(REPO, "sdks/python"), pySdk, { recursive: true });
-    execFileSync(python, ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", `pulumi==${pulumiVersion}`, pySdk], { stdio: "inherit" });
-    expect(execFileSync(python, ["-c", "import pulumi_accessctl, importlib.metadata as m; print(m.version('pulumi'), m.version('pulumi_accessctl'))"], { encoding: "utf8" }).trim()).toBe(
-      `${pulumiVersion} ${JSON.parse(fs.readFileSync(path.join(REPO, "package.json"), "utf8")).version}`,
+    execFileSync(
+      python,
+      ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", `pulumi==${pulumiVersion}`, pySdk],
+      { stdio: "inherit" },
     );
+    expect(
+      execFileSync(
+        python,
+        [
+          "-c",
+          "import pulumi_accessctl, importlib.metadata as m; print(m.version('pulumi'), m.version('pulumi_accessctl'))",
+        ],
+        { encoding: "utf8" },
+      ).trim(),
+    ).toBe(`${pulumiVersion} ${JSON.parse(fs.readFileSync(path.join(REPO, "package.json"), "utf8")).version}`);
     check(["typescript", "go", "python", "yaml"], { python });
   });
 });

@@ -39,7 +39,9 @@ function startCli(binDir: string, ready: string) {
 }
 
 export default function setup(project: TestProject) {
-  const binDir = execFileSync(CLI, ["--where", ...PARTS], { stdio: ["ignore", "pipe", "inherit"] }).toString().trim();
+  const binDir = execFileSync(CLI, ["--where", ...PARTS], { stdio: ["ignore", "pipe", "inherit"] })
+    .toString()
+    .trim();
   const cliDir = fs.mkdtempSync(path.join(os.tmpdir(), "accessctl-e2e-cli-"));
   const cliReady = path.join(cliDir, "ready.json");
   const stopCli = startCli(binDir, cliReady);

@@ -17,7 +17,12 @@ afterAll(async () => {
 function rules(emu: RunningEmulator, count: number, second: number, from = 0): Spec["rules"] {
   const out: Spec["rules"] = {};
   for (let i = from; i < from + count; i++) {
-    out[`r${i}`] = { ipPolicyId: emu.fixtures.ipPolicies[i % 2], cidr: `10.${second}.${i}.0/24`, action: "allow", description: `team rule ${i}` };
+    out[`r${i}`] = {
+      ipPolicyId: emu.fixtures.ipPolicies[i % 2],
+      cidr: `10.${second}.${i}.0/24`,
+      action: "allow",
+      description: `team rule ${i}`,
+    };
   }
   return out;
 }
@@ -27,7 +32,9 @@ describe("a team on one account, state in PostgreSQL", () => {
   // team section, npm run bench -- --only team, runs 3 × 100 with file backends).
   it("three stacks of 50 rules deploy at once at 120/60: all converge, 150 rules, under 5% 429s", async () => {
     const emu = await startEmulator([]); // the service's default limit: 120 in any rolling 60 s per account
-    const stacks = ["team-a", "team-b", "team-c"].map((name) => testStack({ project: inject("e2e"), emulator: emu, name, backendUrl: pg.url }));
+    const stacks = ["team-a", "team-b", "team-c"].map((name) =>
+      testStack({ project: inject("e2e"), emulator: emu, name, backendUrl: pg.url }),
+    );
     try {
       const specs = stacks.map((_, s) => ({ rules: rules(emu, 50, 60 + s) }));
       // Pulumi creates its table on first use; several CLIs doing that at once on an empty database
@@ -41,10 +48,13 @@ describe("a team on one account, state in PostgreSQL", () => {
       const live = await listAll(emu.url, emu.adminToken, "/ip_policy_rules", "ip_policy_rules");
       expect(live.length).toBe(150);
       const limited = stats.byStatus["429"] ?? 0;
-      console.log(`teams: 3 × 50 rules in ${seconds.toFixed(1)} s (bound 60 s: 60·⌊(150−1)/120⌋); ${stats.requests} requests, ${limited} answered 429`);
+      console.log(
+        `teams: 3 × 50 rules in ${seconds.toFixed(1)} s (bound 60 s: 60·⌊(150−1)/120⌋); ${stats.requests} requests, ${limited} answered 429`,
+      );
       expect(limited / stats.requests).toBeLessThan(0.05);
 
-      for (const preview of await Promise.all(stacks.map((stack, s) => stack.ok("preview", specs[s])))) expect(preview.changeSummary).toEqual({ same: 51 });
+      for (const preview of await Promise.all(stacks.map((stack, s) => stack.ok("preview", specs[s]))))
+        expect(preview.changeSummary).toEqual({ same: 51 });
     } finally {
       for (const stack of stacks) stack.cleanup();
       await emu.stop();
@@ -94,7 +104,12 @@ describe("one stack, two accounts", () => {
       const spec: Spec = {
         rules: {
           prod: { ipPolicyId: emu.fixtures.ipPolicies[0], cidr: "10.70.0.0/24", action: "allow" },
-          staging: { ipPolicyId: emu.otherAccountFixtures.ipPolicies[0], cidr: "10.70.0.0/24", action: "allow", profile: "staging" },
+          staging: {
+            ipPolicyId: emu.otherAccountFixtures.ipPolicies[0],
+            cidr: "10.70.0.0/24",
+            action: "allow",
+            profile: "staging",
+          },
         },
         keys: { staging: { description: "staging ci", profile: "staging" } },
       };
@@ -109,13 +124,21 @@ describe("one stack, two accounts", () => {
       const text = stack.backendText();
       expect(text).not.toContain(emu.otherAccountToken);
       expect(text).not.toContain(emu.adminToken);
-      const staged = stack.state().resources.find((r: any) => r.urn.endsWith("::staging") && r.type.endsWith("IpPolicyRule"));
+      const staged = stack
+        .state()
+        .resources.find((r: any) => r.urn.endsWith("::staging") && r.type.endsWith("IpPolicyRule"));
       expect(staged.inputs.profile).toBe("staging");
       expect(staged.outputs.profile).toBe("staging");
 
       // Refresh reads each object from its own account; a profile change moves the rule.
       expect((await stack.ok("preview", spec, { refresh: true })).changeSummary).toEqual({ same: 4 });
-      const moved = { ...spec, rules: { ...spec.rules, prod: { ...spec.rules!.prod, ipPolicyId: emu.otherAccountFixtures.ipPolicies[1], profile: "staging" } } };
+      const moved = {
+        ...spec,
+        rules: {
+          ...spec.rules,
+          prod: { ...spec.rules!.prod, ipPolicyId: emu.otherAccountFixtures.ipPolicies[1], profile: "staging" },
+        },
+      };
       expect((await stack.ok("up", moved)).summary!.resourceChanges).toMatchObject({ replace: 1 });
       expect(await listAll(emu.url, emu.adminToken, "/ip_policy_rules", "ip_policy_rules")).toEqual([]);
       await stack.ok("destroy");

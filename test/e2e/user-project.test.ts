@@ -18,7 +18,9 @@ const { makeProject } = require("../../scripts/pack-project.js");
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { nodeBinDir } = require("../../scripts/node-bin.js");
 
-const peerRange: string = JSON.parse(fs.readFileSync(path.join(REPO, "package.json"), "utf8")).peerDependencies["@pulumi/pulumi"];
+const peerRange: string = JSON.parse(fs.readFileSync(path.join(REPO, "package.json"), "utf8")).peerDependencies[
+  "@pulumi/pulumi"
+];
 const oldest = /^>=(\d+\.\d+\.\d+) <4$/.exec(peerRange)![1];
 const newest = execFileSync("npm", ["view", "@pulumi/pulumi", "version"], { encoding: "utf8" }).trim();
 
@@ -49,9 +51,13 @@ describe.each([
       main: "index.ts",
       pulumiVersion: version,
     });
-    const copies = execFileSync("npm", ["ls", "@pulumi/pulumi", "--all", "--parseable"], { cwd: dir, encoding: "utf8" }).trim().split("\n");
+    const copies = execFileSync("npm", ["ls", "@pulumi/pulumi", "--all", "--parseable"], { cwd: dir, encoding: "utf8" })
+      .trim()
+      .split("\n");
     expect(copies).toEqual([path.join(fs.realpathSync(dir), "node_modules/@pulumi/pulumi")]);
-    expect(JSON.parse(fs.readFileSync(path.join(dir, "node_modules/@pulumi/pulumi/package.json"), "utf8")).version).toBe(version);
+    expect(
+      JSON.parse(fs.readFileSync(path.join(dir, "node_modules/@pulumi/pulumi/package.json"), "utf8")).version,
+    ).toBe(version);
 
     const settings = {
       ipPolicyId: { value: emu.fixtures.ipPolicies[0] },
@@ -60,7 +66,12 @@ describe.each([
       certificateAuthorityIds: { value: JSON.stringify([emu.fixtures.certificateAuthorities[0]]) },
       officeDescription: { value: "office" }, // config is kept between runs: every run sets it
     };
-    const stack = testStack({ project: { dir, binDir: e2e.binDir, nodeDir }, emulator: emu, name: "dev", extraConfig: settings });
+    const stack = testStack({
+      project: { dir, binDir: e2e.binDir, nodeDir },
+      emulator: emu,
+      name: "dev",
+      extraConfig: settings,
+    });
     const api = client(emu.url, emu.adminToken);
     try {
       const up = await stack.ok("up", {});
@@ -88,7 +99,11 @@ describe.each([
       expect(clean.exitCode, clean.output.slice(-3000)).toBe(0);
 
       // A change in the program shows as an update of that property in `preview --diff`.
-      const diff = await stack.run("preview", {}, { moreConfig: { officeDescription: { value: "office, 2nd floor" } } });
+      const diff = await stack.run(
+        "preview",
+        {},
+        { moreConfig: { officeDescription: { value: "office, 2nd floor" } } },
+      );
       expect(diff.changeSummary).toEqual({ same: 4, update: 1 });
       expect(diff.output).toContain("~ pulumi-nodejs:dynamic/accessctl:IpPolicyRule: (update)");
       expect(diff.output).toMatch(/~ description: "office" => "office, 2nd floor"/);

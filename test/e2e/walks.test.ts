@@ -51,7 +51,9 @@ describe("walks of the account, per command", () => {
     cleanups.push(() => emu.stop());
     const stack = testStack({ project: inject("e2e"), emulator: emu, name: "named", extraConfig: fast });
     cleanups.push(() => stack.cleanup());
-    const spec: Spec = { rules: { r: { ipPolicyId: emu.fixtures.ipPolicies[0], cidr: "10.1.0.0/16", action: "allow" } } };
+    const spec: Spec = {
+      rules: { r: { ipPolicyId: emu.fixtures.ipPolicies[0], cidr: "10.1.0.0/16", action: "allow" } },
+    };
     await stack.ok("up", spec);
     const project = inject("e2e");
     const job = { dir: project.dir, binDir: project.binDir, backend: `file://${stack.backend}` };
@@ -60,7 +62,10 @@ describe("walks of the account, per command", () => {
     const again = await stack.run("up", { rules: { r: { ...spec.rules!.r, description: "named" } } });
     expect(again.ok).toBe(true);
     expect(again.outputs).toHaveProperty("rule_r");
-    const listed = JSON.parse((await pulumi(job, ["stack", "ls", "--json"], { quiet: true })).stdout) as { name: string; current: boolean }[];
+    const listed = JSON.parse((await pulumi(job, ["stack", "ls", "--json"], { quiet: true })).stdout) as {
+      name: string;
+      current: boolean;
+    }[];
     expect(listed.filter((s) => s.current)).toEqual([]); // the harness selected nothing
     await stack.ok("destroy", spec);
   });

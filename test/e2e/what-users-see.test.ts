@@ -19,13 +19,22 @@ type Rule = { cidr: string; action: string; description?: string };
 
 /** `count` rules 10.{second+⌊i/250⌋}.{i%250}.0/24, allow, described "rule i". */
 function many(count: number, second: number): Rule[] {
-  return Array.from({ length: count }, (_, i) => ({ cidr: `10.${second + Math.floor(i / 250)}.${i % 250}.0/24`, action: "allow", description: `rule ${i}` }));
+  return Array.from({ length: count }, (_, i) => ({
+    cidr: `10.${second + Math.floor(i / 250)}.${i % 250}.0/24`,
+    action: "allow",
+    description: `rule ${i}`,
+  }));
 }
 
-const setSpec = (ipPolicyId: string, rules: Rule[], more: Record<string, unknown> = {}): Spec => ({ sets: { s: { ipPolicyId, rules, ...more } }, idsOnly: true });
+const setSpec = (ipPolicyId: string, rules: Rule[], more: Record<string, unknown> = {}): Spec => ({
+  sets: { s: { ipPolicyId, rules, ...more } },
+  idsOnly: true,
+});
 
 async function policyRules(emu: RunningEmulator, ipPolicyId: string) {
-  return (await listAll(emu.url, emu.adminToken, "/ip_policy_rules", "ip_policy_rules")).filter((r) => r.ip_policy.id === ipPolicyId);
+  return (await listAll(emu.url, emu.adminToken, "/ip_policy_rules", "ip_policy_rules")).filter(
+    (r) => r.ip_policy.id === ipPolicyId,
+  );
 }
 
 async function writes(emu: RunningEmulator) {
@@ -59,16 +68,50 @@ describe("a set's drift and plans read as the rules that changed", () => {
     const { home } = packedPlugin(cleanups);
     const emu = await startEmulator(["--rate-limit", "off"]);
     cleanups.push(() => emu.stop());
-    const stack = testStack({ project: inject("e2e"), emulator: emu, name: "see-drift", extraConfig: fast, env: home.env });
+    const stack = testStack({
+      project: inject("e2e"),
+      emulator: emu,
+      name: "see-drift",
+      extraConfig: fast,
+      env: home.env,
+    });
     cleanups.push(() => stack.cleanup());
     const p = emu.fixtures.ipPolicies[0];
-    const rules: Rule[] = [...many(297, 20), { cidr: "2001:DB8:AB::/48", action: "deny" }, { cidr: "198.51.100.7", action: "deny", description: "one host" }, { cidr: "::ffff:192.0.2.0/120", action: "allow" }];
+    const rules: Rule[] = [
+      ...many(297, 20),
+      { cidr: "2001:DB8:AB::/48", action: "deny" },
+      { cidr: "198.51.100.7", action: "deny", description: "one host" },
+      { cidr: "::ffff:192.0.2.0/120", action: "allow" },
+    ];
     await stack.ok("up", setSpec(p, rules));
-    const respelled = [...rules].reverse().map((r) => ({ ...r, cidr: r.cidr === "2001:DB8:AB::/48" ? "2001:db8:ab:0::/48" : r.cidr === "198.51.100.7" ? "198.51.100.7/32" : r.cidr === "::ffff:192.0.2.0/120" ? "192.0.2.0/24" : r.cidr }));
-    expect((await stack.ok("preview", setSpec(p, respelled), { refresh: true, expectNoChanges: true })).changeSummary).toEqual({ same: 2 });
+    const respelled = [...rules]
+      .reverse()
+      .map((r) => ({
+        ...r,
+        cidr:
+          r.cidr === "2001:DB8:AB::/48"
+            ? "2001:db8:ab:0::/48"
+            : r.cidr === "198.51.100.7"
+              ? "198.51.100.7/32"
+              : r.cidr === "::ffff:192.0.2.0/120"
+                ? "192.0.2.0/24"
+                : r.cidr,
+      }));
+    expect(
+      (await stack.ok("preview", setSpec(p, respelled), { refresh: true, expectNoChanges: true })).changeSummary,
+    ).toEqual({ same: 2 });
 
     const api = client(emu.url, emu.adminToken);
-    expect((await api.post("/ip_policy_rules", { ip_policy_id: p, cidr: "0.0.0.0/0", action: "allow", description: "in a hurry" })).status).toBe(201);
+    expect(
+      (
+        await api.post("/ip_policy_rules", {
+          ip_policy_id: p,
+          cidr: "0.0.0.0/0",
+          action: "allow",
+          description: "in a hurry",
+        })
+      ).status,
+    ).toBe(201);
     const edited = (await policyRules(emu, p)).find((r) => r.cidr === "10.20.5.0/24");
     expect((await api.patch(`/ip_policy_rules/${edited.id}`, { description: "by hand" })).status).toBe(200);
 
@@ -82,22 +125,34 @@ describe("a set's drift and plans read as the rules that changed", () => {
     expect(gate.output.match(/plan for /g)).toHaveLength(1); // not again for the refresh's own diff
     // What the hand change opened, and what the plan closes again: all of IPv4 but the set's allows and its deny, exactly.
     const exposure = `0\\.0\\.0\\.0/0 except 10\\.20\\.0\\.0/17, .* and 5 more CIDRs \\(4,294,891,007 addresses\\)`;
-    expect(gate.output).toMatch(new RegExp(`access of ipp_\\w+, changed since the state last recorded it: opens ${exposure}`));
-    expect(gate.output).toMatch(new RegExp(`plan for ipp_\\w+: update 1, delete 1: 2 requests\n(.*\n){2}\\s*access of ipp_\\w+: closes ${exposure}`));
+    expect(gate.output).toMatch(
+      new RegExp(`access of ipp_\\w+, changed since the state last recorded it: opens ${exposure}`),
+    );
+    expect(gate.output).toMatch(
+      new RegExp(
+        `plan for ipp_\\w+: update 1, delete 1: 2 requests\n(.*\n){2}\\s*access of ipp_\\w+: closes ${exposure}`,
+      ),
+    );
 
     // Without --diff: the plan in Diagnostics under the set's own resource, once.
     const summary = await stack.run("preview", setSpec(p, rules), { refresh: true, diff: false });
     const underSet = diagnosticsOf(summary.output, /^ {2}pulumi-nodejs:dynamic\/accessctl:IpPolicyRuleSet \(s\):$/);
     // First what the refresh found (a short first line, which the rows repeat, then a line per rule); then the plan.
     expect(underSet.slice(0, 4), summary.output).toEqual([
-      expect.stringMatching(/^refresh of the IpPolicyRuleSet of ipp_\w+: rules changed since the state last recorded the policy: 1 added, 1 changed$/),
+      expect.stringMatching(
+        /^refresh of the IpPolicyRuleSet of ipp_\w+: rules changed since the state last recorded the policy: 1 added, 1 changed$/,
+      ),
       expect.stringMatching(/^added 0\.0\.0\.0\/0 allow \(ipr_\w+\), description "in a hurry"$/),
       expect.stringMatching(/^changed 10\.20\.5\.0\/24 allow \(ipr_\w+\): description "rule 5" → "by hand"$/),
-      expect.stringMatching(/^access of ipp_\w+, changed since the state last recorded it: opens 0\.0\.0\.0\/0 except .*\(4,294,891,007 addresses\)$/),
+      expect.stringMatching(
+        /^access of ipp_\w+, changed since the state last recorded it: opens 0\.0\.0\.0\/0 except .*\(4,294,891,007 addresses\)$/,
+      ),
     ]);
     expect(underSet[4], summary.output).toMatch(/^plan for ipp_\w+: update 1, delete 1: 2 requests$/);
     expect(underSet.filter((l) => l.startsWith("plan for"))).toHaveLength(1);
-    expect(summary.output).toMatch(/IpPolicyRuleSet s update \[diff: ~rules\]; plan for ipp_\w+: update 1, delete 1: 2 requests/); // its row says it too
+    expect(summary.output).toMatch(
+      /IpPolicyRuleSet s update \[diff: ~rules\]; plan for ipp_\w+: update 1, delete 1: 2 requests/,
+    ); // its row says it too
     expect(underSet).toContain('~ 10.20.5.0/24: description "by hand" → "rule 5"');
     expect(diagnosticsOf(summary.output, /^ {2}pulumi:pulumi:Stack/).join("\n")).not.toContain("plan for");
 
@@ -108,24 +163,46 @@ describe("a set's drift and plans read as the rules that changed", () => {
     const pluginGate = await stack.run("preview", onPlugin, { refresh: true, expectNoChanges: true });
     expect(pluginGate.ok).toBe(false);
     // Pulumi names a provider of a given version (`[provider=…default_0_1_0…]`) under each resource; the dynamic one's is elided.
-    const lines = (output: string) => output.trim().split("\n").filter((l) => !/^\s+\[provider=/.test(l));
+    const lines = (output: string) =>
+      output
+        .trim()
+        .split("\n")
+        .filter((l) => !/^\s+\[provider=/.test(l));
     expect(lines(pluginGate.output).length, pluginGate.output).toBeLessThanOrEqual(shown.length); // every rule, as it was, when the plugin sent a detailed diff Pulumi hid whole
-    expect(pluginGate.output).toMatch(/plan for ipp_\w+: update 1, delete 1: 2 requests\n\s+~ 10\.20\.5\.0\/24: description "by hand" → "rule 5"\n\s+- 0\.0\.0\.0\/0 allow \(ipr_\w+\), description "in a hurry"/);
+    expect(pluginGate.output).toMatch(
+      /plan for ipp_\w+: update 1, delete 1: 2 requests\n\s+~ 10\.20\.5\.0\/24: description "by hand" → "rule 5"\n\s+- 0\.0\.0\.0\/0 allow \(ipr_\w+\), description "in a hurry"/,
+    );
     expect(pluginGate.output.match(/^\s+~ rules \(hidden\)$/gm)).toHaveLength(2); // the refresh, and the update
     expect(pluginGate.output).not.toMatch(/^\s+(cidr|action)\s*:/m);
-    expect(pluginGate.output).toMatch(new RegExp(`access of ipp_\\w+, changed since the state last recorded it: opens ${exposure}`));
+    expect(pluginGate.output).toMatch(
+      new RegExp(`access of ipp_\\w+, changed since the state last recorded it: opens ${exposure}`),
+    );
     // Without --diff: the plan once, on the update's row (not on the refresh's); the rows repeat only the refresh's first line.
     const pluginSummary = await stack.run("preview", onPlugin, { refresh: true, diff: false });
     const rows = pluginSummary.output.slice(0, pluginSummary.output.indexOf("Diagnostics:")).split("\n");
-    expect(rows.filter((l) => l.includes("plan for")), pluginSummary.output).toEqual([expect.stringMatching(/IpPolicyRuleSet s update \[diff: ~rules\]; plan for ipp_\w+: update 1, delete 1: 2 requests$/)]);
-    expect(rows.filter((l) => l.includes("refresh of the")).every((l) => l.endsWith("rules changed since the state last recorded the policy: 1 added, 1 changed")), pluginSummary.output).toBe(true);
+    expect(
+      rows.filter((l) => l.includes("plan for")),
+      pluginSummary.output,
+    ).toEqual([
+      expect.stringMatching(
+        /IpPolicyRuleSet s update \[diff: ~rules\]; plan for ipp_\w+: update 1, delete 1: 2 requests$/,
+      ),
+    ]);
+    expect(
+      rows
+        .filter((l) => l.includes("refresh of the"))
+        .every((l) => l.endsWith("rules changed since the state last recorded the policy: 1 added, 1 changed")),
+      pluginSummary.output,
+    ).toBe(true);
 
     await stack.ok("up", onPlugin, { refresh: true });
     expect((await policyRules(emu, p)).length).toBe(300);
     // A change's preview: an IPv6 allow around the set's IPv6 deny opens, an allow turned deny closes, exactly.
     const changed = [{ ...rules[0], action: "deny" }, ...rules.slice(1), { cidr: "2001:db8::/32", action: "allow" }];
     const change = await stack.ok("preview", { ...setSpec(p, changed), plugin: true });
-    expect(change.output).toMatch(/access of ipp_\w+: opens 2001:db8::\/32 except 2001:db8:ab::\/48 \(79,226,953,588,444,722,964,369,244,160 addresses\); closes 10\.20\.0\.0\/24 \(256 addresses\)/);
+    expect(change.output).toMatch(
+      /access of ipp_\w+: opens 2001:db8::\/32 except 2001:db8:ab::\/48 \(79,226,953,588,444,722,964,369,244,160 addresses\); closes 10\.20\.0\.0\/24 \(256 addresses\)/,
+    );
     await stack.ok("destroy", onPlugin);
   });
 
@@ -139,7 +216,9 @@ describe("a set's drift and plans read as the rules that changed", () => {
     cleanups.push(() => stack.cleanup());
     const p = emu.fixtures.ipPolicies[0];
     const up = await stack.ok("up", setSpec(p, many(30, 60)));
-    const progress = up.output.split("\n").filter((l) => /IpPolicyRuleSet s creating \(\d+s\) created \d+ of 30/.test(l));
+    const progress = up.output
+      .split("\n")
+      .filter((l) => /IpPolicyRuleSet s creating \(\d+s\) created \d+ of 30/.test(l));
     expect(progress.length, up.output).toBeGreaterThan(1);
     expect(up.output).toMatch(/created \d+ of 30; waiting for the service's rate limit/);
     expect(up.output).toMatch(/IpPolicyRuleSet s created \(\d+s\) created 30 of 30/);
@@ -157,17 +236,28 @@ describe("errors name what the user set", () => {
     cleanups.push(() => env.cleanup());
     const plain = await env.run("preview", spec, { env: { ACCESSCTL_API_URL: "http://192.0.2.10:8787" } });
     expect(plain.ok).toBe(false);
-    expect(plain.output).toContain("ACCESSCTL_API_URL must use https:// (plain http:// is allowed only to loopback addresses), got http://192.0.2.10:8787");
+    expect(plain.output).toContain(
+      "ACCESSCTL_API_URL must use https:// (plain http:// is allowed only to loopback addresses), got http://192.0.2.10:8787",
+    );
     expect(plain.output).not.toContain("accessctl:apiUrl");
     const refused = await env.run("up", spec, { env: { ACCESSCTL_API_URL: "http://127.0.0.1:9" } });
     expect(refused.ok).toBe(false);
-    expect(refused.output).toMatch(/ECONNREFUSED: cannot connect \(http:\/\/127\.0\.0\.1:9\).*; is the service up, and is ACCESSCTL_API_URL right\?/);
+    expect(refused.output).toMatch(
+      /ECONNREFUSED: cannot connect \(http:\/\/127\.0\.0\.1:9\).*; is the service up, and is ACCESSCTL_API_URL right\?/,
+    );
     const wrongPath = await env.run("up", spec, { env: { ACCESSCTL_API_URL: `${emu.url}/v2` } });
     expect(wrongPath.ok).toBe(false);
     expect(wrongPath.output).toContain("POST /v2/ip_policy_rules was not found");
-    expect(wrongPath.output).toContain(`the API URL looks wrong: is ACCESSCTL_API_URL (${emu.url}/v2) the API's base URL?`);
+    expect(wrongPath.output).toContain(
+      `the API URL looks wrong: is ACCESSCTL_API_URL (${emu.url}/v2) the API's base URL?`,
+    );
 
-    const config = testStack({ project: inject("e2e"), emulator: emu, name: "see-config-url", extraConfig: { "accessctl:apiUrl": { value: "http://192.0.2.10:8787" } } });
+    const config = testStack({
+      project: inject("e2e"),
+      emulator: emu,
+      name: "see-config-url",
+      extraConfig: { "accessctl:apiUrl": { value: "http://192.0.2.10:8787" } },
+    });
     cleanups.push(() => config.cleanup());
     const fromConfig = await config.run("preview", spec);
     expect(fromConfig.output).toContain("accessctl:apiUrl must use https://");
@@ -217,13 +307,25 @@ describe("secrets stay secret in what the set shows", () => {
       const { project, home } = packedPlugin(cleanups);
       const emu = await startEmulator(["--rate-limit", "off"]);
       cleanups.push(() => emu.stop());
-      const stack = testStack({ project, emulator: emu, name: `see-secret-${plugin}`, extraConfig: fast, env: home.env });
+      const stack = testStack({
+        project,
+        emulator: emu,
+        name: `see-secret-${plugin}`,
+        extraConfig: fast,
+        env: home.env,
+      });
       cleanups.push(() => stack.cleanup());
       const p = emu.fixtures.ipPolicies[0];
-      const spec = (description: string) => ({ ...setSpec(p, [{ cidr: "10.0.0.0/8", action: "allow", description }]), plugin, secretTexts: true });
+      const spec = (description: string) => ({
+        ...setSpec(p, [{ cidr: "10.0.0.0/8", action: "allow", description }]),
+        plugin,
+        secretTexts: true,
+      });
       await stack.ok("up", spec("s3cr3t-first-value"));
       const preview = await stack.ok("preview", spec("s3cr3t-second-value"));
-      expect(preview.output).toMatch(/plan for ipp_\w+: update 1: 1 request\n\s+~ 10\.0\.0\.0\/8: description \[secret\] → \[secret\]/);
+      expect(preview.output).toMatch(
+        /plan for ipp_\w+: update 1: 1 request\n\s+~ 10\.0\.0\.0\/8: description \[secret\] → \[secret\]/,
+      );
       const up = await stack.ok("up", spec("s3cr3t-second-value"));
       for (const text of [preview.output, up.output, stack.backendText()]) expect(text).not.toMatch(/s3cr3t/);
       const live = await policyRules(emu, p);

@@ -30,7 +30,12 @@ function expectError(res: { status: number; body: any; headers: Headers }, statu
 }
 
 const policy = () => emu.fixtures.ipPolicies[0];
-const rule = (cidr: string, extra: Record<string, unknown> = {}) => ({ cidr, ip_policy_id: policy(), action: "allow", ...extra });
+const rule = (cidr: string, extra: Record<string, unknown> = {}) => ({
+  cidr,
+  ip_policy_id: policy(),
+  action: "allow",
+  ...extra,
+});
 
 describe("startup", () => {
   it("prints the URL, three tokens and the fixtures", () => {
@@ -51,7 +56,10 @@ describe("startup", () => {
 describe("auth and headers", () => {
   it("refuses a missing, malformed or unknown bearer token with 401", async () => {
     expectError(await call(emu.url, undefined, "GET", "/api_keys"), 401, /Authorization/);
-    expectError(await call(emu.url, undefined, "GET", "/api_keys", undefined, { authorization: `Basic ${emu.adminToken}` }), 401);
+    expectError(
+      await call(emu.url, undefined, "GET", "/api_keys", undefined, { authorization: `Basic ${emu.adminToken}` }),
+      401,
+    );
     expectError(await call(emu.url, "nope_nope", "GET", "/api_keys"), 401);
     expectError(await call(emu.url, emu.adminToken + "x", "GET", "/api_keys"), 401);
   });
@@ -98,7 +106,11 @@ describe("bodies", () => {
     expectError(await admin.post("/api_keys", { descripton: "typo" }), 400, /descripton/);
     expectError(await admin.post("/api_keys", { description: 5 }), 400, /description/);
     expectError(await admin.post("/ip_policy_rules", rule("10.9.0.0/16", { metadata: ["x"] })), 400, /metadata/);
-    expectError(await admin.put(`/edges/tls/${emu.fixtures.tlsEdges[0]}/mutual_tls`, { enabled: "yes" }), 400, /enabled/);
+    expectError(
+      await admin.put(`/edges/tls/${emu.fixtures.tlsEdges[0]}/mutual_tls`, { enabled: "yes" }),
+      400,
+      /enabled/,
+    );
     expectError(
       await admin.put(`/edges/tls/${emu.fixtures.tlsEdges[0]}/mutual_tls`, { certificate_authority_ids: "ca_x" }),
       400,
@@ -108,7 +120,9 @@ describe("bodies", () => {
 
   it("answers 415 to a body that is not application/json", async () => {
     expectError(await admin.post("/api_keys", "{}", { "content-type": "text/plain" }), 415, /application\/json/);
-    expect((await admin.post("/api_keys", "{}", { "content-type": "application/json; charset=utf-8" })).status).toBe(201);
+    expect((await admin.post("/api_keys", "{}", { "content-type": "application/json; charset=utf-8" })).status).toBe(
+      201,
+    );
   });
 });
 
@@ -164,12 +178,31 @@ describe("API keys", () => {
 
 describe("byte limits", () => {
   it("counts UTF-8 bytes: 255/4096 pass, one more fails naming the field, size and limit", async () => {
-    const atLimit = await admin.post("/api_keys", { description: "é".repeat(127) + "a", metadata: "€".repeat(1365) + "a" });
+    const atLimit = await admin.post("/api_keys", {
+      description: "é".repeat(127) + "a",
+      metadata: "€".repeat(1365) + "a",
+    });
     expect(atLimit.status).toBe(201);
-    expectError(await admin.post("/api_keys", { description: "é".repeat(128) }), 400, /description is 256 bytes; the limit is 255/);
-    expectError(await admin.post("/api_keys", { metadata: "x".repeat(4097) }), 400, /metadata is 4097 bytes; the limit is 4096/);
-    expectError(await admin.post("/ip_policy_rules", rule("10.44.0.0/16", { description: "😀".repeat(64) })), 400, /description is 256 bytes/);
-    expectError(await admin.patch(`/api_keys/${atLimit.body.id}`, { description: "é".repeat(128) }), 400, /description/);
+    expectError(
+      await admin.post("/api_keys", { description: "é".repeat(128) }),
+      400,
+      /description is 256 bytes; the limit is 255/,
+    );
+    expectError(
+      await admin.post("/api_keys", { metadata: "x".repeat(4097) }),
+      400,
+      /metadata is 4097 bytes; the limit is 4096/,
+    );
+    expectError(
+      await admin.post("/ip_policy_rules", rule("10.44.0.0/16", { description: "😀".repeat(64) })),
+      400,
+      /description is 256 bytes/,
+    );
+    expectError(
+      await admin.patch(`/api_keys/${atLimit.body.id}`, { description: "é".repeat(128) }),
+      400,
+      /description/,
+    );
   });
 });
 
@@ -200,13 +233,28 @@ describe("IP policy rules", () => {
   });
 
   it("answers 404 naming an unknown policy", async () => {
-    expectError(await admin.post("/ip_policy_rules", rule("10.1.0.0/16", { ip_policy_id: "ipp_nope" })), 404, /ipp_nope/);
+    expectError(
+      await admin.post("/ip_policy_rules", rule("10.1.0.0/16", { ip_policy_id: "ipp_nope" })),
+      404,
+      /ipp_nope/,
+    );
   });
 
   it("validates CIDRs and suggests the network address", async () => {
     expectError(await admin.post("/ip_policy_rules", rule("10.0.0.5/8")), 400, /did you mean 10\.0\.0\.0\/8\?/);
     expectError(await admin.post("/ip_policy_rules", rule("2001:db8::1/32")), 400, /did you mean 2001:db8::\/32\?/);
-    for (const bad of ["10.0.0.0.0", "10.0.0.0/33", "10.0.0/8", "300.0.0.0/8", "::/129", "fe80::%eth0/64", "hello/8", "010.0.0.0/8", "10.0.0.0/-1", "10.0.0.0/08"]) {
+    for (const bad of [
+      "10.0.0.0.0",
+      "10.0.0.0/33",
+      "10.0.0/8",
+      "300.0.0.0/8",
+      "::/129",
+      "fe80::%eth0/64",
+      "hello/8",
+      "010.0.0.0/8",
+      "10.0.0.0/-1",
+      "10.0.0.0/08",
+    ]) {
       expectError(await admin.post("/ip_policy_rules", rule(bad)), 400, /cidr/);
     }
   });
@@ -215,11 +263,19 @@ describe("IP policy rules", () => {
     const v4 = await admin.post("/ip_policy_rules", rule("198.51.100.7", { ip_policy_id: emu.fixtures.ipPolicies[1] }));
     expect(v4.status).toBe(201);
     expect(v4.body.cidr).toBe("198.51.100.7/32");
-    expectError(await admin.post("/ip_policy_rules", rule("198.51.100.7/32", { ip_policy_id: emu.fixtures.ipPolicies[1] })), 409, /198\.51\.100\.7\/32/);
+    expectError(
+      await admin.post("/ip_policy_rules", rule("198.51.100.7/32", { ip_policy_id: emu.fixtures.ipPolicies[1] })),
+      409,
+      /198\.51\.100\.7\/32/,
+    );
     const v6 = await admin.post("/ip_policy_rules", rule("2001:DB8::7", { ip_policy_id: emu.fixtures.ipPolicies[1] }));
     expect(v6.status).toBe(201);
     expect(v6.body.cidr).toBe("2001:db8::7/128");
-    expectError(await admin.post("/ip_policy_rules", rule("::ffff:198.51.100.7", { ip_policy_id: emu.fixtures.ipPolicies[1] })), 409, /198\.51\.100\.7\/32/);
+    expectError(
+      await admin.post("/ip_policy_rules", rule("::ffff:198.51.100.7", { ip_policy_id: emu.fixtures.ipPolicies[1] })),
+      409,
+      /198\.51\.100\.7\/32/,
+    );
     for (const made of [v4, v6]) expect((await admin.delete(`/ip_policy_rules/${made.body.id}`)).status).toBe(204);
   });
 
@@ -229,7 +285,10 @@ describe("IP policy rules", () => {
     expect(res.body.cidr).toBe("2001:db8:aa::/48");
     expectError(await admin.post("/ip_policy_rules", rule("2001:db8:AA::/48")), 409, /2001:db8:aa::\/48/);
     // The same range in another policy is fine.
-    expect((await admin.post("/ip_policy_rules", rule("2001:db8:aa::/48", { ip_policy_id: emu.fixtures.ipPolicies[1] }))).status).toBe(201);
+    expect(
+      (await admin.post("/ip_policy_rules", rule("2001:db8:aa::/48", { ip_policy_id: emu.fixtures.ipPolicies[1] })))
+        .status,
+    ).toBe(201);
   });
 
   it("holds one CIDR per policy whatever its spelling: an IPv4-mapped IPv6 range is its IPv4 range (409, on create and PATCH)", async () => {
@@ -243,16 +302,23 @@ describe("IP policy rules", () => {
     expect(mapped.status).toBe(201);
     expect(mapped.body.cidr).toBe("192.168.0.0/16");
     const other = (await admin.post("/ip_policy_rules", { ...own, cidr: "172.16.0.0/12" })).body;
-    expectError(await admin.patch(`/ip_policy_rules/${other.id}`, { cidr: "::ffff:10.0.0.0/104" }), 409, /10\.0\.0\.0\/8/);
+    expectError(
+      await admin.patch(`/ip_policy_rules/${other.id}`, { cidr: "::ffff:10.0.0.0/104" }),
+      409,
+      /10\.0\.0\.0\/8/,
+    );
     expectError(await admin.post("/ip_policy_rules", { ...own, cidr: "::ffff:10.0.0.1/104" }), 400, /host bits/);
     const ids = [first.body.id, mapped.body.id, other.id];
-    const listed = (await listAll(emu.url, emu.adminToken, "/ip_policy_rules", "ip_policy_rules")).filter((r) => r.ip_policy.id === own.ip_policy_id && (ids.includes(r.id) || /^10\.0\.0\.0\/|ffff/.test(r.cidr)));
+    const listed = (await listAll(emu.url, emu.adminToken, "/ip_policy_rules", "ip_policy_rules")).filter(
+      (r) => r.ip_policy.id === own.ip_policy_id && (ids.includes(r.id) || /^10\.0\.0\.0\/|ffff/.test(r.cidr)),
+    );
     expect(listed.map((r) => r.cidr).sort()).toEqual(["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"]);
     for (const r of listed) await admin.delete(`/ip_policy_rules/${r.id}`);
   });
 
   it("updates description, metadata and cidr; refuses action and ip_policy_id", async () => {
-    const created = (await admin.post("/ip_policy_rules", rule("192.0.2.0/24", { description: "d", metadata: "m" }))).body;
+    const created = (await admin.post("/ip_policy_rules", rule("192.0.2.0/24", { description: "d", metadata: "m" })))
+      .body;
     const updated = await admin.patch(`/ip_policy_rules/${created.id}`, { cidr: "192.0.2.128/25", metadata: "" });
     expect(updated.status).toBe(200);
     expect(updated.body.cidr).toBe("192.0.2.128/25");
@@ -261,8 +327,16 @@ describe("IP policy rules", () => {
     const bare = (await admin.post("/ip_policy_rules", rule("192.0.3.0/24"))).body;
     expect([bare.description, bare.metadata]).toEqual(["", ""]);
     expectError(await admin.patch(`/ip_policy_rules/${created.id}`, { action: "deny" }), 400, /action/);
-    expectError(await admin.patch(`/ip_policy_rules/${created.id}`, { ip_policy_id: emu.fixtures.ipPolicies[1] }), 400, /ip_policy_id/);
-    expectError(await admin.patch(`/ip_policy_rules/${created.id}`, { cidr: "192.0.2.1/25" }), 400, /did you mean 192\.0\.2\.0\/25/);
+    expectError(
+      await admin.patch(`/ip_policy_rules/${created.id}`, { ip_policy_id: emu.fixtures.ipPolicies[1] }),
+      400,
+      /ip_policy_id/,
+    );
+    expectError(
+      await admin.patch(`/ip_policy_rules/${created.id}`, { cidr: "192.0.2.1/25" }),
+      400,
+      /did you mean 192\.0\.2\.0\/25/,
+    );
     const dup = (await admin.post("/ip_policy_rules", rule("198.51.100.0/24"))).body;
     expectError(await admin.patch(`/ip_policy_rules/${dup.id}`, { cidr: "192.0.2.128/25" }), 409);
   });
@@ -295,8 +369,16 @@ describe("mutual TLS", () => {
   });
 
   it("answers 404 for an unknown edge and 400 naming an unknown CA", async () => {
-    expectError(await admin.put(`/edges/tls/edgtls_nope/mutual_tls`, { certificate_authority_ids: [] }), 404, /edgtls_nope/);
-    expectError(await admin.put(`/edges/tls/${edge()}/mutual_tls`, { certificate_authority_ids: [cas()[0], "ca_nope"] }), 400, /ca_nope/);
+    expectError(
+      await admin.put(`/edges/tls/edgtls_nope/mutual_tls`, { certificate_authority_ids: [] }),
+      404,
+      /edgtls_nope/,
+    );
+    expectError(
+      await admin.put(`/edges/tls/${edge()}/mutual_tls`, { certificate_authority_ids: [cas()[0], "ca_nope"] }),
+      400,
+      /ca_nope/,
+    );
   });
 });
 
@@ -304,7 +386,10 @@ describe("lists and paging", () => {
   it("lists newest first and pages with limit, before_seq and an absolute next_page_uri", async () => {
     const created: string[] = [];
     for (let i = 0; i < 5; i++) {
-      created.push((await admin.post("/ip_policy_rules", rule(`172.16.${i}.0/24`, { ip_policy_id: emu.fixtures.ipPolicies[1] }))).body.id);
+      created.push(
+        (await admin.post("/ip_policy_rules", rule(`172.16.${i}.0/24`, { ip_policy_id: emu.fixtures.ipPolicies[1] })))
+          .body.id,
+      );
     }
     const first = await admin.get("/ip_policy_rules?limit=2");
     expect(first.status).toBe(200);
@@ -322,8 +407,10 @@ describe("lists and paging", () => {
   });
 
   it("refuses a limit outside 1–100, a before_seq that is not a number and an unknown before_id", async () => {
-    for (const limit of ["0", "101", "x", "-1", "1.5"]) expectError(await admin.get(`/api_keys?limit=${limit}`), 400, /limit/);
-    for (const seq of ["x", "-1", "1.5", "", "1e3"]) expectError(await admin.get(`/api_keys?before_seq=${seq}`), 400, /before_seq/);
+    for (const limit of ["0", "101", "x", "-1", "1.5"])
+      expectError(await admin.get(`/api_keys?limit=${limit}`), 400, /limit/);
+    for (const seq of ["x", "-1", "1.5", "", "1e3"])
+      expectError(await admin.get(`/api_keys?before_seq=${seq}`), 400, /before_seq/);
     expectError(await admin.get("/api_keys?before_id=ak_nope"), 400, /before_id/);
     // An unknown parameter is named when it is a plain identifier, so that a typo can be seen.
     expectError(await admin.get("/api_keys?pageSize=5"), 400, /unknown query parameter: pageSize/);
@@ -337,7 +424,11 @@ describe("lists and paging", () => {
       const api = client(own.url, own.adminToken);
       const ids: string[] = []; // oldest first
       for (let i = 0; i < 150; i++) {
-        const res = await api.post("/ip_policy_rules", { cidr: `10.50.${i}.0/24`, ip_policy_id: own.fixtures.ipPolicies[0], action: "allow" });
+        const res = await api.post("/ip_policy_rules", {
+          cidr: `10.50.${i}.0/24`,
+          ip_policy_id: own.fixtures.ipPolicies[0],
+          action: "allow",
+        });
         expect(res.status).toBe(201);
         ids.push(res.body.id);
       }
@@ -346,7 +437,15 @@ describe("lists and paging", () => {
       expect(page1).toEqual(ids.slice(50).reverse());
       expect((await api.delete(`/ip_policy_rules/${page1[99]}`)).status).toBe(204);
       // Created meanwhile: newer than the cursor, so on no later page.
-      expect((await api.post("/ip_policy_rules", { cidr: "10.51.0.0/24", ip_policy_id: own.fixtures.ipPolicies[0], action: "allow" })).status).toBe(201);
+      expect(
+        (
+          await api.post("/ip_policy_rules", {
+            cidr: "10.51.0.0/24",
+            ip_policy_id: own.fixtures.ipPolicies[0],
+            action: "allow",
+          })
+        ).status,
+      ).toBe(201);
       const second = await api.get(first.body.next_page_uri);
       expect(second.status).toBe(200);
       expect(second.body.ip_policy_rules.map((r: any) => r.id)).toEqual(ids.slice(0, 50).reverse());
@@ -370,7 +469,9 @@ describe("accounts", () => {
     const key = (await admin.post("/api_keys", { description: "mine" })).body;
     const rl = (await admin.post("/ip_policy_rules", rule("100.64.0.0/10"))).body;
     const edgePath = `/edges/tls/${emu.fixtures.tlsEdges[0]}/mutual_tls`;
-    expect((await admin.put(edgePath, { certificate_authority_ids: [emu.fixtures.certificateAuthorities[0]] })).status).toBe(200);
+    expect(
+      (await admin.put(edgePath, { certificate_authority_ids: [emu.fixtures.certificateAuthorities[0]] })).status,
+    ).toBe(200);
 
     const keys = await listAll(emu.url, emu.otherAccountToken, "/api_keys", "keys");
     expect(keys.map((k) => k.id)).not.toContain(key.id);
@@ -387,7 +488,11 @@ describe("accounts", () => {
     expectError(await other.put(edgePath, { certificate_authority_ids: [] }), 404);
     expectError(await other.post("/ip_policy_rules", rule("100.64.0.0/10")), 404, /IP policy/);
     const otherEdge = `/edges/tls/${emu.otherAccountFixtures.tlsEdges[0]}/mutual_tls`;
-    expectError(await other.put(otherEdge, { certificate_authority_ids: [emu.fixtures.certificateAuthorities[0]] }), 400, /ca_/);
+    expectError(
+      await other.put(otherEdge, { certificate_authority_ids: [emu.fixtures.certificateAuthorities[0]] }),
+      400,
+      /ca_/,
+    );
     expectError(await other.post("/api_keys", { owner_id: emu.fixtures.users[1].id }), 400, /owner_id/);
     // Everything is still there for its owner.
     expect((await admin.get(`/api_keys/${key.id}`)).status).toBe(200);

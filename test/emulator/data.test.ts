@@ -30,8 +30,13 @@ async function expectRefused(flags: string[], message: RegExp) {
 }
 
 const read = (file: string) => JSON.parse(fs.readFileSync(file, "utf8"));
-const write = (file: string, value: unknown) => fs.writeFileSync(file, typeof value === "string" ? value : JSON.stringify(value));
-const alnum = (n: number) => randomBytes(n).toString("base64").replace(/[^A-Za-z0-9]/g, "a").slice(0, n);
+const write = (file: string, value: unknown) =>
+  fs.writeFileSync(file, typeof value === "string" ? value : JSON.stringify(value));
+const alnum = (n: number) =>
+  randomBytes(n)
+    .toString("base64")
+    .replace(/[^A-Za-z0-9]/g, "a")
+    .slice(0, n);
 
 describe("fixtures", () => {
   it("refuses to delete a fixture key (403), and restarts on a data file that lost one", async () => {
@@ -139,9 +144,14 @@ describe("durability", () => {
     let killed: Promise<void> | undefined;
     await Promise.all(
       Array.from({ length: 300 }, async (_, i) => {
-        const res = await (i % 3 === 0
-          ? admin.post("/api_keys", { description: `k${i}` })
-          : admin.post("/ip_policy_rules", { cidr: `10.77.${i}.0/24`, ip_policy_id: emu.fixtures.ipPolicies[i % 2], action: "allow" })
+        const res = await (
+          i % 3 === 0
+            ? admin.post("/api_keys", { description: `k${i}` })
+            : admin.post("/ip_policy_rules", {
+                cidr: `10.77.${i}.0/24`,
+                ip_policy_id: emu.fixtures.ipPolicies[i % 2],
+                action: "allow",
+              })
         ).catch(() => undefined);
         if (res?.status === 201) acknowledged.push(res.body.id);
         if (acknowledged.length === 100) killed ??= emu.kill();
@@ -196,7 +206,9 @@ describe("durability", () => {
     try {
       const admin = client(emu.url, emu.adminToken);
       const body = { cidr: "192.0.2.0/24", ip_policy_id: emu.fixtures.ipPolicies[0], action: "allow" };
-      const statuses = (await Promise.all(Array.from({ length: 100 }, () => admin.post("/ip_policy_rules", body)))).map((r) => r.status);
+      const statuses = (await Promise.all(Array.from({ length: 100 }, () => admin.post("/ip_policy_rules", body)))).map(
+        (r) => r.status,
+      );
       expect(statuses.filter((s) => s === 201)).toHaveLength(1);
       expect(statuses.filter((s) => s === 409)).toHaveLength(99);
     } finally {
@@ -216,7 +228,9 @@ describe("kills and races (issue 20)", () => {
         const both = await Promise.allSettled([startEmulator(["--data", file]), startEmulator(["--data", file])]);
         const running = both.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
         const refusals = both.flatMap((r) => (r.status === "rejected" ? [(r.reason as Error).message] : []));
-        outcomes.push(`${running.length} running${refusals.every((m) => /in use by another emulator \(pid \d+\)/.test(m)) ? "" : `, ${refusals.join("; ")}`}`);
+        outcomes.push(
+          `${running.length} running${refusals.every((m) => /in use by another emulator \(pid \d+\)/.test(m)) ? "" : `, ${refusals.join("; ")}`}`,
+        );
         for (const extra of running.slice(1)) await extra.kill();
         if (running.length === 0) holder = await startEmulator(["--data", file]);
         else holder = running[0];
@@ -234,7 +248,9 @@ describe("kills and races (issue 20)", () => {
     for (let i = 0; i < 80; i++) {
       const file = path.join(dir, `try${i}`, "state.json");
       fs.mkdirSync(path.dirname(file));
-      const child = spawn(process.execPath, [path.join(REPO, "dist/emulator/main.js"), "--port", "0", "--data", file], { stdio: "ignore" });
+      const child = spawn(process.execPath, [path.join(REPO, "dist/emulator/main.js"), "--port", "0", "--data", file], {
+        stdio: "ignore",
+      });
       const exited = new Promise((resolve) => child.once("exit", resolve));
       const kill = () => child.kill("SIGKILL");
       // Even tries: at a time spread over the start (0–250 ms); odd ones: at the k-th change the
@@ -267,7 +283,17 @@ describe("kills and races (issue 20)", () => {
     await emu.stop();
     expect(read(file).accounts).toHaveLength(2);
     fs.rmSync(file);
-    const rule = { id: "ipr_x", accountId: "acct_x", ipPolicyId: "ipp_x", cidr: "10.0.0.0/8", action: "allow", description: "", metadata: "", createdAt: "", seq: 5 };
+    const rule = {
+      id: "ipr_x",
+      accountId: "acct_x",
+      ipPolicyId: "ipp_x",
+      cidr: "10.0.0.0/8",
+      action: "allow",
+      description: "",
+      metadata: "",
+      createdAt: "",
+      seq: 5,
+    };
     const journal = `${JSON.stringify({ op: "key", key: lost, seq: 4 })}\n${JSON.stringify({ op: "rule", rule, seq: 5 })}\n`;
     write(`${file}.journal`, journal);
     await expectRefused(["--data", file], /state\.json\.journal: its snapshot .*state\.json is missing/);
@@ -284,18 +310,38 @@ describe("many objects", () => {
     const [main] = state.accounts;
     const createdAt = new Date().toISOString();
     for (let i = 0; i < keys; i++) {
-      state.keys.push({ id: `ak_${alnum(24)}`, accountId: main.id, ownerId: main.users[0].id, description: `seeded ${i}`, metadata: "", createdAt, seq: ++state.seq, tokenHash: randomBytes(32).toString("hex") });
+      state.keys.push({
+        id: `ak_${alnum(24)}`,
+        accountId: main.id,
+        ownerId: main.users[0].id,
+        description: `seeded ${i}`,
+        metadata: "",
+        createdAt,
+        seq: ++state.seq,
+        tokenHash: randomBytes(32).toString("hex"),
+      });
     }
     for (let i = 0; i < rules; i++) {
       const cidr = `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}/32`;
-      state.rules.push({ id: `ipr_${alnum(24)}`, accountId: main.id, ipPolicyId: main.ipPolicies[0], cidr, action: "allow", description: `seeded ${i}`, metadata: "", createdAt, seq: ++state.seq });
+      state.rules.push({
+        id: `ipr_${alnum(24)}`,
+        accountId: main.id,
+        ipPolicyId: main.ipPolicies[0],
+        cidr,
+        action: "allow",
+        description: `seeded ${i}`,
+        metadata: "",
+        createdAt,
+        seq: ++state.seq,
+      });
     }
     write(file, state);
     return file;
   }
 
   /** Bytes the process has written (files and sockets) so far, from /proc. */
-  const written = (emu: RunningEmulator) => Number(/wchar: (\d+)/.exec(fs.readFileSync(`/proc/${emu.process.pid}/io`, "utf8"))![1]);
+  const written = (emu: RunningEmulator) =>
+    Number(/wchar: (\d+)/.exec(fs.readFileSync(`/proc/${emu.process.pid}/io`, "utf8"))![1]);
 
   async function medianMs(times: number, request: () => Promise<unknown>): Promise<number> {
     const ms: number[] = [];
@@ -321,11 +367,25 @@ describe("many objects", () => {
 
       const before = written(emu);
       for (let i = 0; i < 20; i++) {
-        expect((await admin.post("/ip_policy_rules", { cidr: `10.99.${i}.0/24`, ip_policy_id: emu.fixtures.ipPolicies[0], action: "allow" })).status).toBe(201);
+        expect(
+          (
+            await admin.post("/ip_policy_rules", {
+              cidr: `10.99.${i}.0/24`,
+              ip_policy_id: emu.fixtures.ipPolicies[0],
+              action: "allow",
+            })
+          ).status,
+        ).toBe(201);
       }
       // The data file holds about 12 MB; each create once rewrote all of it.
       expect((written(emu) - before) / 20).toBeLessThan(20_000);
-      expectError409(await admin.post("/ip_policy_rules", { cidr: "10.0.0.7/32", ip_policy_id: emu.fixtures.ipPolicies[0], action: "deny" }));
+      expectError409(
+        await admin.post("/ip_policy_rules", {
+          cidr: "10.0.0.7/32",
+          ip_policy_id: emu.fixtures.ipPolicies[0],
+          action: "deny",
+        }),
+      );
     } finally {
       await emu.stop();
     }

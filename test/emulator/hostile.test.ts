@@ -49,7 +49,10 @@ describe("malformed requests", () => {
   });
 
   it("answers what Node's HTTP parser refuses (431, malformed) in the error shape with an operation id", async () => {
-    const big = await raw(emu.url, `GET /api_keys HTTP/1.1\r\n${headers(emu.adminToken)}X-Big: ${"a".repeat(20_000)}\r\n\r\n`);
+    const big = await raw(
+      emu.url,
+      `GET /api_keys HTTP/1.1\r\n${headers(emu.adminToken)}X-Big: ${"a".repeat(20_000)}\r\n\r\n`,
+    );
     expectShape(big, [431]);
     expect(big.headers["x-operation-id"]).toBe(big.body.details.operation_id);
     const garbage = await raw(emu.url, "NOT HTTP AT ALL\r\n\r\n");
@@ -61,10 +64,20 @@ describe("malformed requests", () => {
 describe("echoes", () => {
   it("echoes no value from the request unless it looks like an id, and caps what it echoes", async () => {
     const token = (await admin.post("/api_keys", { description: "pasted by mistake" })).body.token as string;
-    const rule = (await admin.post("/ip_policy_rules", { cidr: "10.200.0.0/16", ip_policy_id: emu.fixtures.ipPolicies[0], action: "allow" })).body;
+    const rule = (
+      await admin.post("/ip_policy_rules", {
+        cidr: "10.200.0.0/16",
+        ip_policy_id: emu.fixtures.ipPolicies[0],
+        action: "allow",
+      })
+    ).body;
     const key = (await admin.post("/api_keys", {})).body;
     const responses = [
-      await admin.post("/ip_policy_rules", { cidr: "10.201.0.0/16", ip_policy_id: emu.fixtures.ipPolicies[0], action: token }),
+      await admin.post("/ip_policy_rules", {
+        cidr: "10.201.0.0/16",
+        ip_policy_id: emu.fixtures.ipPolicies[0],
+        action: token,
+      }),
       await admin.post("/api_keys", { [token]: "x" }),
       await admin.patch(`/api_keys/${key.id}`, { [token]: "x" }),
       await admin.patch(`/ip_policy_rules/${rule.id}`, { [token]: 1 }),
@@ -88,7 +101,11 @@ describe("echoes", () => {
     expect(repeated.status).toBe(200);
     expect(repeated.body.uri).toBe(`${emu.url}/api_keys?limit=5`);
     expect(repeated.text).not.toContain(token.slice(-20));
-    const huge = await admin.post("/ip_policy_rules", { cidr: "10.202.0.0/16", ip_policy_id: emu.fixtures.ipPolicies[0], action: "x".repeat(900_000) });
+    const huge = await admin.post("/ip_policy_rules", {
+      cidr: "10.202.0.0/16",
+      ip_policy_id: emu.fixtures.ipPolicies[0],
+      action: "x".repeat(900_000),
+    });
     expectShape(huge, [400]);
     expect(huge.text.length).toBeLessThan(1000);
     expect(emu.stderr()).not.toContain(token.slice(-20));
@@ -96,7 +113,13 @@ describe("echoes", () => {
 
   it("treats names of Object.prototype members as unknown fields", async () => {
     const key = (await admin.post("/api_keys", {})).body;
-    const rule = (await admin.post("/ip_policy_rules", { cidr: "10.203.0.0/16", ip_policy_id: emu.fixtures.ipPolicies[0], action: "allow" })).body;
+    const rule = (
+      await admin.post("/ip_policy_rules", {
+        cidr: "10.203.0.0/16",
+        ip_policy_id: emu.fixtures.ipPolicies[0],
+        action: "allow",
+      })
+    ).body;
     for (const name of ["toString", "constructor", "__proto__", "hasOwnProperty", "valueOf"]) {
       const body = `{"${name}": "x"}`;
       for (const res of [
@@ -155,19 +178,31 @@ describe("bodies", () => {
 
 describe("UTF-8", () => {
   it("answers 400 to a JSON body that is not valid UTF-8, and stores nothing", async () => {
-    const stored = async () => [
-      ...(await listAll(emu.url, emu.adminToken, "/api_keys", "keys")),
-      ...(await listAll(emu.url, emu.adminToken, "/ip_policy_rules", "ip_policy_rules")),
-    ].length;
+    const stored = async () =>
+      [
+        ...(await listAll(emu.url, emu.adminToken, "/api_keys", "keys")),
+        ...(await listAll(emu.url, emu.adminToken, "/ip_policy_rules", "ip_policy_rules")),
+      ].length;
     const before = await stored();
     const rule = `"cidr":"10.210.0.0/16","ip_policy_id":"${emu.fixtures.ipPolicies[0]}","action":"allow",`;
     // A lone byte, an overlong "/", a UTF-16 surrogate, a cut sequence, a code point past U+10FFFF.
     for (const bytes of [[0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xe2, 0x82], [0xf4, 0x90, 0x80, 0x80]]) {
-      for (const [path, fields] of [["/api_keys", ""], ["/ip_policy_rules", rule]]) {
+      for (const [path, fields] of [
+        ["/api_keys", ""],
+        ["/ip_policy_rules", rule],
+      ]) {
         const res = await fetch(`${emu.url}${path}`, {
           method: "POST",
-          headers: { authorization: `Bearer ${emu.adminToken}`, "service-version": "2", "content-type": "application/json" },
-          body: Buffer.concat([Buffer.from(`{${fields}"description":"bad `), Buffer.from(bytes), Buffer.from(' utf8"}')]),
+          headers: {
+            authorization: `Bearer ${emu.adminToken}`,
+            "service-version": "2",
+            "content-type": "application/json",
+          },
+          body: Buffer.concat([
+            Buffer.from(`{${fields}"description":"bad `),
+            Buffer.from(bytes),
+            Buffer.from(' utf8"}'),
+          ]),
         });
         const answer = { status: res.status, body: await res.json() };
         expectShape(answer, [400]);
@@ -207,16 +242,20 @@ describe("slow and silent clients", () => {
       ];
       const answers: string[] = [];
       await Promise.all(
-        Array.from({ length: 200 }, (_, i) => new Promise<void>((resolve, reject) => {
-          // Half-open allowed and paused: it neither reads the answer nor closes when the server does.
-          const socket = net.connect({ port: Number(port), host: "127.0.0.1", allowHalfOpen: true }, () => {
-            socket.write(requests[i % requests.length]);
-            resolve();
-          });
-          socket.pause();
-          socket.on("error", reject);
-          sockets.push(socket);
-        })),
+        Array.from(
+          { length: 200 },
+          (_, i) =>
+            new Promise<void>((resolve, reject) => {
+              // Half-open allowed and paused: it neither reads the answer nor closes when the server does.
+              const socket = net.connect({ port: Number(port), host: "127.0.0.1", allowHalfOpen: true }, () => {
+                socket.write(requests[i % requests.length]);
+                resolve();
+              });
+              socket.pause();
+              socket.on("error", reject);
+              sockets.push(socket);
+            }),
+        ),
       );
       await until(() => descriptors() >= baseline + 200, 10_000);
       expect(descriptors()).toBeGreaterThanOrEqual(baseline + 200);
@@ -230,7 +269,11 @@ describe("slow and silent clients", () => {
         await until(() => text.includes("\r\n"), 5000);
         answers.push(text.split("\r\n")[0]);
       }
-      expect(answers).toEqual(["HTTP/1.1 408 Request Timeout", "HTTP/1.1 408 Request Timeout", "HTTP/1.1 408 Request Timeout"]);
+      expect(answers).toEqual([
+        "HTTP/1.1 408 Request Timeout",
+        "HTTP/1.1 408 Request Timeout",
+        "HTTP/1.1 408 Request Timeout",
+      ]);
     } finally {
       sockets.forEach((s) => s.destroy());
       child.kill("SIGKILL");
@@ -239,7 +282,7 @@ describe("slow and silent clients", () => {
 });
 
 async function until(done: () => boolean, ms: number): Promise<void> {
-  for (const end = Date.now() + ms; !done() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 100));
+  for (const end = Date.now() + ms; !done() && Date.now() < end;) await new Promise((r) => setTimeout(r, 100));
 }
 
 describe("links", () => {
@@ -257,7 +300,10 @@ describe("links", () => {
       const second = await call(base, local.adminToken, "GET", first.body.next_page_uri);
       expect(second.status).toBe(200);
       // A Host that does not name the server is not used.
-      const spoofed = await raw(local.url, `GET /api_keys?limit=1 HTTP/1.1\r\n${headers(local.adminToken).replace("Host: x", "Host: evil.example")}\r\n`);
+      const spoofed = await raw(
+        local.url,
+        `GET /api_keys?limit=1 HTTP/1.1\r\n${headers(local.adminToken).replace("Host: x", "Host: evil.example")}\r\n`,
+      );
       expect(spoofed.status).toBe(200);
       expect(spoofed.text).not.toContain("evil.example");
     } finally {

@@ -10,7 +10,10 @@ it("has no import cycles in emulator/", () => {
   const imports = new Map<string, string[]>();
   for (const file of fs.readdirSync(DIR).filter((f) => f.endsWith(".ts"))) {
     const text = fs.readFileSync(path.join(DIR, file), "utf8");
-    imports.set(file, [...text.matchAll(/from "\.\/([\w-]+)"/g)].map((m) => `${m[1]}.ts`));
+    imports.set(
+      file,
+      [...text.matchAll(/from "\.\/([\w-]+)"/g)].map((m) => `${m[1]}.ts`),
+    );
   }
   const cycles: string[] = [];
   const visit = (file: string, trail: string[]) => {

@@ -15,7 +15,12 @@ async function emulatorOnClock(rateLimit: { requests: number; seconds: number; m
   const tokens = store.issueFixtureTokens();
   const emulator = createEmulator({ store, rateLimit, now: () => clock.now });
   const url = await emulator.listen(0, "127.0.0.1");
-  return { clock, admin: client(url, tokens.admin), other: client(url, tokens.other), close: () => emulator.close().then(() => store.close()) };
+  return {
+    clock,
+    admin: client(url, tokens.admin),
+    other: client(url, tokens.other),
+    close: () => emulator.close().then(() => store.close()),
+  };
 }
 
 describe("rate limit", () => {
@@ -27,7 +32,11 @@ describe("rate limit", () => {
       const limited = await admin.get("/api_keys");
       expect(limited.status).toBe(429);
       expect(Number(limited.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
-      expect(limited.body).toMatchObject({ error_code: "ERR_RATE_LIMITED", status_code: 429, details: { operation_id: expect.stringMatching(/^op_/) } });
+      expect(limited.body).toMatchObject({
+        error_code: "ERR_RATE_LIMITED",
+        status_code: 429,
+        details: { operation_id: expect.stringMatching(/^op_/) },
+      });
       // Per account: the other account still has its budget.
       expect((await client(emu.url, emu.otherAccountToken).get("/api_keys")).status).toBe(200);
     } finally {
@@ -94,7 +103,9 @@ describe("rate limit", () => {
       await window.stop();
       await bucket.stop();
     }
-    await expect(startEmulator(["--rate-limit-model", "leaky"])).rejects.toThrow(/--rate-limit-model: expected window or bucket/);
+    await expect(startEmulator(["--rate-limit-model", "leaky"])).rejects.toThrow(
+      /--rate-limit-model: expected window or bucket/,
+    );
   });
 
   it("can be turned off", async () => {
@@ -126,14 +137,17 @@ describe("faults", () => {
     const emu = await startEmulator(["--fail-rate", "0.5", "--rate-limit", "off"]);
     try {
       const admin = client(emu.url, emu.adminToken);
-      const results = await Promise.all(Array.from({ length: 40 }, (_, i) => admin.post("/api_keys", { description: `k${i}` })));
+      const results = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => admin.post("/api_keys", { description: `k${i}` })),
+      );
       const ok = results.filter((r) => r.status === 201).length;
       expect(ok).toBeGreaterThan(0);
       expect(ok).toBeLessThan(40);
       expect(results.every((r) => r.status === 201 || r.status === 503)).toBe(true);
       // Reading back may itself meet 503s: retry each page until it passes.
       let keys: any[] | undefined;
-      for (let i = 0; i < 50 && !keys; i++) keys = await listAll(emu.url, emu.adminToken, "/api_keys", "keys").catch(() => undefined);
+      for (let i = 0; i < 50 && !keys; i++)
+        keys = await listAll(emu.url, emu.adminToken, "/api_keys", "keys").catch(() => undefined);
       expect(keys!.filter((k) => /^k\d+$/.test(k.description ?? "")).length).toBe(ok);
     } finally {
       await emu.stop();
@@ -186,9 +200,17 @@ describe("persistence", () => {
     const first = await startEmulator(["--data", data]);
     const admin = client(first.url, first.adminToken);
     const key = (await admin.post("/api_keys", { description: "survives" })).body;
-    const rule = (await admin.post("/ip_policy_rules", { cidr: "2001:db8::/32", ip_policy_id: first.fixtures.ipPolicies[0], action: "deny" })).body;
+    const rule = (
+      await admin.post("/ip_policy_rules", {
+        cidr: "2001:db8::/32",
+        ip_policy_id: first.fixtures.ipPolicies[0],
+        action: "deny",
+      })
+    ).body;
     const edgePath = `/edges/tls/${first.fixtures.tlsEdges[0]}/mutual_tls`;
-    const module = (await admin.put(edgePath, { enabled: false, certificate_authority_ids: first.fixtures.certificateAuthorities })).body;
+    const module = (
+      await admin.put(edgePath, { enabled: false, certificate_authority_ids: first.fixtures.certificateAuthorities })
+    ).body;
     await first.kill();
     expect(fs.readFileSync(data, "utf8")).not.toContain(key.token);
     // No temp file left behind: the snapshot, its journal and the lock of the killed emulator.
@@ -202,7 +224,9 @@ describe("persistence", () => {
       expect((await again.get(`/ip_policy_rules/${rule.id}`)).body.cidr).toBe("2001:db8::/32");
       const reloaded = (await again.get(edgePath)).body;
       expect(reloaded.enabled).toBe(false);
-      expect(reloaded.certificate_authorities.map((c: any) => c.id)).toEqual(module.certificate_authorities.map((c: any) => c.id));
+      expect(reloaded.certificate_authorities.map((c: any) => c.id)).toEqual(
+        module.certificate_authorities.map((c: any) => c.id),
+      );
       // A user-created key's token keeps working; only the fixture tokens are issued anew.
       expect((await client(second.url, key.token).get("/api_keys")).status).toBe(200);
       expect((await client(second.url, first.adminToken).get("/api_keys")).status).toBe(401);

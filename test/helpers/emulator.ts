@@ -20,7 +20,12 @@ export interface Startup {
     certificateAuthorities: string[];
     tlsEdges: string[];
   };
-  otherAccountFixtures: { users: { id: string; admin: boolean }[]; ipPolicies: string[]; certificateAuthorities: string[]; tlsEdges: string[] };
+  otherAccountFixtures: {
+    users: { id: string; admin: boolean }[];
+    ipPolicies: string[];
+    certificateAuthorities: string[];
+    tlsEdges: string[];
+  };
 }
 
 export interface RunningEmulator extends Startup {
@@ -54,7 +59,11 @@ export async function startEmulator(flags: string[] = [], env: NodeJS.ProcessEnv
     },
     async stats() {
       const res = await fetch(`${startup.url}/_emulator/stats`);
-      return (await res.json()) as { requests: number; byStatus: Record<string, number>; byMethod: Record<string, number> };
+      return (await res.json()) as {
+        requests: number;
+        byStatus: Record<string, number>;
+        byMethod: Record<string, number>;
+      };
     },
   };
 }
@@ -135,7 +144,12 @@ export interface RawResponse {
  * Writes bytes to the emulator over a plain socket (for what fetch cannot send: malformed
  * requests, absolute-form targets, stalled uploads) and reads what comes back within `waitMs`.
  */
-export function raw(url: string, request: string | Buffer, waitMs = 3000, keepWriting?: (socket: net.Socket) => void): Promise<RawResponse> {
+export function raw(
+  url: string,
+  request: string | Buffer,
+  waitMs = 3000,
+  keepWriting?: (socket: net.Socket) => void,
+): Promise<RawResponse> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve) => {
     const socket = net.connect(Number(port), hostname.replace(/^\[|\]$/g, ""));

@@ -90,8 +90,15 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       const path = (req.url ?? "/").split("?")[0];
       const text = Buffer.concat(chunks).toString("utf8");
       count.requests++;
-      const nth = count.fault && count.requests === count.failAt ? { ...count.fault, method: req.method!, path: /./, left: 0, skipped: 0 } : undefined;
-      let fault: (Fault & { left: number; skipped: number }) | undefined = nth ?? faults.find((f) => f.left > 0 && f.method === req.method && f.path.test(path) && (!f.body || f.body.test(text)));
+      const nth =
+        count.fault && count.requests === count.failAt
+          ? { ...count.fault, method: req.method!, path: /./, left: 0, skipped: 0 }
+          : undefined;
+      let fault: (Fault & { left: number; skipped: number }) | undefined =
+        nth ??
+        faults.find(
+          (f) => f.left > 0 && f.method === req.method && f.path.test(path) && (!f.body || f.body.test(text)),
+        );
       if (fault && !nth && fault.skipped < (fault.skip ?? 0)) {
         fault.skipped++;
         fault = undefined;
@@ -102,8 +109,17 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
         failed.push(`${req.method} ${path} ${status}`);
         const answer = fault!.answer?.({ method: req.method!, path, headers: req.headers, body: text });
         const type = answer === undefined || isJson(answer) ? "application/json" : "text/html";
-        res.writeHead(status, { "content-type": type, ...(fault!.retryAfter ? { "retry-after": fault!.retryAfter } : {}) });
-        res.end(answer ?? JSON.stringify({ error_code: status === 429 ? "ERR_RATE_LIMITED" : "ERR_TEST_GATEWAY", msg: `injected ${status} (${fault!.when === "after" ? "request forwarded, answer lost" : "request not forwarded"})` }));
+        res.writeHead(status, {
+          "content-type": type,
+          ...(fault!.retryAfter ? { "retry-after": fault!.retryAfter } : {}),
+        });
+        res.end(
+          answer ??
+            JSON.stringify({
+              error_code: status === 429 ? "ERR_RATE_LIMITED" : "ERR_TEST_GATEWAY",
+              msg: `injected ${status} (${fault!.when === "after" ? "request forwarded, answer lost" : "request not forwarded"})`,
+            }),
+        );
       };
       if (fault?.delayMs) await new Promise((r) => setTimeout(r, fault.delayMs));
       const held = holds.find((h) => h.method === req.method && h.path.test(path));
@@ -118,7 +134,8 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       try {
         const headers: Record<string, string> = {};
         // (fetch sets the length of the body it sends itself, and refuses one given that it does not count as it does)
-        for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string" && !["host", "connection", "content-length"].includes(k)) headers[k] = v;
+        for (const [k, v] of Object.entries(req.headers))
+          if (typeof v === "string" && !["host", "connection", "content-length"].includes(k)) headers[k] = v;
         const body = chunks.length ? Buffer.concat(chunks) : undefined;
         const upstream = await fetch(target + req.url, { method: req.method, headers, body });
         const text = Buffer.from(await upstream.arrayBuffer());
@@ -128,7 +145,8 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
         if (fault) return refuse();
         const out: Record<string, string> = {};
         upstream.headers.forEach((v, k) => {
-          if (!["content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive"].includes(k)) out[k] = v;
+          if (!["content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive"].includes(k))
+            out[k] = v;
         });
         res.writeHead(upstream.status, out);
         const hook = hooks.find((h) => h.left > 0 && h.method === req.method && h.path.test(path) && --h.left === 0);

@@ -12,11 +12,21 @@ import { testStack } from "./stack";
 /** The config every such program reads. */
 export function scenarioConfig(emu: RunningEmulator): Record<string, { value: string }> {
   const [rulePolicy, setPolicy] = emu.fixtures.ipPolicies;
-  return { rulePolicy: { value: rulePolicy }, setPolicy: { value: setPolicy }, edgeId: { value: emu.fixtures.tlsEdges[0] }, caId: { value: emu.fixtures.certificateAuthorities[0] } };
+  return {
+    rulePolicy: { value: rulePolicy },
+    setPolicy: { value: setPolicy },
+    edgeId: { value: emu.fixtures.tlsEdges[0] },
+    caId: { value: emu.fixtures.certificateAuthorities[0] },
+  };
 }
 
 /** Runs the scenario; returns the outputs of the first up (for what a test does next, e.g. import). */
-export async function runScenario(stack: ReturnType<typeof testStack>, emu: RunningEmulator, extra: Record<string, unknown> = {}, { drift = true } = {}) {
+export async function runScenario(
+  stack: ReturnType<typeof testStack>,
+  emu: RunningEmulator,
+  extra: Record<string, unknown> = {},
+  { drift = true } = {},
+) {
   const [, setPolicy] = emu.fixtures.ipPolicies;
   const up = await stack.ok("up", {}, extra);
   expect(up.summary!.resourceChanges).toEqual({ create: 5 });
@@ -28,8 +38,12 @@ export async function runScenario(stack: ReturnType<typeof testStack>, emu: Runn
   if (!drift) return up.outputs!;
 
   const api = client(emu.url, emu.adminToken);
-  expect((await api.patch(`/ip_policy_rules/${up.outputs!.officeId.value}`, { description: "by hand" })).status).toBe(200);
-  expect((await api.post("/ip_policy_rules", { ip_policy_id: setPolicy, cidr: "0.0.0.0/0", action: "allow" })).status).toBe(201);
+  expect((await api.patch(`/ip_policy_rules/${up.outputs!.officeId.value}`, { description: "by hand" })).status).toBe(
+    200,
+  );
+  expect(
+    (await api.post("/ip_policy_rules", { ip_policy_id: setPolicy, cidr: "0.0.0.0/0", action: "allow" })).status,
+  ).toBe(201);
   const gate = await stack.run("preview", {}, { ...extra, refresh: true, expectNoChanges: true });
   expect(gate.ok).toBe(false);
   expect(gate.output).toMatch(/~ description: "by hand" => "HQ"/);
@@ -42,7 +56,11 @@ export async function runScenario(stack: ReturnType<typeof testStack>, emu: Runn
 }
 
 /** destroy, and nothing of the scenario is left. */
-export async function destroyScenario(stack: ReturnType<typeof testStack>, emu: RunningEmulator, extra: Record<string, unknown> = {}) {
+export async function destroyScenario(
+  stack: ReturnType<typeof testStack>,
+  emu: RunningEmulator,
+  extra: Record<string, unknown> = {},
+) {
   await stack.ok("destroy", {}, extra);
   expect(await listAll(emu.url, emu.adminToken, "/ip_policy_rules", "ip_policy_rules")).toEqual([]);
 }

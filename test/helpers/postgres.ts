@@ -15,9 +15,13 @@ export interface Postgres {
 
 function binDir(): string {
   const root = "/usr/lib/postgresql";
-  const versions = fs.existsSync(root) ? fs.readdirSync(root).filter((v) => fs.existsSync(path.join(root, v, "bin", "initdb"))) : [];
+  const versions = fs.existsSync(root)
+    ? fs.readdirSync(root).filter((v) => fs.existsSync(path.join(root, v, "bin", "initdb")))
+    : [];
   if (versions.length) return path.join(root, versions.sort((a, b) => Number(b) - Number(a))[0], "bin");
-  throw new Error("PostgreSQL not found: apt-get install -y postgresql (gives /usr/lib/postgresql/<version>/bin/initdb)");
+  throw new Error(
+    "PostgreSQL not found: apt-get install -y postgresql (gives /usr/lib/postgresql/<version>/bin/initdb)",
+  );
 }
 
 async function freePort(): Promise<number> {
@@ -34,7 +38,11 @@ export async function startPostgres(): Promise<Postgres> {
   const asRoot = process.getuid?.() === 0;
   if (asRoot) execFileSync("chown", ["postgres:postgres", dir]);
   const run = (cmd: string, args: string[]) =>
-    execFileSync(asRoot ? "runuser" : path.join(bin, cmd), asRoot ? ["-u", "postgres", "--", path.join(bin, cmd), ...args] : args, { stdio: "pipe", cwd: dir });
+    execFileSync(
+      asRoot ? "runuser" : path.join(bin, cmd),
+      asRoot ? ["-u", "postgres", "--", path.join(bin, cmd), ...args] : args,
+      { stdio: "pipe", cwd: dir },
+    );
   const data = path.join(dir, "data");
   run("initdb", ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync"]);
   const port = await freePort();

@@ -38,6 +38,8 @@ export function compiled<T = any>(file: string): T {
  * claimed or hold), so that the next test starts as a new run does.
  */
 export function newRun(): void {
-  const all = (globalThis as unknown as Record<symbol, Record<string, unknown> | undefined>)[Symbol.for("@accessctl/pulumi/state/v1")];
+  const all = (globalThis as unknown as Record<symbol, Record<string, unknown> | undefined>)[
+    Symbol.for("@accessctl/pulumi/state/v1")
+  ];
   if (all) for (const what of ["ownership", "run-record"]) delete all[what];
 }

@@ -64,7 +64,10 @@ export const pluginHome: PluginHome = require("../../scripts/pack-project.js").p
  */
 export function packedPlugin(cleanups: (() => unknown)[]) {
   const project = inject("e2e");
-  const home = pluginHome(project.binDir, path.join(project.dir, "node_modules/@accessctl/pulumi/dist/pulumi-resource-accessctl-v0.1.0-linux-amd64.tar.gz"));
+  const home = pluginHome(
+    project.binDir,
+    path.join(project.dir, "node_modules/@accessctl/pulumi/dist/pulumi-resource-accessctl-v0.1.0-linux-amd64.tar.gz"),
+  );
   cleanups.push(() => home.cleanup());
   return { project, home };
 }
@@ -147,7 +150,10 @@ export function testStack(options: StackOptions) {
   const baseConfig = viaEnv
     ? {}
     : { "accessctl:apiUrl": { value: options.emulator.url }, "accessctl:apiKey": { value: apiKey, secret: true } };
-  const env = { ...(viaEnv ? { ACCESSCTL_API_URL: options.emulator.url, ACCESSCTL_API_KEY: apiKey } : {}), ...options.env };
+  const env = {
+    ...(viaEnv ? { ACCESSCTL_API_URL: options.emulator.url, ACCESSCTL_API_KEY: apiKey } : {}),
+    ...options.env,
+  };
 
   // What an operation that ran left in the stack's config (Pulumi keeps config between runs), and the
   // stack config file as it was then: while the file is unchanged, a run sets only the values that
@@ -157,17 +163,29 @@ export function testStack(options: StackOptions) {
   const readConfigFile = () => (fs.existsSync(configFile) ? fs.readFileSync(configFile, "utf8") : "");
 
   /** Starts an operation in its own process group (so that a test can kill Pulumi and all its children). */
-  function start(op: string, spec?: Spec, extra: Record<string, unknown> = {}): { child: ChildProcess; done: Promise<RunResult> } {
+  function start(
+    op: string,
+    spec?: Spec,
+    extra: Record<string, unknown> = {},
+  ): { child: ChildProcess; done: Promise<RunResult> } {
     // moreConfig: stack config for this run on top of the stack's (Pulumi keeps config between runs).
     // A spec with secret texts is itself secret config, as a user's secrets are.
     const { moreConfig, ...rest } = extra as { moreConfig?: Record<string, { value: string; secret?: boolean }> };
     type Config = Record<string, { value: string; secret?: boolean }>;
     const config: Config | undefined = spec
-      ? ({ ...baseConfig, ...options.extraConfig, ...moreConfig, spec: { value: JSON.stringify(spec), secret: (spec as { secretTexts?: boolean }).secretTexts === true } } as Config)
+      ? ({
+          ...baseConfig,
+          ...options.extraConfig,
+          ...moreConfig,
+          spec: { value: JSON.stringify(spec), secret: (spec as { secretTexts?: boolean }).secretTexts === true },
+        } as Config)
       : undefined;
     const before = known && known.file === readConfigFile() ? known : undefined;
     known = undefined; // unknown while this run sets config, and after it unless its operation ran
-    const values = { ...before?.values, ...Object.fromEntries(Object.entries(config ?? {}).map(([k, c]) => [k, JSON.stringify([c.value, !!c.secret])])) };
+    const values = {
+      ...before?.values,
+      ...Object.fromEntries(Object.entries(config ?? {}).map(([k, c]) => [k, JSON.stringify([c.value, !!c.secret])])),
+    };
     const job = {
       dir: options.project.dir,
       stack: name,
@@ -183,7 +201,8 @@ export function testStack(options: StackOptions) {
     const { child, done: raw } = spawnJob(job, { detached: true }) as { child: ChildProcess; done: Promise<any> };
     const done = raw.then((r: any) => {
       // An operation ran (it has an exit code): the stack exists and holds this run's config.
-      if (typeof r.exitCode === "number" || (r.ok && ["outputs", "cancel"].includes(op))) known = { values, file: readConfigFile() };
+      if (typeof r.exitCode === "number" || (r.ok && ["outputs", "cancel"].includes(op)))
+        known = { values, file: readConfigFile() };
       return { ...r, output: r.childStderr } as RunResult;
     });
     return { child, done };
@@ -195,7 +214,9 @@ export function testStack(options: StackOptions) {
 
   /** The checkpoint file of this stack in its file backend. */
   function stateFile(): string {
-    const projectName = /^name:\s*(\S+)/m.exec(fs.readFileSync(path.join(options.project.dir, "Pulumi.yaml"), "utf8"))![1];
+    const projectName = /^name:\s*(\S+)/m.exec(
+      fs.readFileSync(path.join(options.project.dir, "Pulumi.yaml"), "utf8"),
+    )![1];
     return path.join(backend, ".pulumi", "stacks", projectName, `${name}.json`);
   }
 
@@ -209,7 +230,14 @@ export function testStack(options: StackOptions) {
     restoreCheckpointBackup() {
       const file = stateFile();
       const history = path.join(backend, ".pulumi", "history", path.basename(path.dirname(file)), name);
-      const older = fs.existsSync(history) ? fs.readdirSync(history).filter((f) => f.endsWith(".checkpoint.json")).sort().reverse().map((f) => path.join(history, f)) : [];
+      const older = fs.existsSync(history)
+        ? fs
+            .readdirSync(history)
+            .filter((f) => f.endsWith(".checkpoint.json"))
+            .sort()
+            .reverse()
+            .map((f) => path.join(history, f))
+        : [];
       const whole = [`${file}.bak`, ...older].find((f) => {
         try {
           return !!JSON.parse(fs.readFileSync(f, "utf8")).checkpoint;

@@ -30,7 +30,9 @@ const octet = fc.integer({ min: 0, max: 255 });
 const ipv4 = fc.tuple(octet, octet, octet, octet).map((o) => o.join("."));
 const hextet = fc.integer({ min: 0, max: 0xffff }).map((n) => n.toString(16));
 const ipv6Full = fc.array(hextet, { minLength: 8, maxLength: 8 }).map((h) => h.join(":"));
-const ipv6Short = fc.tuple(fc.array(hextet, { maxLength: 3 }), fc.array(hextet, { maxLength: 3 })).map(([a, b]) => `${a.join(":")}::${b.join(":")}`);
+const ipv6Short = fc
+  .tuple(fc.array(hextet, { maxLength: 3 }), fc.array(hextet, { maxLength: 3 }))
+  .map(([a, b]) => `${a.join(":")}::${b.join(":")}`);
 const ipv6 = fc.tuple(fc.oneof(ipv6Full, ipv6Short), fc.boolean()).map(([a, upper]) => (upper ? a.toUpperCase() : a));
 
 const mappedPrefix = fc.constantFrom("::ffff:", "::FFFF:", "0:0:0:0:0:ffff:", "0::ffff:", "::0:ffff:");
@@ -52,8 +54,12 @@ const cidr = fc.oneof(
   fc.string({ unit: fc.constantFrom(..."0123456789abcdefABCDEF:./% x"), maxLength: 24 }),
   // IPv4-mapped IPv6 (::ffff:a.b.c.d/96+n is a.b.c.d/n), spelled in several ways, with and without host bits.
   fc.tuple(mappedPrefix, ipv4, fc.integer({ min: 80, max: 140 })).map(([m, a, p]) => `${m}${a}/${p}`),
-  fc.tuple(mappedPrefix, ipv4, fc.integer({ min: 0, max: 32 }), fc.boolean()).map(([m, a, p, hex]) => `${m}${hex ? asHex(networkOf(a, p)) : networkOf(a, p)}/${p + 96}`),
-  fc.tuple(fc.constantFrom("::", "64:ff9b::", "::ffff:0:", "1::ffff:"), ipv4, fc.integer({ min: 96, max: 128 })).map(([m, a, p]) => `${m}${a}/${p}`),
+  fc
+    .tuple(mappedPrefix, ipv4, fc.integer({ min: 0, max: 32 }), fc.boolean())
+    .map(([m, a, p, hex]) => `${m}${hex ? asHex(networkOf(a, p)) : networkOf(a, p)}/${p + 96}`),
+  fc
+    .tuple(fc.constantFrom("::", "64:ff9b::", "::ffff:0:", "1::ffff:"), ipv4, fc.integer({ min: 96, max: 128 }))
+    .map(([m, a, p]) => `${m}${a}/${p}`),
   fc.tuple(octet, fc.integer({ min: 0, max: 9 })).map(([a, b]) => `::ffff:${a}.0${b}.0.0/112`),
   // One address alone: one host (/32, /128), in any of the spellings above.
   ipv4,
@@ -72,7 +78,10 @@ function networkOf(address: string, prefix: number): string {
 /** Text whose UTF-8 size straddles a limit: 1-, 2-, 3- and 4-byte characters. */
 function textAround(limit: number) {
   return fc
-    .tuple(fc.integer({ min: limit - 8, max: limit + 8 }), fc.array(fc.constantFrom("é", "€", "😀", "a"), { maxLength: 4 }))
+    .tuple(
+      fc.integer({ min: limit - 8, max: limit + 8 }),
+      fc.array(fc.constantFrom("é", "€", "😀", "a"), { maxLength: 4 }),
+    )
     .map(([bytes, tail]) => {
       const end = tail.join("");
       return "x".repeat(Math.max(0, bytes - Buffer.byteLength(end))) + end;
@@ -89,7 +98,11 @@ describe("check and the service agree", () => {
         const res = await admin.post("/ip_policy_rules", { ip_policy_id: emu.fixtures.ipPolicies[0], cidr: c, action });
         if (res.status === 201) await admin.delete(`/ip_policy_rules/${res.body.id}`);
         const clientOk = checked.failures.length === 0;
-        expect({ cidr: c, service: res.status, check: checked.failures }).toEqual({ cidr: c, service: clientOk ? 201 : 400, check: checked.failures });
+        expect({ cidr: c, service: res.status, check: checked.failures }).toEqual({
+          cidr: c,
+          service: clientOk ? 201 : 400,
+          check: checked.failures,
+        });
         if (!clientOk) rejected++;
         if (clientOk) {
           accepted++;
@@ -105,11 +118,19 @@ describe("check and the service agree", () => {
   it("on description and metadata sizes in UTF-8 bytes, for keys and rules", async () => {
     await fc.assert(
       fc.asyncProperty(textAround(255), textAround(4096), fc.boolean(), async (description, metadata, forKey) => {
-        const inputs = forKey ? { description, metadata } : { ipPolicyId: emu.fixtures.ipPolicies[1], cidr: "10.99.0.0/16", action: "allow", description, metadata };
+        const inputs = forKey
+          ? { description, metadata }
+          : { ipPolicyId: emu.fixtures.ipPolicies[1], cidr: "10.99.0.0/16", action: "allow", description, metadata };
         const checked = await (forKey ? apiKey : rule).check({}, inputs);
         const res = forKey
           ? await admin.post("/api_keys", { description, metadata })
-          : await admin.post("/ip_policy_rules", { ip_policy_id: emu.fixtures.ipPolicies[1], cidr: "10.99.0.0/16", action: "allow", description, metadata });
+          : await admin.post("/ip_policy_rules", {
+              ip_policy_id: emu.fixtures.ipPolicies[1],
+              cidr: "10.99.0.0/16",
+              action: "allow",
+              description,
+              metadata,
+            });
         if (res.status === 201) await admin.delete(`/${forKey ? "api_keys" : "ip_policy_rules"}/${res.body.id}`);
         const sizes = [Buffer.byteLength(description), Buffer.byteLength(metadata)];
         expect({ sizes, service: res.status }).toEqual({ sizes, service: checked.failures.length === 0 ? 201 : 400 });

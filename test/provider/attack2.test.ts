@@ -25,7 +25,9 @@ describe("msg rendering: the id shape carries key material (render-msg.ts kindOf
 
   it.fails("one error's msg of ids, 7 characters of the key each, shows the whole key (but its `_`)", () => {
     const alnum = KEY.replace(/_/g, "");
-    const msg = `rules ${sevens(alnum).map((p) => `ipr_${p}`).join(", ")} conflict`;
+    const msg = `rules ${sevens(alnum)
+      .map((p) => `ipr_${p}`)
+      .join(", ")} conflict`;
     const what = "create IP policy rule 10.0.0.0/8";
     const err = failures.describeError(what, 409, { msg }, JSON.stringify({ msg }), [KEY]);
     const shown = idBodies(err.message).filter((b) => alnum.includes(b));
@@ -36,9 +38,14 @@ describe("msg rendering: the id shape carries key material (render-msg.ts kindOf
     // A lower/Capitalized/UPPER run is a word; digits go in ids (not counted); `q` breaks every window.
     const letters = (p: string) => p.match(/[a-z]+|[A-Z][a-z]*|[0-9]+/g)!.map((r) => (/\d/.test(r) ? `op_${r}` : r));
     const alnum = KEY.replace(/_/g, "");
-    const msg = sevens(alnum).map((p) => letters(p).join("-")).join(" q ");
+    const msg = sevens(alnum)
+      .map((p) => letters(p).join("-"))
+      .join(" q ");
     const err = failures.describeError("list IP policy rules", 400, { msg }, JSON.stringify({ msg }), [KEY]);
-    const back = err.message.split(": HTTP 400: ")[1].split(" q ").map((p: string) => p.replace(/op_|-/g, ""));
+    const back = err.message
+      .split(": HTTP 400: ")[1]
+      .split(" q ")
+      .map((p: string) => p.replace(/op_|-/g, ""));
     expect(back.filter((p: string) => alnum.includes(p)).join("").length).toBeLessThan(8); // fails: 49 of 56
   });
 });
@@ -94,11 +101,13 @@ describe("a looping next_page_uri", () => {
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     try {
-      await config.configure(configureRequest({
-        "accessctl:apiUrl": `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        "accessctl:apiKey": KEY,
-        "accessctl:maxRequestsPerMinute": "100000",
-      }));
+      await config.configure(
+        configureRequest({
+          "accessctl:apiUrl": `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+          "accessctl:apiKey": KEY,
+          "accessctl:maxRequestsPerMinute": "100000",
+        }),
+      );
       newRun();
       const walked: unknown[] = [];
       const err = await (async () => {
@@ -227,8 +236,14 @@ describe("against the emulator", () => {
     try {
       fresh();
       const allow = (await rule.check({}, { ipPolicyId: p, cidr: "0.0.0.0/0", action: "allow", __urn: URN_B })).inputs;
-      await rule.create(allow).then(() => tried.push("created 0.0.0.0/0 allow"), () => undefined);
-      await rule.delete(deny.id, deny.outs).then(() => tried.push("deleted 203.0.113.0/24 deny"), () => undefined);
+      await rule.create(allow).then(
+        () => tried.push("created 0.0.0.0/0 allow"),
+        () => undefined,
+      );
+      await rule.delete(deny.id, deny.outs).then(
+        () => tried.push("deleted 203.0.113.0/24 deny"),
+        () => undefined,
+      );
     } finally {
       delete process.env.ACCESSCTL_PLAN_HOLD;
     }
@@ -319,19 +334,28 @@ describe("a lost API key create and an attempt two keys name", () => {
           return json(502, lost);
         }
         if (req.method === "DELETE") return (deleted.push(req.url!), res.writeHead(204).end());
-        const key = (id: string, created_at: string) =>
-          ({ id, uri: "u", created_at, token: null, owner_id: "usr_a", description: "ci", metadata: marker });
+        const key = (id: string, created_at: string) => ({
+          id,
+          uri: "u",
+          created_at,
+          token: null,
+          owner_id: "usr_a",
+          description: "ci",
+          metadata: marker,
+        });
         const keys = [key("ak_lost", madeAt), key("ak_victim", "2026-01-01T00:00:00.000Z")];
         json(200, { keys, uri: "u", next_page_uri: null });
       });
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     try {
-      await config.configure(configureRequest({
-        "accessctl:apiUrl": `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        "accessctl:apiKey": "k".repeat(20),
-        "accessctl:maxRequestsPerMinute": "100000",
-      }));
+      await config.configure(
+        configureRequest({
+          "accessctl:apiUrl": `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+          "accessctl:apiKey": "k".repeat(20),
+          "accessctl:maxRequestsPerMinute": "100000",
+        }),
+      );
       newRun();
       const key = (await serializedProvider("api-key")).provider;
       const err = await key.create({ description: "ci", ownerId: "usr_a" }).catch((e: Error) => e);

@@ -12,15 +12,18 @@ const client = compiled("provider/http/api.js");
 const walker = compiled("provider/http/pages.js");
 const config = compiled("provider/config.js");
 /** As the host calls it: ACCESSCTL_ACCEPT_GONE is taken only in a read operation (http/trust.ts acceptGoneApplies). */
-const asRead = <T>(fn: () => Promise<T>): Promise<T> => compiled("provider/operation.js").inOperation(fn, undefined, "read");
+const asRead = <T>(fn: () => Promise<T>): Promise<T> =>
+  compiled("provider/operation.js").inOperation(fn, undefined, "read");
 
 function useApi(apiUrl: string, apiKey: string, maxRequestsPerMinute = "100000", maxRetries = "8") {
-  return config.configure(configureRequest({
-    "accessctl:apiUrl": apiUrl,
-    "accessctl:apiKey": apiKey,
-    "accessctl:maxRequestsPerMinute": maxRequestsPerMinute,
-    "accessctl:maxRetries": maxRetries,
-  }));
+  return config.configure(
+    configureRequest({
+      "accessctl:apiUrl": apiUrl,
+      "accessctl:apiKey": apiKey,
+      "accessctl:maxRequestsPerMinute": maxRequestsPerMinute,
+      "accessctl:maxRetries": maxRetries,
+    }),
+  );
 }
 
 const servers: http.Server[] = [];
@@ -49,7 +52,9 @@ describe("retries against the emulator", () => {
       const { provider } = await serializedProvider("ip-policy-rule");
       const before = client.counters().retries;
       const created = await Promise.all(
-        Array.from({ length: 30 }, (_, i) => provider.create({ ipPolicyId: emu.fixtures.ipPolicies[0], cidr: `10.1.${i}.0/24`, action: "allow" })),
+        Array.from({ length: 30 }, (_, i) =>
+          provider.create({ ipPolicyId: emu.fixtures.ipPolicies[0], cidr: `10.1.${i}.0/24`, action: "allow" }),
+        ),
       );
       expect(new Set(created.map((c) => c.id)).size).toBe(30);
       expect(client.counters().retries).toBeGreaterThan(before);
@@ -118,7 +123,9 @@ describe("ambiguous failures", () => {
     let status = 503;
     const server = await misbehaving((_req, res) => {
       res.writeHead(status, { "content-type": "application/json", "retry-after": "0" });
-      res.end(JSON.stringify({ error_code: "ERR_X", status_code: status, msg: "busy", details: { operation_id: "op_1" } }));
+      res.end(
+        JSON.stringify({ error_code: "ERR_X", status_code: status, msg: "busy", details: { operation_id: "op_1" } }),
+      );
     });
     await useApi(server.url, "k".repeat(20));
     const failed503 = await client.api("POST", "/api_keys", { what: "create", body: {} }).catch((e: any) => e);
@@ -160,7 +167,13 @@ describe("requests", () => {
       // The module's 404, then the request that shows this URL serves the API (http/trust.ts believe404).
       const proof = req.url!.startsWith("/ip_policy_rules?");
       res.writeHead(proof ? 200 : 404, { "content-type": "application/json" });
-      res.end(JSON.stringify(proof ? { ip_policy_rules: [], uri: "u", next_page_uri: null } : { error_code: "ERR_NOT_FOUND", status_code: 404, msg: "not found" }));
+      res.end(
+        JSON.stringify(
+          proof
+            ? { ip_policy_rules: [], uri: "u", next_page_uri: null }
+            : { error_code: "ERR_NOT_FOUND", status_code: 404, msg: "not found" },
+        ),
+      );
     });
     await useApi(server.url, "header-test-key-0123456789");
     const { provider } = await serializedProvider("tls-edge-mutual-tls");
@@ -185,7 +198,9 @@ describe("answers that are not what they should be", () => {
     });
     await useApi(server.url, key);
     const err = await client.api("GET", "/api_keys/ak_1", { what: "read API key ak_1" }).catch((e: any) => e);
-    expect(err.message).toBe("read API key ak_1: HTTP 500: an answer that is not the service's error (57 bytes, not shown)");
+    expect(err.message).toBe(
+      "read API key ak_1: HTTP 500: an answer that is not the service's error (57 bytes, not shown)",
+    );
     expect(err.message).not.toContain("Internal error");
     expect(err.status).toBe(500);
   });
@@ -211,12 +226,22 @@ describe("answers that are not what they should be", () => {
   it("refuses an answer that lacks a field rather than wiping the state", async () => {
     const server = await misbehaving((_req, res) => {
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ id: "ipr_1", uri: "u", created_at: "t", action: "allow", ip_policy: { id: "ipp_1", uri: "u" } }));
+      res.end(
+        JSON.stringify({
+          id: "ipr_1",
+          uri: "u",
+          created_at: "t",
+          action: "allow",
+          ip_policy: { id: "ipp_1", uri: "u" },
+        }),
+      );
     });
     await useApi(server.url, "k".repeat(20));
     const { provider } = await serializedProvider("ip-policy-rule");
     const err = await provider.read("ipr_1", { cidr: "10.0.0.0/8" }).catch((e: Error) => e);
-    expect(err.message).toBe("read IP policy rule ipr_1: the answer has no valid cidr (expected a string); nothing was changed in the state");
+    expect(err.message).toBe(
+      "read IP policy rule ipr_1: the answer has no valid cidr (expected a string); nothing was changed in the state",
+    );
     const mtls = (await serializedProvider("tls-edge-mutual-tls")).provider;
     const err2 = await mtls.read("edgtls_1", {}).catch((e: Error) => e);
     expect(err2.message).toMatch(/the answer has no valid enabled/);
@@ -230,7 +255,9 @@ describe("answers that are not what they should be", () => {
     await useApi(server.url, "k".repeat(20));
     const { provider } = await serializedProvider("api-key");
     const err = await provider.create({ description: "x" }).catch((e: Error) => e);
-    expect(err.message).toMatch(/^create API key: the answer has no valid id .*; the answer to the create was lost, so its token is unknown: no key names this create \(its metadata would\), so it made none\. Run the update again\.$/);
+    expect(err.message).toMatch(
+      /^create API key: the answer has no valid id .*; the answer to the create was lost, so its token is unknown: no key names this create \(its metadata would\), so it made none\. Run the update again\.$/,
+    );
     expect(server.hits.POST).toBe(1);
     expect(server.hits.GET).toBe(1); // it looked for a key the create may have made
   });
@@ -248,10 +275,30 @@ describe("answers that are not what they should be", () => {
         posts++;
         if (posts === 1) return res.socket!.destroy(); // the first create's answer is lost
         // The sibling's create answers late, while the first one is being cleaned up.
-        return setTimeout(() => json(201, { id: "ak_sibling", uri: "u", created_at: now(), token: "sibling-token-0123456789", owner_id: "usr_a", description: "same", metadata: "m" }), 500);
+        return setTimeout(
+          () =>
+            json(201, {
+              id: "ak_sibling",
+              uri: "u",
+              created_at: now(),
+              token: "sibling-token-0123456789",
+              owner_id: "usr_a",
+              description: "same",
+              metadata: "m",
+            }),
+          500,
+        );
       }
       if (req.method === "GET") {
-        const key = (id: string) => ({ id, uri: "u", created_at: now(), token: null, owner_id: "usr_a", description: "same", metadata: "m" });
+        const key = (id: string) => ({
+          id,
+          uri: "u",
+          created_at: now(),
+          token: null,
+          owner_id: "usr_a",
+          description: "same",
+          metadata: "m",
+        });
         return json(200, { keys: [key("ak_sibling"), key("ak_orphan")], uri: "u", next_page_uri: null });
       }
       deleted.push(req.url!);
@@ -260,10 +307,15 @@ describe("answers that are not what they should be", () => {
     await useApi(server.url, "k".repeat(20));
     const { provider } = await serializedProvider("api-key");
     // With the program's own metadata (no marker of the provider's), the keys it may have made are named.
-    const [lost, sibling] = await Promise.allSettled([provider.create({ description: "same", metadata: "m" }), provider.create({ description: "same", metadata: "m" })]);
+    const [lost, sibling] = await Promise.allSettled([
+      provider.create({ description: "same", metadata: "m" }),
+      provider.create({ description: "same", metadata: "m" }),
+    ]);
     expect(sibling).toMatchObject({ status: "fulfilled", value: { id: "ak_sibling" } });
     expect(lost.status).toBe("rejected");
-    expect((lost as PromiseRejectedResult).reason.message).toMatch(/the answer to the create was lost, so its token is unknown\. It may have made this key, left as it is \(another stack's or user's identical key would look the same\): ak_orphan \(owner usr_a, created_at [^)]+\)\. Delete the one that is yours/);
+    expect((lost as PromiseRejectedResult).reason.message).toMatch(
+      /the answer to the create was lost, so its token is unknown\. It may have made this key, left as it is \(another stack's or user's identical key would look the same\): ak_orphan \(owner usr_a, created_at [^)]+\)\. Delete the one that is yours/,
+    );
     expect(deleted).toEqual([]);
   });
 
@@ -299,9 +351,19 @@ describe("a 404 is not taken for gone", () => {
         res.writeHead(status, { "content-type": "application/json" });
         res.end(JSON.stringify(body));
       };
-      if (req.url!.startsWith("/ip_policy_rules")) return json(200, { ip_policy_rules: [], uri: "u", next_page_uri: null });
-      if (req.url!.startsWith("/api_keys/")) return json(404, { error_code: "ERR_NOT_FOUND", status_code: 404, msg: "API key not found", details: {} });
-      const key = { id: "ak_theirs", uri: "u", created_at: new Date().toISOString(), token: null, owner_id: "usr_a", description: "", metadata: "" };
+      if (req.url!.startsWith("/ip_policy_rules"))
+        return json(200, { ip_policy_rules: [], uri: "u", next_page_uri: null });
+      if (req.url!.startsWith("/api_keys/"))
+        return json(404, { error_code: "ERR_NOT_FOUND", status_code: 404, msg: "API key not found", details: {} });
+      const key = {
+        id: "ak_theirs",
+        uri: "u",
+        created_at: new Date().toISOString(),
+        token: null,
+        owner_id: "usr_a",
+        description: "",
+        metadata: "",
+      };
       return json(200, { keys: [key], uri: "u", next_page_uri: null });
     });
     await useApi(server.url, "b".repeat(20));
@@ -313,8 +375,17 @@ describe("a 404 is not taken for gone", () => {
     try {
       expect(await asRead(() => provider.read("ak_mine", { ownerId: "usr_a", description: "ci" }))).toEqual({});
       // Outside a read operation (a create, update, destroy, or not known), the say-so is not taken.
-      expect(String(await provider.read("ak_mine", { ownerId: "usr_a", description: "ci" }).catch((e: Error) => e))).toContain("not taken as deleted");
-      expect(String(await provider.delete("ak_mine", { ownerId: "usr_a", description: "ci" }).then(() => "deleted", (e: Error) => e))).toContain("not taken as deleted");
+      expect(
+        String(await provider.read("ak_mine", { ownerId: "usr_a", description: "ci" }).catch((e: Error) => e)),
+      ).toContain("not taken as deleted");
+      expect(
+        String(
+          await provider.delete("ak_mine", { ownerId: "usr_a", description: "ci" }).then(
+            () => "deleted",
+            (e: Error) => e,
+          ),
+        ),
+      ).toContain("not taken as deleted");
     } finally {
       delete process.env.ACCESSCTL_ACCEPT_GONE;
     }
@@ -331,7 +402,11 @@ describe("connection settings", () => {
       expect(() => config.connection({ apiUrl: "https://api.example" })).toThrow(/accessctl:apiKey.*ACCESSCTL_API_KEY/);
       process.env.ACCESSCTL_API_URL = "http://127.0.0.1:1";
       process.env.ACCESSCTL_API_KEY = "from-env-0123456789";
-      expect(config.connection({})).toMatchObject({ apiUrl: "http://127.0.0.1:1", apiKey: "from-env-0123456789", maxRequestsPerMinute: 120 });
+      expect(config.connection({})).toMatchObject({
+        apiUrl: "http://127.0.0.1:1",
+        apiKey: "from-env-0123456789",
+        maxRequestsPerMinute: 120,
+      });
       // Stack config wins over the environment.
       expect(config.connection({ apiKey: "from-config-0123456789" }).apiKey).toBe("from-config-0123456789");
     } finally {
@@ -343,17 +418,28 @@ describe("connection settings", () => {
   });
 
   it("refuses plain http:// except to loopback", () => {
-    for (const ok of ["https://api.example.com", "http://127.0.0.1:8787", "http://localhost:1", "http://[::1]:8787"]) expect(() => config.checkApiUrl(ok)).not.toThrow();
-    for (const bad of ["http://api.example.com", "http://10.0.0.1", "ftp://x", "not a url", "https://user:pw@api.example.com"]) {
+    for (const ok of ["https://api.example.com", "http://127.0.0.1:8787", "http://localhost:1", "http://[::1]:8787"])
+      expect(() => config.checkApiUrl(ok)).not.toThrow();
+    for (const bad of [
+      "http://api.example.com",
+      "http://10.0.0.1",
+      "ftp://x",
+      "not a url",
+      "https://user:pw@api.example.com",
+    ]) {
       expect(() => config.checkApiUrl(bad), bad).toThrow(/accessctl:apiUrl/);
     }
-    expect(() => config.connection({ apiUrl: "https://x", apiKey: "k", maxRequestsPerMinute: "0" })).toThrow(/maxRequestsPerMinute/);
+    expect(() => config.connection({ apiUrl: "https://x", apiKey: "k", maxRequestsPerMinute: "0" })).toThrow(
+      /maxRequestsPerMinute/,
+    );
   });
 });
 
 describe("paths", () => {
   it("URL-encodes every id and refuses dot segments", () => {
-    expect(client.apiPath`/api_keys/${"ak_1/../ip_policy_rules?x=1#y"}`).toBe("/api_keys/ak_1%2F..%2Fip_policy_rules%3Fx%3D1%23y");
+    expect(client.apiPath`/api_keys/${"ak_1/../ip_policy_rules?x=1#y"}`).toBe(
+      "/api_keys/ak_1%2F..%2Fip_policy_rules%3Fx%3D1%23y",
+    );
     expect(client.apiPath`/edges/tls/${"a b%"}/mutual_tls`).toBe("/edges/tls/a%20b%25/mutual_tls");
     for (const bad of ["..", ".", "", "%2e%2E"]) expect(() => client.apiPath`/api_keys/${bad}`).toThrow(/invalid id/);
   });
@@ -362,7 +448,8 @@ describe("paths", () => {
     const emu = await startEmulator(["--rate-limit", "off"]);
     try {
       await useApi(emu.url, emu.adminToken);
-      for (let i = 0; i < 7; i++) await client.api("POST", "/api_keys", { what: "create", body: { description: `p${i}` } });
+      for (let i = 0; i < 7; i++)
+        await client.api("POST", "/api_keys", { what: "create", body: { description: `p${i}` } });
       const seen: string[] = [];
       for await (const key of walker.listAll("/api_keys?limit=2", "keys", "list")) seen.push(key.description);
       expect(seen.filter((d) => d?.startsWith("p"))).toEqual(["p6", "p5", "p4", "p3", "p2", "p1", "p0"]);
@@ -375,12 +462,14 @@ describe("paths", () => {
     const emu = await startEmulator(["--rate-limit", "off"]);
     try {
       await useApi(emu.url, emu.adminToken);
-      for (let i = 0; i < 7; i++) await client.api("POST", "/api_keys", { what: "create", body: { description: `p${i}` } });
+      for (let i = 0; i < 7; i++)
+        await client.api("POST", "/api_keys", { what: "create", body: { description: `p${i}` } });
       const seen: string[] = [];
       for await (const key of walker.listAll("/api_keys?limit=2", "keys", "list")) {
         seen.push(key.description);
         // Each page's last key goes as soon as it is read (another client's delete).
-        if (seen.length % 2 === 0 && key.description?.startsWith("p")) await client.api("DELETE", client.apiPath`/api_keys/${key.id}`, { what: "delete" });
+        if (seen.length % 2 === 0 && key.description?.startsWith("p"))
+          await client.api("DELETE", client.apiPath`/api_keys/${key.id}`, { what: "delete" });
       }
       expect(seen.filter((d) => d?.startsWith("p"))).toEqual(["p6", "p5", "p4", "p3", "p2", "p1", "p0"]);
     } finally {

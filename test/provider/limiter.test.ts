@@ -28,15 +28,31 @@ Promise.all(Array.from({ length: 4 }, worker)).then(
   (e) => { process.stderr.write(String(e)); process.exit(1); });
 `;
 
-function pipeline(url: string, token: string, perWindow: number, count: number, windowMs: number): Promise<{ requests: number; rateLimited: number }> {
+function pipeline(
+  url: string,
+  token: string,
+  perWindow: number,
+  count: number,
+  windowMs: number,
+): Promise<{ requests: number; rateLimited: number }> {
   return new Promise((resolve, reject) => {
-    const env = { ...process.env, ACCESSCTL_API_URL: url, ACCESSCTL_API_KEY: token, ACCESSCTL_MAX_REQUESTS_PER_MINUTE: String(perWindow) };
-    const child = spawn(process.execPath, ["-e", PIPELINE, String(count), String(windowMs)], { env, stdio: ["ignore", "pipe", "pipe"] });
+    const env = {
+      ...process.env,
+      ACCESSCTL_API_URL: url,
+      ACCESSCTL_API_KEY: token,
+      ACCESSCTL_MAX_REQUESTS_PER_MINUTE: String(perWindow),
+    };
+    const child = spawn(process.execPath, ["-e", PIPELINE, String(count), String(windowMs)], {
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let out = "";
     let err = "";
     child.stdout.on("data", (d) => (out += d));
     child.stderr.on("data", (d) => (err += d));
-    child.once("close", (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`pipeline failed: ${err}`))));
+    child.once("close", (code) =>
+      code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`pipeline failed: ${err}`)),
+    );
   });
 }
 
@@ -45,7 +61,13 @@ afterEach(() => {
 });
 
 /** A request as api() makes it: a slot, an answer after `answer(i, attempt)` (ms and status), a retry after a 429. */
-async function simulated(conn: object, i: number, answer: (i: number, attempt: number) => { ms: number; status: number; retryAfterMs?: number }, sent: number[], log: string[] = []) {
+async function simulated(
+  conn: object,
+  i: number,
+  answer: (i: number, attempt: number) => { ms: number; status: number; retryAfterMs?: number },
+  sent: number[],
+  log: string[] = [],
+) {
   let retryAfterMs = 0;
   for (let attempt = 0; ; attempt++) {
     const done = await limiter.takeRateSlot(conn, retryAfterMs);
@@ -64,7 +86,9 @@ describe("the log of the last window", () => {
     vi.useFakeTimers({ now: 1_000_000 });
     const conn = { apiUrl: "http://127.0.0.1:1", apiKey: "limiter-log-key", maxRequestsPerMinute: 10 };
     const sent: number[] = [];
-    const all = Promise.all(Array.from({ length: 45 }, (_, i) => simulated(conn, i, () => ({ ms: (i * 37) % 300, status: 200 }), sent)));
+    const all = Promise.all(
+      Array.from({ length: 45 }, (_, i) => simulated(conn, i, () => ({ ms: (i * 37) % 300, status: 200 }), sent)),
+    );
     await vi.advanceTimersByTimeAsync(600_000);
     await all;
     expect(sent.length).toBe(45);
@@ -77,7 +101,8 @@ describe("the log of the last window", () => {
     const sent: number[] = [];
     const log: string[] = [];
     // The 30th request is answered 429 with Retry-After: 5 s.
-    const answer = (i: number, attempt: number) => (i === 29 && attempt === 0 ? { ms: 100, status: 429, retryAfterMs: 5000 } : { ms: 50, status: 200 });
+    const answer = (i: number, attempt: number) =>
+      i === 29 && attempt === 0 ? { ms: 100, status: 429, retryAfterMs: 5000 } : { ms: 50, status: 200 };
     const all = Promise.all(Array.from({ length: 240 }, (_, i) => simulated(conn, i, answer, sent, log)));
     await vi.advanceTimersByTimeAsync(1_200_000);
     await all;
@@ -110,12 +135,24 @@ describe("one 429 after a burst", () => {
       seen.push(req.url!);
       const [status, extra] = seen.length === 60 ? [429, { "retry-after": "1" }] : [200, {}];
       res.writeHead(status, { "content-type": "application/json", ...extra });
-      res.end(JSON.stringify(status === 429 ? { error_code: "ERR_RATE_LIMITED", status_code: 429, msg: "slow down", details: { operation_id: "op_1" } } : { keys: [], uri: "u", next_page_uri: null }));
+      res.end(
+        JSON.stringify(
+          status === 429
+            ? { error_code: "ERR_RATE_LIMITED", status_code: 429, msg: "slow down", details: { operation_id: "op_1" } }
+            : { keys: [], uri: "u", next_page_uri: null },
+        ),
+      );
     });
     servers.push(server);
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    await config.configure(configureRequest({ "accessctl:apiUrl": url, "accessctl:apiKey": "k".repeat(20), "accessctl:maxRequestsPerMinute": "120" }));
+    await config.configure(
+      configureRequest({
+        "accessctl:apiUrl": url,
+        "accessctl:apiKey": "k".repeat(20),
+        "accessctl:maxRequestsPerMinute": "120",
+      }),
+    );
     limiter.setRateWindow(6_000);
     try {
       await Promise.all(Array.from({ length: 100 }, (_, i) => client.api("GET", `/api_keys?i=${i}`, { what: "list" })));
@@ -135,11 +172,17 @@ describe("pipelines sharing an account", () => {
     const emu = await startEmulator(["--rate-limit", "120/10"]);
     try {
       const started = Date.now();
-      const results = await Promise.all([0, 1, 2, 3, 4].map(() => pipeline(emu.url, emu.adminToken, 120, 60, 10_000).then((r) => ({ ...r, ended: Date.now() - started }))));
+      const results = await Promise.all(
+        [0, 1, 2, 3, 4].map(() =>
+          pipeline(emu.url, emu.adminToken, 120, 60, 10_000).then((r) => ({ ...r, ended: Date.now() - started })),
+        ),
+      );
       const stats = await emu.stats();
       const limited = stats.byStatus["429"] ?? 0;
       const ends = results.map((r) => r.ended);
-      process.stderr.write(`five pipelines: ${limited} of ${stats.requests} answered 429; ended after ${ends.join(", ")} ms\n`);
+      process.stderr.write(
+        `five pipelines: ${limited} of ${stats.requests} answered 429; ended after ${ends.join(", ")} ms\n`,
+      );
       expect(stats.byStatus["200"]).toBe(300);
       expect(results.reduce((sum, r) => sum + r.rateLimited, 0)).toBe(limited);
       expect(limited / stats.requests).toBeLessThan(0.05);
@@ -190,7 +233,7 @@ describe("the processes of one command", () => {
     const conn = { apiUrl: "http://127.0.0.1:2", apiKey: "limiter-command-key", maxRequestsPerMinute: 20 };
     let limited = 0;
     const request = async () => {
-      for (let retryAfterMs = 0; ; ) {
+      for (let retryAfterMs = 0; ;) {
         const done = await limiter.takeRateSlot(conn, retryAfterMs);
         const wait = take("account");
         if (wait === undefined) return done(200);

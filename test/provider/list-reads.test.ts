@@ -13,7 +13,14 @@ let apiKey: LoadedProvider;
 let api: ReturnType<typeof client>;
 
 function configure(apiUrl: string, key: string) {
-  return rule.provider.configure(configureRequest({ "accessctl:apiUrl": apiUrl, "accessctl:apiKey": key, "accessctl:maxRequestsPerMinute": "100000", "accessctl:maxRetries": "1" }));
+  return rule.provider.configure(
+    configureRequest({
+      "accessctl:apiUrl": apiUrl,
+      "accessctl:apiKey": key,
+      "accessctl:maxRequestsPerMinute": "100000",
+      "accessctl:maxRetries": "1",
+    }),
+  );
 }
 const requests = async () => (await emu.stats()).requests;
 const quiet = () => new Promise((r) => setTimeout(r, 10_500)); // past list-reads' MAX_AGE_MS: the next read walks again
@@ -32,7 +39,12 @@ afterAll(async () => {
 async function makeRules(count: number, second: number): Promise<any[]> {
   const made = [];
   for (let i = 0; i < count; i++) {
-    const res = await api.post("/ip_policy_rules", { ip_policy_id: emu.fixtures.ipPolicies[i % 2], cidr: `10.${second}.${i}.0/24`, action: "allow", description: `r${i}` });
+    const res = await api.post("/ip_policy_rules", {
+      ip_policy_id: emu.fixtures.ipPolicies[i % 2],
+      cidr: `10.${second}.${i}.0/24`,
+      action: "allow",
+      description: `r${i}`,
+    });
     expect(res.status).toBe(201);
     made.push(res.body);
   }
@@ -44,10 +56,11 @@ describe("list-backed reads", () => {
     const rules = await makeRules(250, 1);
     const keys = [];
     for (let i = 0; i < 3; i++) keys.push((await api.post("/api_keys", { description: `k${i}` })).body);
-    const readAll = () => Promise.all([
-      ...rules.map((r) => rule.provider.read(r.id, { cidr: r.cidr })),
-      ...keys.map((k) => apiKey.provider.read(k.id, { token: "kept" })),
-    ]);
+    const readAll = () =>
+      Promise.all([
+        ...rules.map((r) => rule.provider.read(r.id, { cidr: r.cidr })),
+        ...keys.map((k) => apiKey.provider.read(k.id, { token: "kept" })),
+      ]);
 
     const before = await requests();
     const listed = await readAll();
@@ -62,7 +75,10 @@ describe("list-backed reads", () => {
     } finally {
       delete process.env.ACCESSCTL_READ_MODE;
     }
-    expect(listed[0]).toMatchObject({ id: rules[0].id, props: { cidr: rules[0].cidr, description: "r0", ipPolicyId: rules[0].ip_policy.id } });
+    expect(listed[0]).toMatchObject({
+      id: rules[0].id,
+      props: { cidr: rules[0].cidr, description: "r0", ipPolicyId: rules[0].ip_policy.id },
+    });
     expect(listed[250].props).toMatchObject({ description: "k0", token: "kept" });
   });
 
@@ -80,7 +96,8 @@ describe("list-backed reads", () => {
 
   it("walk again after a write of this process", async () => {
     const [a, b] = await makeRules(2, 4);
-    const update = (description: string) => rule.provider.update(a.id, {}, { ipPolicyId: a.ip_policy.id, cidr: a.cidr, action: "allow", description });
+    const update = (description: string) =>
+      rule.provider.update(a.id, {}, { ipPolicyId: a.ip_policy.id, cidr: a.cidr, action: "allow", description });
     await update("ours"); // a write: the next reads walk again, and see a and b
     await Promise.all([rule.provider.read(a.id, {}), rule.provider.read(b.id, {})]);
     await api.patch(`/ip_policy_rules/${b.id}`, { description: "changed outside" });
@@ -116,11 +133,25 @@ describe("list-backed reads", () => {
       const server = http.createServer((req, res) => {
         hits.push(req.url!);
         const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-        const item = { id: "ipr_listed", uri: `${origin}/ip_policy_rules/ipr_listed`, created_at: "2026-01-01T00:00:00Z", cidr: "10.0.0.0/8", ip_policy: { id: "ipp_a", uri: "u" }, action: "allow" };
+        const item = {
+          id: "ipr_listed",
+          uri: `${origin}/ip_policy_rules/ipr_listed`,
+          created_at: "2026-01-01T00:00:00Z",
+          cidr: "10.0.0.0/8",
+          ip_policy: { id: "ipp_a", uri: "u" },
+          action: "allow",
+        };
         res.setHeader("content-type", "application/json");
         if (req.url!.startsWith("/ip_policy_rules/")) {
           res.statusCode = 404;
-          res.end(JSON.stringify({ error_code: "ERR_NOT_FOUND", status_code: 404, msg: "not found", details: { operation_id: "op_1" } }));
+          res.end(
+            JSON.stringify({
+              error_code: "ERR_NOT_FOUND",
+              status_code: 404,
+              msg: "not found",
+              details: { operation_id: "op_1" },
+            }),
+          );
           return;
         }
         const next = loop === "same-uri" ? `${origin}/ip_policy_rules` : `${origin}/ip_policy_rules?p=${hits.length}`;

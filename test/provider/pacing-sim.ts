@@ -33,7 +33,9 @@ export interface Team {
 
 /** Forgets this process's limiter of an account: the next request starts a new process's, from the run record. */
 function newProcess(apiKey: string, apiUrl: string): void {
-  const all = (globalThis as unknown as Record<symbol, Record<string, any> | undefined>)[Symbol.for("@accessctl/pulumi/state/v1")];
+  const all = (globalThis as unknown as Record<symbol, Record<string, any> | undefined>)[
+    Symbol.for("@accessctl/pulumi/state/v1")
+  ];
   const accounts = all?.["limiter-paced"]?.accounts;
   if (accounts) delete accounts[limiter.accountOf({ apiUrl, apiKey })];
 }
@@ -74,7 +76,11 @@ export async function simulateTeam(team: Team): Promise<TeamRun> {
   };
   const pool = async (n: number, key: string) => {
     let left = n;
-    await Promise.all(Array.from({ length: 16 }, async () => { while (left-- > 0) await request(key, true); }));
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (left-- > 0) await request(key, true);
+      }),
+    );
   };
   const stack = async (i: number) => {
     const key = `sim-key-${t0}-${i}`;
@@ -120,7 +126,10 @@ export async function runTeam(team: Team, seed: number): Promise<TeamRun> {
 }
 
 /** The figures the bench reports: wall time over the bound of the accepted requests (their number / 2 per s at 120/60), the 429 share, slowest over fastest. */
-export function figures(run: TeamRun, perMinute = 120): { wallOverBound: number; share429: number; slowestOverFastest: number } {
+export function figures(
+  run: TeamRun,
+  perMinute = 120,
+): { wallOverBound: number; share429: number; slowestOverFastest: number } {
   const wall = Math.max(...run.ends);
   return {
     wallOverBound: wall / ((run.accepted / perMinute) * 60_000),

@@ -17,7 +17,8 @@ it("ACCESSCTL_PLAN_HOLD naming a FIFO or /dev/zero is refused at once", () => {
   try {
     spawnSync("mkfifo", [path.join(dir, "plan.json")]);
     for (const hold of [path.join(dir, "plan.json"), "/dev/zero"]) {
-      const code = `try { require(${JSON.stringify(dist)}).savedPlanFor("urn:pulumi:a::shop::x::y", ` +
+      const code =
+        `try { require(${JSON.stringify(dist)}).savedPlanFor("urn:pulumi:a::shop::x::y", ` +
         `{ policy: "ipp_x", from: [], declared: [], refreshed: false }, "update") } catch (e) { console.log(String(e)) }`;
       const env = { ...process.env, ACCESSCTL_PLAN_KEY: KEY, ACCESSCTL_PLAN_HOLD: hold };
       const run = spawnSync(process.execPath, ["-e", code], { env, timeout: 20_000 });
@@ -36,7 +37,11 @@ it("ACCESSCTL_PLAN_SAVE writes no file through a link planted where a temp file 
   fs.symlinkSync(path.join(dir, "victim"), `${file}.${process.pid}.tmp`);
   Object.assign(process.env, { ACCESSCTL_PLAN_SAVE: file, ACCESSCTL_PLAN_KEY: KEY });
   try {
-    await compiled("provider/ip-policy-rule-set/saved-plan.js").savePlan("urn:pulumi:a::shop::x::y", { policy: "ipp_x", from: [], declared: [], shown: { steps: [] } }, false);
+    await compiled("provider/ip-policy-rule-set/saved-plan.js").savePlan(
+      "urn:pulumi:a::shop::x::y",
+      { policy: "ipp_x", from: [], declared: [], shown: { steps: [] } },
+      false,
+    );
     expect(fs.readFileSync(path.join(dir, "victim"), "utf8")).toBe("precious\n");
     expect(fs.lstatSync(file).isFile()).toBe(true);
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);

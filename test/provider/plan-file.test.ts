@@ -13,7 +13,15 @@ const { seenStep, textsDigest } = compiled("provider/ip-policy-rule-set/promise.
 const { UNKNOWN_VALUE } = compiled("provider/ip-policy-rule-set/declared.js");
 
 const digest = textsDigest("the account's API key");
-const member = (id: string, cidr: string, action: string, description = "") => ({ id, cidr, action, description, metadata: "", uri: "u", createdAt: "t" });
+const member = (id: string, cidr: string, action: string, description = "") => ({
+  id,
+  cidr,
+  action,
+  description,
+  metadata: "",
+  uri: "u",
+  createdAt: "t",
+});
 const declared = (cidr: string, action: string, description = "") => ({ cidr, action, description, metadata: "" });
 const seen = (r: ReturnType<typeof member>) => ({ id: r.id, cidr: r.cidr, action: r.action, texts: digest(r) });
 const see = (s: object) => seenStep(s, digest, (c: string) => c);
@@ -23,7 +31,12 @@ const a = member("ipr_a", "10.0.0.0/8", "allow");
 const b = member("ipr_b", "10.5.0.0/16", "deny");
 const c = member("ipr_c", "192.0.2.0/24", "allow", "office");
 const e = member("ipr_e", "198.51.100.0/24", "allow");
-const wanted = [declared("10.0.0.0/8", "allow", "now described"), declared("10.5.0.0/16", "allow"), declared("172.16.0.0/12", "deny"), declared("203.0.113.0/24", "allow")];
+const wanted = [
+  declared("10.0.0.0/8", "allow", "now described"),
+  declared("10.5.0.0/16", "allow"),
+  declared("172.16.0.0/12", "deny"),
+  declared("203.0.113.0/24", "allow"),
+];
 const steps = [
   { op: "create", to: wanted[2] },
   { op: "retext", rule: a, to: wanted[0] },
@@ -31,7 +44,13 @@ const steps = [
   { op: "flip", rule: b, to: wanted[1] },
   { op: "delete", rule: e },
 ];
-const set = { policy: "ipp_1", from: [a, b, c, e].map(seen), declared: wanted.map((d) => ({ cidr: d.cidr, action: d.action, texts: digest(d) })), shown: { steps: steps.map(see) }, takeover: ["ipr_x"] };
+const set = {
+  policy: "ipp_1",
+  from: [a, b, c, e].map(seen),
+  declared: wanted.map((d) => ({ cidr: d.cidr, action: d.action, texts: digest(d) })),
+  shown: { steps: steps.map(see) },
+  takeover: ["ipr_x"],
+};
 const URN = "urn:pulumi:prod::shop::accessctl:index:IpPolicyRuleSet::office";
 const URN2 = "urn:pulumi:prod::shop::accessctl:index:IpPolicyRuleSet::lab"; // the same plan, no takeover: its access
 const { takeover: _taken, ...plain } = set;
@@ -49,7 +68,18 @@ function validFile() {
 function mutations(value: unknown, at = "file"): { at: string; value: unknown }[] {
   const out: { at: string; value: unknown }[] = [];
   const edits = (v: unknown): unknown[] => {
-    if (typeof v === "string") return [`${v}x`, v.slice(1), v.length ? v.replace(/./, (ch) => (ch === "0" ? "1" : "0")) : "0", v.toUpperCase() === v ? `${v}A` : v.toUpperCase(), 1, true, null, [v], { v }];
+    if (typeof v === "string")
+      return [
+        `${v}x`,
+        v.slice(1),
+        v.length ? v.replace(/./, (ch) => (ch === "0" ? "1" : "0")) : "0",
+        v.toUpperCase() === v ? `${v}A` : v.toUpperCase(),
+        1,
+        true,
+        null,
+        [v],
+        { v },
+      ];
     if (typeof v === "boolean") return [!v, String(v), v ? 1 : 0, null];
     if (typeof v === "number") return [v + 1, String(v), null];
     return [null, "x", Array.isArray(v) ? {} : []];
@@ -59,7 +89,8 @@ function mutations(value: unknown, at = "file"): { at: string; value: unknown }[
     value.forEach((item, i) => {
       out.push({ at: `${at}[${i}] deleted`, value: value.filter((_, j) => j !== i) });
       out.push({ at: `${at}[${i}] repeated`, value: [...value.slice(0, i + 1), item, ...value.slice(i + 1)] });
-      for (const m of mutations(item, `${at}[${i}]`)) out.push({ at: m.at, value: value.map((y, j) => (j === i ? m.value : y)) });
+      for (const m of mutations(item, `${at}[${i}]`))
+        out.push({ at: m.at, value: value.map((y, j) => (j === i ? m.value : y)) });
     });
     out.push({ at: `${at}[] inserted`, value: [...value, value[0] ?? "x"] });
   } else if (value !== null && typeof value === "object") {
@@ -78,18 +109,26 @@ function mutations(value: unknown, at = "file"): { at: string; value: unknown }[
 
 /** Every field deleted, renamed or given a value of another JSON type, and an extra field in every object: each as the whole value changed once. */
 function shapeMutations(value: unknown, at = "file"): { at: string; value: unknown }[] {
-  const other = (v: unknown) => (typeof v === "string" ? 1 : typeof v === "boolean" ? "true" : Array.isArray(v) ? {} : []);
+  const other = (v: unknown) =>
+    typeof v === "string" ? 1 : typeof v === "boolean" ? "true" : Array.isArray(v) ? {} : [];
   const out: { at: string; value: unknown }[] = [];
   if (Array.isArray(value)) {
     value.forEach((item, i) => {
-      out.push({ at: `${at}[${i}] := ${JSON.stringify(other(item))}`, value: value.map((y, j) => (j === i ? other(item) : y)) });
-      for (const m of shapeMutations(item, `${at}[${i}]`)) out.push({ at: m.at, value: value.map((y, j) => (j === i ? m.value : y)) });
+      out.push({
+        at: `${at}[${i}] := ${JSON.stringify(other(item))}`,
+        value: value.map((y, j) => (j === i ? other(item) : y)),
+      });
+      for (const m of shapeMutations(item, `${at}[${i}]`))
+        out.push({ at: m.at, value: value.map((y, j) => (j === i ? m.value : y)) });
     });
   } else if (value !== null && typeof value === "object") {
     const o = value as Record<string, unknown>;
     for (const k of Object.keys(o)) {
       const { [k]: _gone, ...rest } = o;
-      out.push({ at: `${at}.${k} deleted`, value: rest }, { at: `${at}.${k} renamed`, value: { ...rest, [`${k}_`]: o[k] } });
+      out.push(
+        { at: `${at}.${k} deleted`, value: rest },
+        { at: `${at}.${k} renamed`, value: { ...rest, [`${k}_`]: o[k] } },
+      );
       out.push({ at: `${at}.${k} := ${JSON.stringify(other(o[k]))}`, value: { ...o, [k]: other(o[k]) } });
       for (const m of shapeMutations(o[k], `${at}.${k}`)) out.push({ at: m.at, value: { ...o, [k]: m.value } });
     }
@@ -104,7 +143,13 @@ describe("the signed plan file", () => {
     const { plan, text } = validFile();
     const found = verify(keys, text);
     expect(found.refused).toBeUndefined();
-    expect(found.plan.sets[URN].steps.map((s: { op: string }) => s.op)).toEqual(["create", "retext", "move", "flip", "delete"]);
+    expect(found.plan.sets[URN].steps.map((s: { op: string }) => s.op)).toEqual([
+      "create",
+      "retext",
+      "move",
+      "flip",
+      "delete",
+    ]);
     expect(text).toBe(`${canonical({ ...plan, mac: found.plan.mac })}\n`);
     expect(text.split("\n")).toHaveLength(2);
   });
@@ -118,7 +163,10 @@ describe("the signed plan file", () => {
     const accepted = all.filter((m) => verify(keys, `${canonical(m.value)}\n`).plan !== undefined).map((m) => m.at);
     expect(accepted).toEqual([]);
     // Each refusal is typed: the key, a change, or not a plan; never a plan.
-    for (const m of all.slice(0, 200)) expect(["another key", "changed", "older", "not a plan"]).toContain(verify(keys, `${canonical(m.value)}\n`).refused);
+    for (const m of all.slice(0, 200))
+      expect(["another key", "changed", "older", "not a plan"]).toContain(
+        verify(keys, `${canonical(m.value)}\n`).refused,
+      );
   });
 
   it("reads strictly even what its key signed: a missing, extra or mistyped field anywhere is refused, naming it", () => {
@@ -133,10 +181,15 @@ describe("the signed plan file", () => {
     expect(accepted).toEqual([]);
     const missing = JSON.parse(text);
     delete missing.sets[URN].steps[2].to.cidr;
-    expect(verify(keys, resigned(missing))).toEqual({ refused: "not a plan", detail: `file.sets[${JSON.stringify(URN)}].steps[2].to.cidr: missing` });
+    expect(verify(keys, resigned(missing))).toEqual({
+      refused: "not a plan",
+      detail: `file.sets[${JSON.stringify(URN)}].steps[2].to.cidr: missing`,
+    });
     const anyOf = JSON.parse(text);
     anyOf.sets[URN].anyOf = [];
-    expect(verify(keys, resigned(anyOf)).detail).toBe(`file.sets[${JSON.stringify(URN)}].anyOf: not a field of a plan file`);
+    expect(verify(keys, resigned(anyOf)).detail).toBe(
+      `file.sets[${JSON.stringify(URN)}].anyOf: not a field of a plan file`,
+    );
   });
 
   it("carries the access effect its preview showed: minimal canonical CIDRs, read strictly, \
@@ -172,15 +225,39 @@ equal to what its rules do", () => {
     expect(bindSet(b0, set, false)).toMatchObject({ takesOver: true, taken: ["ipr_x"], access: none });
     expect(bindSet(b0, { ...set, takeover: [] }, false)).toMatchObject({ takesOver: true, access });
     // IPv6 after IPv4, each minimal: an allow of 2001:db8::/32 beside a deny of one /48.
-    const v6 = bindSet(b0, { ...plain, from: [], declared: [
-      { cidr: "2001:db8::/32", action: "allow", texts: digest({}) },
-      { cidr: "2001:db8::/48", action: "deny", texts: digest({}) },
-      { cidr: "10.0.0.0/8", action: "allow", texts: digest({}) }], shown: { steps: [] } }, false);
-    expect(v6.access.opens).toEqual(["10.0.0.0/8",
-      "2001:db8:1::/48", "2001:db8:2::/47", "2001:db8:4::/46", "2001:db8:8::/45",
-      "2001:db8:10::/44", "2001:db8:20::/43", "2001:db8:40::/42", "2001:db8:80::/41", "2001:db8:100::/40",
-      "2001:db8:200::/39", "2001:db8:400::/38", "2001:db8:800::/37", "2001:db8:1000::/36", "2001:db8:2000::/35",
-      "2001:db8:4000::/34", "2001:db8:8000::/33"]);
+    const v6 = bindSet(
+      b0,
+      {
+        ...plain,
+        from: [],
+        declared: [
+          { cidr: "2001:db8::/32", action: "allow", texts: digest({}) },
+          { cidr: "2001:db8::/48", action: "deny", texts: digest({}) },
+          { cidr: "10.0.0.0/8", action: "allow", texts: digest({}) },
+        ],
+        shown: { steps: [] },
+      },
+      false,
+    );
+    expect(v6.access.opens).toEqual([
+      "10.0.0.0/8",
+      "2001:db8:1::/48",
+      "2001:db8:2::/47",
+      "2001:db8:4::/46",
+      "2001:db8:8::/45",
+      "2001:db8:10::/44",
+      "2001:db8:20::/43",
+      "2001:db8:40::/42",
+      "2001:db8:80::/41",
+      "2001:db8:100::/40",
+      "2001:db8:200::/39",
+      "2001:db8:400::/38",
+      "2001:db8:800::/37",
+      "2001:db8:1000::/36",
+      "2001:db8:2000::/35",
+      "2001:db8:4000::/34",
+      "2001:db8:8000::/33",
+    ]);
   });
 
   it("refuses the same content in another layout (white space, key order), another key's signature, and the old unsigned format", () => {
@@ -188,7 +265,10 @@ equal to what its rules do", () => {
     const value = JSON.parse(text);
     expect(verify(keys, JSON.stringify(value, null, 1)).refused).toBe("changed");
     expect(verify(keys, `${text.trimEnd()}`).refused).toBe("changed");
-    const reordered = `{${Object.keys(value).reverse().map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(",")}}\n`;
+    const reordered = `{${Object.keys(value)
+      .reverse()
+      .map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`)
+      .join(",")}}\n`;
     expect(verify(keys, reordered).refused).toBe("changed");
     expect(verify(planKeys("another secret"), text).refused).toBe("another key");
     expect(verify(keys, JSON.stringify({ version: 1, command: "1-2", written: "", sets: {} })).refused).toBe("older");
@@ -210,8 +290,15 @@ equal to what its rules do", () => {
   it("keeps a set whose preview did not know a value as not known, with no steps", () => {
     const { plan } = validFile();
     const b0 = { keys, nonce: plan.nonce, policy: "ipp_1" };
-    expect(bindSet(b0, { policy: "ipp_1", from: [], shown: { anyOf: [] } }, false)).toMatchObject({ known: false, steps: [], declared: [] });
-    const unknownText = { ...set, shown: { steps: [see({ op: "create", to: { ...wanted[2], description: UNKNOWN_VALUE } })] } };
+    expect(bindSet(b0, { policy: "ipp_1", from: [], shown: { anyOf: [] } }, false)).toMatchObject({
+      known: false,
+      steps: [],
+      declared: [],
+    });
+    const unknownText = {
+      ...set,
+      shown: { steps: [see({ op: "create", to: { ...wanted[2], description: UNKNOWN_VALUE } })] },
+    };
     expect(bindSet(b0, unknownText, false)).toMatchObject({ known: false, steps: [] });
   });
 
@@ -221,7 +308,10 @@ equal to what its rules do", () => {
     const now = { from: set.from, declared: set.declared };
     expect(unbindSteps(b0, plan.sets[URN].steps, now)).toEqual(set.shown.steps);
     // Another rule under the same id, or other declared texts: the digests stay as the file has them, and hold nothing.
-    const forged = { from: set.from.map((r) => (r.id === "ipr_e" ? { ...r, action: "deny" } : r)), declared: set.declared.map((d) => ({ ...d, texts: digest({ description: "x" }) })) };
+    const forged = {
+      from: set.from.map((r) => (r.id === "ipr_e" ? { ...r, action: "deny" } : r)),
+      declared: set.declared.map((d) => ({ ...d, texts: digest({ description: "x" }) })),
+    };
     const back = unbindSteps(b0, plan.sets[URN].steps, forged);
     expect(back.find((s: { op: string }) => s.op === "delete").rule).toEqual(bindRule(b0, set.from[3]));
     expect(back.find((s: { op: string }) => s.op === "create").to.texts).not.toBe(set.declared[2].texts);
@@ -231,11 +321,17 @@ equal to what its rules do", () => {
 
 describe("the roles are declared, never guessed", () => {
   it("no code of the provider or its hosts reads another process's command line (/proc/<pid>/cmdline, ps … command)", () => {
-    const files = (dir: string): string[] => fs.readdirSync(dir, { withFileTypes: true })
-      .flatMap((e) => (e.isDirectory() ? files(path.join(dir, e.name)) : e.name.endsWith(".ts") ? [path.join(dir, e.name)] : []));
+    const files = (dir: string): string[] =>
+      fs
+        .readdirSync(dir, { withFileTypes: true })
+        .flatMap((e) =>
+          e.isDirectory() ? files(path.join(dir, e.name)) : e.name.endsWith(".ts") ? [path.join(dir, e.name)] : [],
+        );
     const root = path.join(__dirname, "../..");
-    const readers = ["provider", "plugin", "sdk"].flatMap((d) => files(path.join(root, d)))
-      .filter((f) => /cmdline|"command="|engineCommand/.test(fs.readFileSync(f, "utf8"))).map((f) => path.relative(root, f));
+    const readers = ["provider", "plugin", "sdk"]
+      .flatMap((d) => files(path.join(root, d)))
+      .filter((f) => /cmdline|"command="|engineCommand/.test(fs.readFileSync(f, "utf8")))
+      .map((f) => path.relative(root, f));
     expect(readers).toEqual([]);
   });
 });

@@ -37,7 +37,9 @@ function leaks(shown: string, key: string): string[] {
   const joined = shown.toLowerCase().replace(/[^a-z0-9]/g, "");
   const found: string[] = [];
   for (const [name, encode] of Object.entries(ENCODINGS)) {
-    const form = encode(key).toLowerCase().replace(/[^a-z0-9]/g, "");
+    const form = encode(key)
+      .toLowerCase()
+      .replace(/[^a-z0-9]/g, "");
     for (let i = 0; i + 8 <= form.length; i++) {
       if (joined.includes(form.slice(i, i + 8))) found.push(`${name}: ${form.slice(i, i + 8)}`);
     }
@@ -84,12 +86,15 @@ describe("what a server's msg shows: words, ids, small numbers", () => {
     ],
     // Hostile: the key as decimal codes, in 11-character pieces between words, as hex split by "-".
     [`invalid key ${codes(KEY, 10)}`, "", "invalid key 65 98 51 […]"],
+    [`seen ${KEY.match(/.{1,11}/g)!.join(" and ")}`, "", "seen […] and […] and Wx_yz-[…] and […] and […] and q"],
     [
-      `seen ${KEY.match(/.{1,11}/g)!.join(" and ")}`,
+      `bad key ${Buffer.from(KEY)
+        .toString("hex")
+        .match(/.{1,16}/g)!
+        .join("-")}`,
       "",
-      "seen […] and […] and Wx_yz-[…] and […] and […] and q",
+      "bad key […]",
     ],
-    [`bad key ${Buffer.from(KEY).toString("hex").match(/.{1,16}/g)!.join("-")}`, "", "bad key […]"],
     // Lower-case runs of the key, each a word, joined by a reader: the window check takes them.
     ["the mnopq and rstuv", "", SAME],
     [`k ${"abcdefGHIJK".toLowerCase()}`, "", "k […]"],
@@ -123,10 +128,16 @@ describe("the key in any encoding, in pieces of 1 to 64 characters between words
     key: fc.array(fc.integer({ min: 0, max: SECRET_CHARS.length - 1 }), { minLength: 57, maxLength: 57 }).map(keyOf),
     encoding: fc.constantFrom(...Object.keys(ENCODINGS)),
     pieces: fc.array(fc.integer({ min: 1, max: 64 }), { minLength: 1, maxLength: 12 }),
-    between: fc.array(fc.oneof(fc.constantFrom(...SEPARATORS), fc.constantFrom(...WORDS).map((w) => ` ${w} `)), {
-      minLength: 1,
-      maxLength: 6,
-    }),
+    between: fc.array(
+      fc.oneof(
+        fc.constantFrom(...SEPARATORS),
+        fc.constantFrom(...WORDS).map((w) => ` ${w} `),
+      ),
+      {
+        minLength: 1,
+        maxLength: 6,
+      },
+    ),
   });
   /** `text` cut into pieces of the given lengths (in turn), with the separators (in turn) between them. */
   const cut = (text: string, lengths: number[], between: string[]) => {

@@ -49,7 +49,10 @@ it("a directory another user could write (in Pulumi's home) is not used: each pr
   const dir = path.join(tmp, "accessctl-runs");
   fs.mkdirSync(dir, { mode: 0o777 });
   fs.chmodSync(dir, 0o777);
-  fs.writeFileSync(path.join(dir, "run-4242-9999.jsonl"), `${JSON.stringify(["set-plan", "127.0.0.1:1001", "urn:planted"])}\n`);
+  fs.writeFileSync(
+    path.join(dir, "run-4242-9999.jsonl"),
+    `${JSON.stringify(["set-plan", "127.0.0.1:1001", "urn:planted"])}\n`,
+  );
   const said: string[] = [];
   const write = process.stderr.write;
   process.stderr.write = ((s: string) => (said.push(s), true)) as typeof process.stderr.write;
@@ -62,7 +65,9 @@ it("a directory another user could write (in Pulumi's home) is not used: each pr
     process.stderr.write = write;
   }
   expect(said).toHaveLength(1);
-  expect(said[0]).toMatch(/cannot share what they recorded \(.*is not a directory only this user can write\); a set's update writes nothing/);
+  expect(said[0]).toMatch(
+    /cannot share what they recorded \(.*is not a directory only this user can write\); a set's update writes nothing/,
+  );
   // Fail safe: a set's update or create refuses to write (what the preview showed cannot reach it).
   expect(record.recordUnshared()).toMatch(/is not a directory only this user can write/);
 });

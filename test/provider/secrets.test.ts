@@ -38,7 +38,8 @@ function leaks(text: string, secret: string): string[] {
 }
 
 const wrap = (s: string, width: number, sep = "\n") => s.match(new RegExp(`.{1,${width}}`, "gs"))!.join(sep);
-const percentAll = (s: string) => [...s].map((c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`).join("");
+const percentAll = (s: string) =>
+  [...s].map((c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`).join("");
 const unicodeEscaped = (s: string) => [...s].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`).join("");
 const after = KEY.slice(KEY.indexOf("_") + 1); // the 32 random characters
 
@@ -64,7 +65,10 @@ const SHAPES: [string, string][] = [
   ["concatenated", `"${KEY.slice(0, 20)}" +\n  "${KEY.slice(20)}"`],
   ["with zero-width spaces", [...KEY].join("\u200b")],
   ["JSON escape \\n at its 20th character", `{"msg":"${KEY.slice(0, 20)}\\n${KEY.slice(20)}"}`],
-  ...[5, 8, 13, 16, 19, 31, 40].map((w): [string, string] => [`wrapped at ${w} characters`, `echo:\n${wrap(KEY, w)}\nend`]),
+  ...[5, 8, 13, 16, 19, 31, 40].map((w): [string, string] => [
+    `wrapped at ${w} characters`,
+    `echo:\n${wrap(KEY, w)}\nend`,
+  ]),
   ...[7, 20].map((w): [string, string] => [`wrapped at ${w}, quoted lines`, wrap(KEY, w, "\n> ")]),
 ];
 
@@ -111,7 +115,13 @@ describe("what the process holds", () => {
 
   it("the stack config's key and each profile's, once configured (used or not)", async () => {
     const own = `cfg${random(40, 5)}`;
-    await config.configure(configureRequest({ "accessctl:apiUrl": "http://127.0.0.1:1", "accessctl:apiKey": own, "accessctl:profiles": JSON.stringify({ staging: { apiUrl: "http://127.0.0.1:2", apiKey: PROFILE_KEY } }) }));
+    await config.configure(
+      configureRequest({
+        "accessctl:apiUrl": "http://127.0.0.1:1",
+        "accessctl:apiKey": own,
+        "accessctl:profiles": JSON.stringify({ staging: { apiUrl: "http://127.0.0.1:2", apiKey: PROFILE_KEY } }),
+      }),
+    );
     for (const secret of [own, PROFILE_KEY]) expect(leaks(redact.scrub(`x ${wrap(secret, 20)} y`), secret)).toEqual([]);
   });
 
@@ -120,15 +130,28 @@ describe("what the process holds", () => {
     const profileEnvKey = `penv${random(40, 7)}`;
     process.env.ACCESSCTL_API_KEY = envKey;
     process.env.ACCESSCTL_OTHER_TEAM_API_KEY = profileEnvKey;
-    for (const secret of [envKey, profileEnvKey]) expect(leaks(redact.scrub(`[${secret.slice(5, 17)}]`), secret)).toEqual([]);
+    for (const secret of [envKey, profileEnvKey])
+      expect(leaks(redact.scrub(`[${secret.slice(5, 17)}]`), secret)).toEqual([]);
   });
 
   it("the token of a key created in this process, its id (which the token begins with) aside", async () => {
     const id = `ak_${random(24, 8).replace(/[-_]/g, "z")}`;
     const token = `${id.slice(3)}_${random(32, 9)}`;
     const server = await serve((req, res) => {
-      if (req.method === "POST") return json(res, 201, { id, uri: `/api_keys/${id}`, created_at: "2026-01-01T00:00:00Z", owner_id: "usr_1", description: "", metadata: "", token });
-      json(res, 500, { error_code: "ERR_INTERNAL", msg: `token ${token.slice(0, 20)}\n${token.slice(20)} / ${token.slice(token.indexOf("_") + 1)} of ${id}` });
+      if (req.method === "POST")
+        return json(res, 201, {
+          id,
+          uri: `/api_keys/${id}`,
+          created_at: "2026-01-01T00:00:00Z",
+          owner_id: "usr_1",
+          description: "",
+          metadata: "",
+          token,
+        });
+      json(res, 500, {
+        error_code: "ERR_INTERNAL",
+        msg: `token ${token.slice(0, 20)}\n${token.slice(20)} / ${token.slice(token.indexOf("_") + 1)} of ${id}`,
+      });
     });
     await useApi(server.url, `k${random(30, 10)}`);
     const created = await apiKey.create({ description: "ci" });
@@ -148,9 +171,13 @@ describe("every way out", () => {
     for (const [i, [name, shape]] of SHAPES.entries()) {
       const status = statuses[i % statuses.length];
       const text = shape.split(KEY).join(held).split(after).join(held.slice(10));
-      const server = await serve((_req, res) => json(res, status, i % 2 ? { error_code: "ERR_X", msg: text } : `{"not json": ${text}`));
+      const server = await serve((_req, res) =>
+        json(res, status, i % 2 ? { error_code: "ERR_X", msg: text } : `{"not json": ${text}`),
+      );
       await useApi(server.url, held, "0");
-      const err = await client.api("GET", "/ip_policy_rules/ipr_1", { what: "read IP policy rule ipr_1" }).catch((e: Error) => e);
+      const err = await client
+        .api("GET", "/ip_policy_rules/ipr_1", { what: "read IP policy rule ipr_1" })
+        .catch((e: Error) => e);
       expect(err.message, name).toMatch(/HTTP \d{3}/);
       expect(leaks(err.message, held), name).toEqual([]);
     }
@@ -169,7 +196,9 @@ describe("every way out", () => {
     const error = console.error;
     console.error = (...args: unknown[]) => void written.push(args.map(String).join(" "));
     // (configure installed the hook over vitest's console.error already: install it again over ours)
-    delete (globalThis as unknown as Record<symbol, Record<string, unknown>>)[Symbol.for("@accessctl/pulumi/state/v1")]["quiet-host-errors"];
+    delete (globalThis as unknown as Record<symbol, Record<string, unknown>>)[Symbol.for("@accessctl/pulumi/state/v1")][
+      "quiet-host-errors"
+    ];
     errors.quietHostErrorLog();
     process.stderr.write = ((chunk: string) => written.push(String(chunk))) as typeof process.stderr.write;
     try {
@@ -197,7 +226,12 @@ describe("every way out", () => {
     const provproto = compiled("../node_modules/@pulumi/pulumi/proto/provider_pb.js");
     const schema = fs.readFileSync(path.join(REPO, "schema/schema.json"), "utf8");
     const service = providerService({ version: "0.0.0", schema });
-    const details = await new Promise<string>((resolve) => service.invoke({ request: new provproto.InvokeRequest().setTok(`accessctl:index:${held}`) }, (e: { details: string }) => resolve(e.details)));
+    const details = await new Promise<string>((resolve) =>
+      service.invoke(
+        { request: new provproto.InvokeRequest().setTok(`accessctl:index:${held}`) },
+        (e: { details: string }) => resolve(e.details),
+      ),
+    );
     expect(details).toMatch(/^unknown function accessctl:index:\[redacted\]/);
     expect(leaks(details, held)).toEqual([]);
   });
@@ -214,7 +248,12 @@ describe("provider/ makes every error through plainError (which scrubs it)", () 
       for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
         const p = path.join(dir, entry.name);
         if (entry.isDirectory()) walk(p);
-        else if (p.endsWith(".ts") && !PURE.some((f) => p.endsWith(f)) && /new (Type|Range)?Error\(/.test(fs.readFileSync(p, "utf8"))) offenders.push(path.relative(REPO, p));
+        else if (
+          p.endsWith(".ts") &&
+          !PURE.some((f) => p.endsWith(f)) &&
+          /new (Type|Range)?Error\(/.test(fs.readFileSync(p, "utf8"))
+        )
+          offenders.push(path.relative(REPO, p));
       }
     };
     walk(path.join(REPO, "provider"));
@@ -247,5 +286,12 @@ const json = (res: http.ServerResponse, status: number, body: unknown) => {
 };
 
 function useApi(apiUrl: string, key: string, maxRetries = "8") {
-  return config.configure(configureRequest({ "accessctl:apiUrl": apiUrl, "accessctl:apiKey": key, "accessctl:maxRequestsPerMinute": "100000", "accessctl:maxRetries": maxRetries }));
+  return config.configure(
+    configureRequest({
+      "accessctl:apiUrl": apiUrl,
+      "accessctl:apiKey": key,
+      "accessctl:maxRequestsPerMinute": "100000",
+      "accessctl:maxRetries": maxRetries,
+    }),
+  );
 }

@@ -24,13 +24,26 @@ const URN = "urn:pulumi:dev::promise-property::accessctl:index:IpPolicyRuleSet::
 const REGRESSION = [20261127, 519162520];
 const FRESH = Number(process.env.SET_PROMISE_SEED ?? Date.now() % 2 ** 31);
 const RUNS = Number(process.env.SET_PROMISE_RUNS ?? 12);
-const POOL = ["10.0.0.0/8", "10.0.0.0/16", "10.0.1.0/24", "10.1.0.0/16", "192.0.2.0/24", "192.0.2.128/25", "2001:db8::/32", "2001:db8::/48"];
+const POOL = [
+  "10.0.0.0/8",
+  "10.0.0.0/16",
+  "10.0.1.0/24",
+  "10.1.0.0/16",
+  "192.0.2.0/24",
+  "192.0.2.128/25",
+  "2001:db8::/32",
+  "2001:db8::/48",
+];
 const startOf = (pid: number) => fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(")").pop()!.trim().split(" ")[19];
 
 type Action = "allow" | "deny";
 type Rule = { cidr: string; action: Action; description?: string };
 type Live = Rule & { id: string };
-type Hand = { kind: "none" } | { kind: "add"; rule: Rule } | { kind: "delete"; nth: number } | { kind: "move"; nth: number; cidr: string };
+type Hand =
+  | { kind: "none" }
+  | { kind: "add"; rule: Rule }
+  | { kind: "delete"; nth: number }
+  | { kind: "move"; nth: number; cidr: string };
 
 /** Each range's first, middle and last address, and one just past it. */
 const ADDRESSES = POOL.flatMap((c) => {
@@ -38,7 +51,8 @@ const ADDRESSES = POOL.flatMap((c) => {
   const bytes = net.toByteArray();
   const base = bytes.reduce((v, b) => (v << 8n) | BigInt(b), 0n);
   const size = 1n << BigInt(bytes.length * 8 - bits);
-  const at = (n: bigint) => ipaddr.fromByteArray(bytes.map((_, i) => Number((n >> BigInt(8 * (bytes.length - 1 - i))) & 255n)));
+  const at = (n: bigint) =>
+    ipaddr.fromByteArray(bytes.map((_, i) => Number((n >> BigInt(8 * (bytes.length - 1 - i))) & 255n)));
   return [base, base + size / 2n, base + size - 1n, base + size].map(at);
 });
 const covers = (cidr: string, a: ipaddr.IPv4 | ipaddr.IPv6) => {
@@ -46,7 +60,11 @@ const covers = (cidr: string, a: ipaddr.IPv4 | ipaddr.IPv6) => {
   return range[0].kind() === a.kind() && a.match(range);
 };
 const allowed = (rules: Rule[]) =>
-  ADDRESSES.map((a) => rules.some((r) => r.action === "allow" && covers(r.cidr, a)) && !rules.some((r) => r.action === "deny" && covers(r.cidr, a)));
+  ADDRESSES.map(
+    (a) =>
+      rules.some((r) => r.action === "allow" && covers(r.cidr, a)) &&
+      !rules.some((r) => r.action === "deny" && covers(r.cidr, a)),
+  );
 
 let emu: RunningEmulator;
 let proxy: FaultProxy;
@@ -73,13 +91,19 @@ afterAll(async () => {
 
 const api = () => client(emu.url, emu.adminToken);
 const policy = async (): Promise<Live[]> =>
-  ((await api().get("/ip_policy_rules")).body.ip_policy_rules as any[]).filter((r) => r.ip_policy.id === P).map((r) => ({ id: r.id, cidr: r.cidr, action: r.action }));
+  ((await api().get("/ip_policy_rules")).body.ip_policy_rules as any[])
+    .filter((r) => r.ip_policy.id === P)
+    .map((r) => ({ id: r.id, cidr: r.cidr, action: r.action }));
 
 /** A provider process of one `pulumi up` command (this process), started by the engine at `port`. */
 function processOf(port: number): void {
   newRun();
   for (const what of ["list-reads", "rule-set-checks"]) delete state()[what];
-  state().engine = { address: `127.0.0.1:${port}`, process: { pid: process.pid, started: startOf(process.pid) }, command: "up" };
+  state().engine = {
+    address: `127.0.0.1:${port}`,
+    process: { pid: process.pid, started: startOf(process.pid) },
+    command: "up",
+  };
 }
 
 /** A new command: its record in a Pulumi home of its own, the policy emptied. */
@@ -94,7 +118,8 @@ async function newCommand(): Promise<void> {
 async function handChange(hand: Hand): Promise<void> {
   const rules = await policy();
   if (hand.kind === "add") await api().post("/ip_policy_rules", { ip_policy_id: P, ...hand.rule });
-  if (hand.kind === "delete" && rules.length) await api().delete(`/ip_policy_rules/${rules[hand.nth % rules.length].id}`);
+  if (hand.kind === "delete" && rules.length)
+    await api().delete(`/ip_policy_rules/${rules[hand.nth % rules.length].id}`);
   if (hand.kind === "move" && rules.length && !rules.some((r) => r.cidr === hand.cidr)) {
     await api().patch(`/ip_policy_rules/${rules[hand.nth % rules.length].id}`, { cidr: hand.cidr });
   }
@@ -126,10 +151,17 @@ async function run(old: Rule[], next: Rule[], hand: Hand, refresh: boolean) {
 }
 
 const rule = fc.record({ cidr: fc.constantFrom(...POOL), action: fc.constantFrom<Action>("allow", "deny") });
-const declaration = fc.uniqueArray(fc.record({ cidr: fc.constantFrom(...POOL), action: fc.constantFrom<Action>("allow", "deny"), description: fc.constantFrom("", "a") }), {
-  selector: (r) => r.cidr,
-  maxLength: 6,
-});
+const declaration = fc.uniqueArray(
+  fc.record({
+    cidr: fc.constantFrom(...POOL),
+    action: fc.constantFrom<Action>("allow", "deny"),
+    description: fc.constantFrom("", "a"),
+  }),
+  {
+    selector: (r) => r.cidr,
+    maxLength: 6,
+  },
+);
 const hand: fc.Arbitrary<Hand> = fc.oneof(
   fc.constant<Hand>({ kind: "none" }),
   rule.map<Hand>((r) => ({ kind: "add", rule: r })),

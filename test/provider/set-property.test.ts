@@ -25,8 +25,18 @@ const REGRESSION = [20261126, 521419614];
 const FRESH = Number(process.env.SET_PROPERTY_SEED ?? Date.now() % 2 ** 31);
 const RUNS = Number(process.env.SET_PROPERTY_RUNS ?? 15);
 const POOL = [
-  "10.0.0.0/8", "10.0.0.0/16", "10.0.1.0/24", "10.1.0.0/16", "10.128.0.0/9", "192.0.2.0/24", "192.0.2.128/25", "198.51.100.7/32",
-  "2001:db8::/32", "2001:db8::/48", "2001:db8:0:1::/64", "2001:db8:8000::/33",
+  "10.0.0.0/8",
+  "10.0.0.0/16",
+  "10.0.1.0/24",
+  "10.1.0.0/16",
+  "10.128.0.0/9",
+  "192.0.2.0/24",
+  "192.0.2.128/25",
+  "198.51.100.7/32",
+  "2001:db8::/32",
+  "2001:db8::/48",
+  "2001:db8:0:1::/64",
+  "2001:db8:8000::/33",
 ];
 
 type Rule = { cidr: string; action: "allow" | "deny"; description?: string };
@@ -55,7 +65,12 @@ const covers = (cidr: string, address: ipaddr.IPv4 | ipaddr.IPv6) => {
   const range = ipaddr.parseCIDR(cidr);
   return range[0].kind() === address.kind() && address.match(range);
 };
-const verdicts = (rules: Rule[]) => ADDRESSES.map((a) => rules.some((r) => r.action === "allow" && covers(r.cidr, a)) && !rules.some((r) => r.action === "deny" && covers(r.cidr, a)));
+const verdicts = (rules: Rule[]) =>
+  ADDRESSES.map(
+    (a) =>
+      rules.some((r) => r.action === "allow" && covers(r.cidr, a)) &&
+      !rules.some((r) => r.action === "deny" && covers(r.cidr, a)),
+  );
 
 let emu: RunningEmulator;
 let proxy: FaultProxy;
@@ -73,8 +88,19 @@ afterAll(async () => {
 });
 
 const api = () => client(emu.url, emu.adminToken);
-const policy = async (): Promise<Rule[]> => ((await api().get("/ip_policy_rules")).body.ip_policy_rules as any[]).filter((r) => r.ip_policy.id === P).map((r) => ({ cidr: r.cidr, action: r.action }));
-const through = (url: string) => config.configure(configureRequest({ "accessctl:apiUrl": url, "accessctl:apiKey": emu.adminToken, "accessctl:maxRetries": "2", "accessctl:maxRequestsPerMinute": "1000000" }));
+const policy = async (): Promise<Rule[]> =>
+  ((await api().get("/ip_policy_rules")).body.ip_policy_rules as any[])
+    .filter((r) => r.ip_policy.id === P)
+    .map((r) => ({ cidr: r.cidr, action: r.action }));
+const through = (url: string) =>
+  config.configure(
+    configureRequest({
+      "accessctl:apiUrl": url,
+      "accessctl:apiKey": emu.adminToken,
+      "accessctl:maxRetries": "2",
+      "accessctl:maxRequestsPerMinute": "1000000",
+    }),
+  );
 
 /** Each command of the run in a provider process of its own: no walk of an earlier one (the policy is emptied directly). */
 function newProcess(): void {
@@ -84,7 +110,10 @@ function newProcess(): void {
 
 /** The old set made (directly), then its update to `next` through the gateway, failing its `k`-th request (none: 0). Returns the snapshots and the requests the update made. */
 async function run(old: Rule[], next: Rule[], k: number, fault: { when: "before" | "after"; status: number }) {
-  for (const r of ((await api().get("/ip_policy_rules")).body.ip_policy_rules as any[]).filter((x) => x.ip_policy.id === P)) await api().delete(`/ip_policy_rules/${r.id}`);
+  for (const r of ((await api().get("/ip_policy_rules")).body.ip_policy_rules as any[]).filter(
+    (x) => x.ip_policy.id === P,
+  ))
+    await api().delete(`/ip_policy_rules/${r.id}`);
   newProcess();
   await through(emu.url);
   const v1 = (await set.check({}, { ipPolicyId: P, rules: old })).inputs;
@@ -101,8 +130,19 @@ async function run(old: Rule[], next: Rule[], k: number, fault: { when: "before"
   return { snapshots, requests: proxy.requests - before };
 }
 
-const declaration = fc.uniqueArray(fc.record({ cidr: fc.constantFrom(...POOL), action: fc.constantFrom("allow" as const, "deny" as const), description: fc.constantFrom("", "a", "b") }), { selector: (r) => r.cidr, maxLength: 8 });
-const faultKind = fc.constantFrom({ when: "before" as const, status: 500 }, { when: "after" as const, status: 500 }, { when: "after" as const, status: 502 });
+const declaration = fc.uniqueArray(
+  fc.record({
+    cidr: fc.constantFrom(...POOL),
+    action: fc.constantFrom("allow" as const, "deny" as const),
+    description: fc.constantFrom("", "a", "b"),
+  }),
+  { selector: (r) => r.cidr, maxLength: 8 },
+);
+const faultKind = fc.constantFrom(
+  { when: "before" as const, status: 500 },
+  { when: "after" as const, status: 500 },
+  { when: "after" as const, status: 502 },
+);
 
 it.each([...REGRESSION.map((seed) => ({ seed, kind: "regression" })), { seed: FRESH, kind: "fresh" }])(
   "failing any one request of an update leaves every address, at every moment, as it was before or as it is after (seed $seed, $kind)",
@@ -122,11 +162,17 @@ it.each([...REGRESSION.map((seed) => ({ seed, kind: "regression" })), { seed: FR
           for (const [i, snapshot] of snapshots.entries()) {
             const now = verdicts(snapshot);
             const wrong = ADDRESSES.filter((_, a) => now[a] !== before[a] && now[a] !== after[a]);
-            expect(wrong.map(String), `request ${k} failed (${fault.when} ${fault.status}); write ${i + 1}: ${JSON.stringify(snapshot)}`).toEqual([]);
+            expect(
+              wrong.map(String),
+              `request ${k} failed (${fault.when} ${fault.status}); write ${i + 1}: ${JSON.stringify(snapshot)}`,
+            ).toEqual([]);
             checked++;
           }
         }
-        if (process.env.SET_PROPERTY_TRACE) console.log(`${old.length} → ${next.length} rules, ${requests} requests, ${fault.when} ${fault.status}: ${Date.now() - started} ms`);
+        if (process.env.SET_PROPERTY_TRACE)
+          console.log(
+            `${old.length} → ${next.length} rules, ${requests} requests, ${fault.when} ${fault.status}: ${Date.now() - started} ms`,
+          );
       }),
       { seed, numRuns: RUNS },
     );

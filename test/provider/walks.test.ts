@@ -27,7 +27,13 @@ const state = () => ((globalThis as any)[Symbol.for("@accessctl/pulumi/state/v1"
 /** A new provider process of the engine at `engine` (the preview's or the update's of one command): it keeps the command's run record only. */
 async function processOf(engine: string): Promise<void> {
   for (const what of ["list-reads", "http-trust", "http-hints", "ownership", "limiter"]) delete state()[what];
-  await config.configure(configureRequest({ "accessctl:apiUrl": emu.url, "accessctl:apiKey": emu.adminToken, "accessctl:maxRequestsPerMinute": "1000000" }));
+  await config.configure(
+    configureRequest({
+      "accessctl:apiUrl": emu.url,
+      "accessctl:apiKey": emu.adminToken,
+      "accessctl:maxRequestsPerMinute": "1000000",
+    }),
+  );
   // The engine's address, as its command line gives it (engine.ts engineAddress); no `pulumi` process: the record stays in this test process.
   state().engine = { address: engine, command: null };
 }
@@ -40,12 +46,16 @@ async function counted(fn: () => Promise<unknown>, label = ""): Promise<{ walks:
   });
   await new Promise((r) => setTimeout(r, 100)); // the emulator writes its log line after the answer
   const lines = emu.stderr().slice(from).split("\n");
-  return { walks: lines.filter((l) => / GET \/ip_policy_rules 200 /.test(l)).length, pages: lines.filter((l) => / GET \/ip_policy_rules(\?…)? 200 /.test(l)).length };
+  return {
+    walks: lines.filter((l) => / GET \/ip_policy_rules 200 /.test(l)).length,
+    pages: lines.filter((l) => / GET \/ip_policy_rules(\?…)? 200 /.test(l)).length,
+  };
 }
 
 const PREVIEW = "127.0.0.1:1001";
 const UPDATE = "127.0.0.1:1002";
-const rules = (n: number, action = "allow") => Array.from({ length: n }, (_, i) => ({ cidr: `192.0.${i}.0/24`, action }));
+const rules = (n: number, action = "allow") =>
+  Array.from({ length: n }, (_, i) => ({ cidr: `192.0.${i}.0/24`, action }));
 
 describe("at most one walk of the account per provider process per command", () => {
   it("a new set's up, an update, a refresh, an up --refresh and a destroy of a set in an account of several pages", async () => {
@@ -67,7 +77,9 @@ describe("at most one walk of the account per provider process per command", () 
     const changed = { ...declared, rules: [{ cidr: "10.9.0.0/16", action: "deny" }, ...rules(3)] };
     newRun();
     await processOf(PREVIEW);
-    const changePreview = await counted(async () => set.diff(p, made.outs, (await set.check(made.outs, changed)).inputs));
+    const changePreview = await counted(async () =>
+      set.diff(p, made.outs, (await set.check(made.outs, changed)).inputs),
+    );
     await processOf(UPDATE);
     const changeUpdate = await counted(async () => {
       const checked = (await set.check(made.outs, changed)).inputs;
@@ -118,11 +130,19 @@ describe("at most one walk of the account per provider process per command", () 
     newRun();
     await processOf(PREVIEW);
     expect((await set.check({}, declared)).failures).toEqual([]); // the policy is empty
-    const hand = await client(emu.url, emu.adminToken).post("/ip_policy_rules", { ip_policy_id: p, cidr: "198.51.100.0/24", action: "deny" });
+    const hand = await client(emu.url, emu.adminToken).post("/ip_policy_rules", {
+      ip_policy_id: p,
+      cidr: "198.51.100.0/24",
+      action: "deny",
+    });
     await processOf(UPDATE);
     const err = await set.create((await set.check({}, declared)).inputs).catch((e: Error) => e);
-    expect(err.message).toContain(`the policy already holds 1 rule: 198.51.100.0/24 deny (${hand.body.id}); they came since this command listed the policy, so this set deleted the 1 rule it had made`);
-    const left = ((await client(emu.url, emu.adminToken).get("/ip_policy_rules")).body.ip_policy_rules as any[]).filter((r) => r.ip_policy.id === p);
+    expect(err.message).toContain(
+      `the policy already holds 1 rule: 198.51.100.0/24 deny (${hand.body.id}); they came since this command listed the policy, so this set deleted the 1 rule it had made`,
+    );
+    const left = ((await client(emu.url, emu.adminToken).get("/ip_policy_rules")).body.ip_policy_rules as any[]).filter(
+      (r) => r.ip_policy.id === p,
+    );
     expect(left.map((r) => r.id)).toEqual([hand.body.id]);
     await client(emu.url, emu.adminToken).delete(`/ip_policy_rules/${hand.body.id}`);
   }, 60_000);

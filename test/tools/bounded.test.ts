@@ -15,11 +15,18 @@ function expected(module: string): string {
 }
 
 it("each provider/bounded/<module>.ts is the same text with its module's name, one per resource module", () => {
-  const files = fs.readdirSync(DIR).filter((f) => f.endsWith(".ts")).sort();
+  const files = fs
+    .readdirSync(DIR)
+    .filter((f) => f.endsWith(".ts"))
+    .sort();
   expect(files).toEqual(["api-key.ts", "ip-policy-rule-set.ts", "ip-policy-rule.ts", "tls-edge-mutual-tls.ts"]);
   for (const file of files) {
     const module = file.replace(/\.ts$/, "");
-    expect(fs.existsSync(path.join(REPO, "provider", `${module}.ts`)) || fs.existsSync(path.join(REPO, "provider", module, "index.ts")), module).toBe(true);
+    expect(
+      fs.existsSync(path.join(REPO, "provider", `${module}.ts`)) ||
+        fs.existsSync(path.join(REPO, "provider", module, "index.ts")),
+      module,
+    ).toBe(true);
     expect(fs.readFileSync(path.join(DIR, file), "utf8"), file).toBe(expected(module));
   }
 });

@@ -8,20 +8,49 @@ import { describe, expect, it } from "vitest";
 import { accessOfPolicy, accessText, parseArgs, programText } from "../../tools/export";
 
 const REPO = path.resolve(__dirname, "../..");
-const nasty = ['say "hi"', "back\\slash\\", "line\nbreak\r\n", "${process.exit(1)}", "`tick`", "</script> \u2028 \u2029 é ✓", "\\u0041", "*/ /*"];
+const nasty = [
+  'say "hi"',
+  "back\\slash\\",
+  "line\nbreak\r\n",
+  "${process.exit(1)}",
+  "`tick`",
+  "</script> \u2028 \u2029 é ✓",
+  "\\u0041",
+  "*/ /*",
+];
 
 function rule(id: string, policy: string, cidr: string, action: string, description = "", metadata = "") {
-  return { id, uri: `https://x/ip_policy_rules/${id}`, created_at: "2026-11-23T00:00:00Z", cidr, action, description, metadata, ip_policy: { id: policy, uri: "https://x" } } as any;
+  return {
+    id,
+    uri: `https://x/ip_policy_rules/${id}`,
+    created_at: "2026-11-23T00:00:00Z",
+    cidr,
+    action,
+    description,
+    metadata,
+    ip_policy: { id: policy, uri: "https://x" },
+  } as any;
 }
 
 /** Runs the printed program against a stub of the package, returning what it declared. */
 function declared(text: string) {
-  const { outputText, diagnostics } = ts.transpileModule(text, { reportDiagnostics: true, compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 } });
+  const { outputText, diagnostics } = ts.transpileModule(text, {
+    reportDiagnostics: true,
+    compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 },
+  });
   expect(diagnostics ?? []).toEqual([]);
   const calls: { type: string; name: string; args: any }[] = [];
   const stub = {
-    IpPolicyRule: class { constructor(name: string, args: any) { calls.push({ type: "IpPolicyRule", name, args }); } },
-    IpPolicyRuleSet: class { constructor(name: string, args: any) { calls.push({ type: "IpPolicyRuleSet", name, args }); } },
+    IpPolicyRule: class {
+      constructor(name: string, args: any) {
+        calls.push({ type: "IpPolicyRule", name, args });
+      }
+    },
+    IpPolicyRuleSet: class {
+      constructor(name: string, args: any) {
+        calls.push({ type: "IpPolicyRuleSet", name, args });
+      }
+    },
     ApiKey: { get: (name: string, id: string) => calls.push({ type: "ApiKey.get", name, args: id }) },
   };
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- the compiled example's require, stubbed
@@ -31,7 +60,11 @@ function declared(text: string) {
 
 describe("accessctl-export program text", () => {
   const rules = {
-    ipp_a: nasty.map((d, i) => rule(`ipr_a${i}`, "ipp_a", `10.${i}.0.0/16`, i % 2 ? "deny" : "allow", d, nasty[nasty.length - 1 - i])).concat(rule("ipr_a9", "ipp_a", "2001:db8::/32", "allow")),
+    ipp_a: nasty
+      .map((d, i) =>
+        rule(`ipr_a${i}`, "ipp_a", `10.${i}.0.0/16`, i % 2 ? "deny" : "allow", d, nasty[nasty.length - 1 - i]),
+      )
+      .concat(rule("ipr_a9", "ipp_a", "2001:db8::/32", "allow")),
     ipp_b: [rule("ipr_b1", "ipp_b", "10.0.0.0/16", "allow", "same CIDR as in ipp_a")],
   };
   const keys = nasty.map((d, i) => ({ id: `ak_${i}`, description: d }) as any);
@@ -54,13 +87,20 @@ describe("accessctl-export program text", () => {
   });
 
   it("default: one IpPolicyRuleSet per policy with takeOver, rules sorted by CIDR", () => {
-    const calls = declared(programText({ policies: ["ipp_a", "ipp_b", "ipp_empty"], keys: false, form: "set" }, rules, []));
+    const calls = declared(
+      programText({ policies: ["ipp_a", "ipp_b", "ipp_empty"], keys: false, form: "set" }, rules, []),
+    );
     expect(calls.map((c) => c.type)).toEqual(["IpPolicyRuleSet", "IpPolicyRuleSet", "IpPolicyRuleSet"]);
     const a = calls[0].args;
     expect(a.ipPolicyId).toBe("ipp_a");
     expect(a.takeOver).toBe(true);
     expect(a.rules.map((r: any) => r.cidr)).toEqual([...rules.ipp_a.map((r) => r.cidr)].sort());
-    expect(a.rules.find((r: any) => r.cidr === "10.2.0.0/16")).toEqual({ cidr: "10.2.0.0/16", action: "allow", description: nasty[2], metadata: nasty[5] });
+    expect(a.rules.find((r: any) => r.cidr === "10.2.0.0/16")).toEqual({
+      cidr: "10.2.0.0/16",
+      action: "allow",
+      description: nasty[2],
+      metadata: nasty[5],
+    });
     expect(a.rules.find((r: any) => r.cidr === "2001:db8::/32")).toEqual({ cidr: "2001:db8::/32", action: "allow" });
     expect(calls[2].args).toEqual({ ipPolicyId: "ipp_empty", takeOver: true, rules: [] });
   });
@@ -71,15 +111,31 @@ describe("accessctl-export program text", () => {
     expect(() => parseArgs(["--policy"])).toThrow(/--policy needs a value/);
     expect(() => parseArgs(["--bogus"])).toThrow(/unknown argument "--bogus"/);
     expect(() => parseArgs([])).toThrow(/nothing to export/);
-    expect(parseArgs(["--policy=ipp_a", "--policy", "ipp_a", "--keys", "--rules"])).toEqual({ policies: ["ipp_a"], keys: true, form: "rules" });
+    expect(parseArgs(["--policy=ipp_a", "--policy", "ipp_a", "--keys", "--rules"])).toEqual({
+      policies: ["ipp_a"],
+      keys: true,
+      form: "rules",
+    });
   });
 
   it("--access [--json]: needs a policy; no program options beside it", () => {
-    expect(parseArgs(["--access", "--policy", "ipp_a"])).toEqual({ policies: ["ipp_a"], keys: false, form: "set", access: "text" });
-    expect(parseArgs(["--json", "--access", "--policy", "ipp_a"])).toEqual({ policies: ["ipp_a"], keys: false, form: "set", access: "json" });
+    expect(parseArgs(["--access", "--policy", "ipp_a"])).toEqual({
+      policies: ["ipp_a"],
+      keys: false,
+      form: "set",
+      access: "text",
+    });
+    expect(parseArgs(["--json", "--access", "--policy", "ipp_a"])).toEqual({
+      policies: ["ipp_a"],
+      keys: false,
+      form: "set",
+      access: "json",
+    });
     expect(() => parseArgs(["--json", "--policy", "ipp_a"])).toThrow(/--json goes with --access/);
     expect(() => parseArgs(["--access"])).toThrow(/--access needs --policy/);
-    expect(() => parseArgs(["--access", "--keys", "--policy", "ipp_a"])).toThrow(/--keys and --rules do not go with it/);
+    expect(() => parseArgs(["--access", "--keys", "--policy", "ipp_a"])).toThrow(
+      /--keys and --rules do not go with it/,
+    );
   });
 
   it("--access: a policy's effective access as CIDRs with counts, the allows behind each, what each rule lets in or keeps out", () => {
@@ -95,9 +151,18 @@ describe("accessctl-export program text", () => {
     expect(policy.ipv6Addresses).toBe(String(2n ** 96n));
     expect(policy.cidrs[0]).toEqual({ cidr: "10.0.0.0/14", addresses: "262144", allowedBy: ["ipr_1", "ipr_6"] });
     expect(policy.cidrs.at(-1)).toEqual({ cidr: "2001:db8::/32", addresses: String(2n ** 96n), allowedBy: ["ipr_4"] });
-    expect(policy.rules.map((r) => `${r.cidr} ${r.addresses}`)).toEqual(["10.0.0.0/8 16711680", "10.0.0.0/9 8323072", "10.5.0.0/16 65536", "10.5.1.0/24 0", "192.0.2.0/24 0", "2001:db8::/32 79228162514264337593543950336"]);
+    expect(policy.rules.map((r) => `${r.cidr} ${r.addresses}`)).toEqual([
+      "10.0.0.0/8 16711680",
+      "10.0.0.0/9 8323072",
+      "10.5.0.0/16 65536",
+      "10.5.1.0/24 0",
+      "192.0.2.0/24 0",
+      "2001:db8::/32 79228162514264337593543950336",
+    ]);
     const text = accessText([policy]);
-    expect(text).toContain("IP policy ipp_a: 6 rules (4 allow, 2 deny)\n  lets in 10.0.0.0/8 except 10.5.0.0/16 (16,711,680 addresses) and 2001:db8::/32 (79,228,162,514,264,337,593,543,950,336 addresses)\n");
+    expect(text).toContain(
+      "IP policy ipp_a: 6 rules (4 allow, 2 deny)\n  lets in 10.0.0.0/8 except 10.5.0.0/16 (16,711,680 addresses) and 2001:db8::/32 (79,228,162,514,264,337,593,543,950,336 addresses)\n",
+    );
     expect(text).toContain("  10.128.0.0/9: 8,388,608 addresses, allowed by ipr_1\n");
     expect(text).toContain("    10.5.0.0/16 deny (ipr_2): keeps out 65,536 addresses\n");
     expect(text).toContain("    10.5.1.0/24 allow (ipr_5): lets in nothing: deny rules cover its whole range\n");
@@ -107,7 +172,12 @@ describe("accessctl-export program text", () => {
   it("the command refuses plain http to another host and a missing key, before any request", async () => {
     const run = (env: Record<string, string>) =>
       new Promise<{ code: number | null; stderr: string }>((resolve) => {
-        execFile(process.execPath, [path.join(REPO, "dist/tools/export.js"), "--keys"], { env: { PATH: process.env.PATH!, ...env } }, (err, _out, stderr) => resolve({ code: err ? (err as any).code : 0, stderr }));
+        execFile(
+          process.execPath,
+          [path.join(REPO, "dist/tools/export.js"), "--keys"],
+          { env: { PATH: process.env.PATH!, ...env } },
+          (err, _out, stderr) => resolve({ code: err ? (err as any).code : 0, stderr }),
+        );
       });
     const http = await run({ ACCESSCTL_API_URL: "http://api.example.com", ACCESSCTL_API_KEY: "k" });
     expect(http.code).toBe(1);

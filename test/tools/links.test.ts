@@ -85,8 +85,10 @@ function links(text: string): { target: string; line: number }[] {
   const visible = prose(text).replace(/(`+)([\s\S]*?[^`])\1(?!`)/g, (span) => span.replace(/[^\n]/g, " "));
   const out: { target: string; line: number }[] = [];
   const lineOf = (index: number) => visible.slice(0, index).split("\n").length;
-  for (const m of visible.matchAll(/\[((?:[^[\]]|\[[^\]]*\])*)\]\(\s*<?([^)\s>]*)>?(?:\s+"[^"]*")?\s*\)/g)) out.push({ target: m[2], line: lineOf(m.index!) });
-  for (const m of visible.matchAll(/^ {0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+"[^"]*")?\s*$/gm)) out.push({ target: m[1], line: lineOf(m.index!) });
+  for (const m of visible.matchAll(/\[((?:[^[\]]|\[[^\]]*\])*)\]\(\s*<?([^)\s>]*)>?(?:\s+"[^"]*")?\s*\)/g))
+    out.push({ target: m[2], line: lineOf(m.index!) });
+  for (const m of visible.matchAll(/^ {0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+"[^"]*")?\s*$/gm))
+    out.push({ target: m[1], line: lineOf(m.index!) });
   return out;
 }
 
@@ -111,7 +113,13 @@ function brokenLink(page: string, target: string): string | undefined {
 
 /** The text of every string literal (template literals' text parts too) of a TypeScript or JavaScript file. */
 function stringLiterals(file: string): string[] {
-  const source = ts.createSourceFile(file, read(file), ts.ScriptTarget.Latest, false, file.endsWith(".ts") ? ts.ScriptKind.TS : ts.ScriptKind.JS);
+  const source = ts.createSourceFile(
+    file,
+    read(file),
+    ts.ScriptTarget.Latest,
+    false,
+    file.endsWith(".ts") ? ts.ScriptKind.TS : ts.ScriptKind.JS,
+  );
   const out: string[] = [];
   const textOf = (node: ts.Node): string | undefined => {
     if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) return node.text;
@@ -144,7 +152,13 @@ function stringLiterals(file: string): string[] {
 function pointers(text: string): { page: string; section?: string; anchor?: string }[] {
   const out: { page: string; section?: string; anchor?: string }[] = [];
   const section = String.raw`(?:#([\w-]+))?(?:(?: (?:of|in) @accessctl/pulumi)?,? "([^"]+)")?`;
-  for (const m of text.matchAll(new RegExp(String.raw`(?<![\w/.-])(?:\.\./)*((?:docs/)?(?:guides|design|reference)/[\w./-]*[\w/]|docs/[\w./-]*[\w/]|docs/)` + section, "g"))) {
+  for (const m of text.matchAll(
+    new RegExp(
+      String.raw`(?<![\w/.-])(?:\.\./)*((?:docs/)?(?:guides|design|reference)/[\w./-]*[\w/]|docs/[\w./-]*[\w/]|docs/)` +
+        section,
+      "g",
+    ),
+  )) {
     const page = m[1].startsWith("docs/") ? m[1] : `docs/${m[1]}`;
     out.push({ page, anchor: m[2], section: m[3] });
   }
@@ -161,20 +175,40 @@ function brokenPointer(p: { page: string; section?: string; anchor?: string }): 
   if (!p.page.endsWith(".md")) return `${p.page} is not a page, so it has no sections`;
   const known = anchors(read(p.page));
   const wanted = p.anchor ?? slug(p.section!);
-  return known.has(wanted) ? undefined : `${p.page} has no section ${p.section ? `"${p.section}"` : `#${p.anchor}`} (#${wanted})`;
+  return known.has(wanted)
+    ? undefined
+    : `${p.page} has no section ${p.section ? `"${p.section}"` : `#${p.anchor}`} (#${wanted})`;
 }
 
 describe("documentation links", () => {
   it("finds the pages, links and headings it checks", () => {
     const all = pages();
-    expect(all).toEqual(expect.arrayContaining(["README.md", "CONTRIBUTING.md", "docs/_index.md", "docs/installation-configuration.md", "docs/performance.md", "docs/guides/troubleshooting.md", "docs/reference/README.md", "docs/reference/python/ApiKey.md"]));
+    expect(all).toEqual(
+      expect.arrayContaining([
+        "README.md",
+        "CONTRIBUTING.md",
+        "docs/_index.md",
+        "docs/installation-configuration.md",
+        "docs/performance.md",
+        "docs/guides/troubleshooting.md",
+        "docs/reference/README.md",
+        "docs/reference/python/ApiKey.md",
+      ]),
+    );
     expect(all.flatMap((page) => links(read(page))).length).toBeGreaterThan(300);
-    expect(slug("`pulumi up` was killed, or the service died mid-update")).toBe("pulumi-up-was-killed-or-the-service-died-mid-update");
-    expect(slug("`ACCESSCTL_ADOPT_EXISTING=1`: what it takes over")).toBe("accessctl_adopt_existing1-what-it-takes-over");
+    expect(slug("`pulumi up` was killed, or the service died mid-update")).toBe(
+      "pulumi-up-was-killed-or-the-service-died-mid-update",
+    );
+    expect(slug("`ACCESSCTL_ADOPT_EXISTING=1`: what it takes over")).toBe(
+      "accessctl_adopt_existing1-what-it-takes-over",
+    );
     expect(slug("Refresh at the service's limit")).toBe("refresh-at-the-services-limit");
     expect(slug(".NET and Java")).toBe("net-and-java");
     expect([...anchors("# A\n```\n# not a heading\n```\n## A\n## `b`: c (d)\n")]).toEqual(["a", "a-1", "b-c-d"]);
-    expect(links("[x](a.md) `[y](b.md)` [z\nw](c.md#d) and\n```\n[q](e.md)\n```\n").map((l) => l.target)).toEqual(["a.md", "c.md#d"]);
+    expect(links("[x](a.md) `[y](b.md)` [z\nw](c.md#d) and\n```\n[q](e.md)\n```\n").map((l) => l.target)).toEqual([
+      "a.md",
+      "c.md#d",
+    ]);
   });
 
   it("resolve: every relative link names a file that exists, and every #anchor a heading of its page", () => {
@@ -195,7 +229,9 @@ describe("documentation links", () => {
     const texts = [
       ...code.map((file) => ({ file, texts: stringLiterals(file) })),
       // Read by users as they are, comments included.
-      ...["examples", "templates"].flatMap((dir) => walk(path.join(REPO, dir), (f) => /\.(ts|js|ya?ml|json|md)$/.test(f))).map((file) => ({ file, texts: [read(file)] })),
+      ...["examples", "templates"]
+        .flatMap((dir) => walk(path.join(REPO, dir), (f) => /\.(ts|js|ya?ml|json|md)$/.test(f)))
+        .map((file) => ({ file, texts: [read(file)] })),
       { file: "schema/schema.json", texts: [read("schema/schema.json")] },
     ];
     const found: string[] = [];
@@ -211,9 +247,13 @@ describe("documentation links", () => {
     }
     expect(broken).toEqual([]);
     // What it must see (else the patterns above went blind): the export tool's header, the SDKs' readme's link.
-    expect(found).toContain('tools/export.ts → docs/guides/existing-objects.md "accessctl-export: an account as a program"');
+    expect(found).toContain(
+      'tools/export.ts → docs/guides/existing-objects.md "accessctl-export: an account as a program"',
+    );
     expect(found).toContain("scripts/sdks.js → docs/reference/README.md");
-    expect(pointers('See the README of @accessctl/pulumi, "Bring an account under management".')).toEqual([{ page: "README.md", section: "Bring an account under management", anchor: undefined }]);
+    expect(pointers('See the README of @accessctl/pulumi, "Bring an account under management".')).toEqual([
+      { page: "README.md", section: "Bring an account under management", anchor: undefined },
+    ]);
     expect(brokenPointer({ page: "README.md", section: "Bring an account under management" })).toMatch(/no section/);
   });
 

@@ -14,32 +14,81 @@ const secret = (value: unknown) => ({ [SECRET_SIG]: SECRET_VALUE, value });
 /** What the server did before: Struct.toJavaScript, the keys whose JSON held the signature, unwrapSecrets. */
 function before(bytes: Uint8Array) {
   const raw = structproto.Struct.deserializeBinary(bytes).toJavaScript() as Record<string, unknown>;
-  return { values: unwrapSecrets(raw), secretKeys: Object.keys(raw).filter((k) => JSON.stringify(raw[k] ?? null).includes(SECRET_SIG)) };
+  return {
+    values: unwrapSecrets(raw),
+    secretKeys: Object.keys(raw).filter((k) => JSON.stringify(raw[k] ?? null).includes(SECRET_SIG)),
+  };
 }
 const HOST = ["__urn", "__secrets", "__provider"];
-const sentBefore = (v: object) => structproto.Struct.fromJavaScript(JSON.parse(JSON.stringify(v, (k, x) => (HOST.includes(k) ? undefined : x)))).toJavaScript();
-const sentNow = (v: object) => structproto.Struct.deserializeBinary(new Uint8Array(wire.encodeStruct(v))).toJavaScript();
+const sentBefore = (v: object) =>
+  structproto.Struct.fromJavaScript(
+    JSON.parse(JSON.stringify(v, (k, x) => (HOST.includes(k) ? undefined : x))),
+  ).toJavaScript();
+const sentNow = (v: object) =>
+  structproto.Struct.deserializeBinary(new Uint8Array(wire.encodeStruct(v))).toJavaScript();
 
 /** A random value of every kind a Struct holds, and what JSON leaves out or changes. */
 function random(seed: number) {
   let s = seed;
-  const rnd = () => ((s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const rnd = () => (s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)];
-  const str = () => pick(["", "a", "10.0.0.0/8", "ünïcode ✓ 😀", "x".repeat(300), "quote\"back\\slash\n", SECRET_SIG, `in ${SECRET_SIG} text`, "__urn", "zz", "B", "b"]);
+  const str = () =>
+    pick([
+      "",
+      "a",
+      "10.0.0.0/8",
+      "ünïcode ✓ 😀",
+      "x".repeat(300),
+      'quote"back\\slash\n',
+      SECRET_SIG,
+      `in ${SECRET_SIG} text`,
+      "__urn",
+      "zz",
+      "B",
+      "b",
+    ]);
   const value = (depth: number): unknown => {
     const k = Math.floor(rnd() * (depth > 3 ? 6 : 10));
     switch (k) {
-      case 0: return null;
-      case 1: return pick([0, -0, 1.5, -7, 2 ** 53, 1e-300, NaN, Infinity, -Infinity]);
-      case 2: return rnd() < 0.5;
-      case 3: case 4: return str();
-      case 5: return pick([undefined, () => 1]);
-      case 6: return Array.from({ length: Math.floor(rnd() * 4) }, () => value(depth + 1));
-      case 7: return secret(value(depth + 1));
-      default: return object(depth + 1);
+      case 0:
+        return null;
+      case 1:
+        return pick([0, -0, 1.5, -7, 2 ** 53, 1e-300, NaN, Infinity, -Infinity]);
+      case 2:
+        return rnd() < 0.5;
+      case 3:
+      case 4:
+        return str();
+      case 5:
+        return pick([undefined, () => 1]);
+      case 6:
+        return Array.from({ length: Math.floor(rnd() * 4) }, () => value(depth + 1));
+      case 7:
+        return secret(value(depth + 1));
+      default:
+        return object(depth + 1);
     }
   };
-  const object = (depth: number) => Object.fromEntries(Array.from({ length: Math.floor(rnd() * 6) }, () => [pick(["a", "b", "B", "10.9.0.0/24", "10.10.0.0/24", "__urn", "__provider", "__secrets", "value", "Ω", "z", str()]), value(depth)]));
+  const object = (depth: number) =>
+    Object.fromEntries(
+      Array.from({ length: Math.floor(rnd() * 6) }, () => [
+        pick([
+          "a",
+          "b",
+          "B",
+          "10.9.0.0/24",
+          "10.10.0.0/24",
+          "__urn",
+          "__provider",
+          "__secrets",
+          "value",
+          "Ω",
+          "z",
+          str(),
+        ]),
+        value(depth),
+      ]),
+    );
   return object(0);
 }
 
@@ -61,7 +110,9 @@ describe("plugin/wire.ts, against google-protobuf", () => {
       expect(JSON.stringify(sentNow(v)), `seed ${seed}`).toBe(JSON.stringify(sentBefore(v)));
     }
     const date = new Date(0);
-    expect(sentNow({ at: date, n: new Number(3), list: [undefined, NaN, -0] })).toEqual(sentBefore({ at: date, n: new Number(3), list: [undefined, NaN, -0] }));
+    expect(sentNow({ at: date, n: new Number(3), list: [undefined, NaN, -0] })).toEqual(
+      sentBefore({ at: date, n: new Number(3), list: [undefined, NaN, -0] }),
+    );
     expect(() => wire.encodeStruct({ big: 1n })).toThrow(/BigInt/);
   });
 
@@ -71,19 +122,33 @@ describe("plugin/wire.ts, against google-protobuf", () => {
       one.getFieldsMap().set(key, value);
       return Buffer.from(one.serializeBinary());
     };
-    const bytes = Buffer.concat([entry("b", structproto.Value.fromJavaScript(1)), entry("a", structproto.Value.fromJavaScript("x")), entry("b", structproto.Value.fromJavaScript(2))]);
+    const bytes = Buffer.concat([
+      entry("b", structproto.Value.fromJavaScript(1)),
+      entry("a", structproto.Value.fromJavaScript("x")),
+      entry("b", structproto.Value.fromJavaScript(2)),
+    ]);
     const now = wire.decodePlain(bytes);
     expect(JSON.stringify(now.values)).toBe(JSON.stringify(before(bytes).values));
     expect(JSON.stringify(now.values)).toBe('{"a":"x","b":2}');
     const s = new structproto.Struct();
     s.getFieldsMap().set("k", new structproto.Value());
     expect(() => wire.decodePlain(Buffer.from(s.serializeBinary()))).toThrow(/Unexpected struct type/);
-    expect(() => structproto.Struct.deserializeBinary(s.serializeBinary()).toJavaScript()).toThrow(/Unexpected struct type/);
+    expect(() => structproto.Struct.deserializeBinary(s.serializeBinary()).toJavaScript()).toThrow(
+      /Unexpected struct type/,
+    );
   });
 
   it("splits a request off the wire (its Structs kept as bytes) and joins a response: the same messages as the generated classes'", () => {
-    const news = { ipPolicyId: "ipp_1", rules: { "10.0.0.0/8": { cidr: "10.0.0.0/8", action: "allow" } }, token: secret("s3cret") };
-    const req = new provproto.CheckRequest().setUrn("urn:x").setOlds(structproto.Struct.fromJavaScript({})).setNews(structproto.Struct.fromJavaScript(news as never)).setName("r");
+    const news = {
+      ipPolicyId: "ipp_1",
+      rules: { "10.0.0.0/8": { cidr: "10.0.0.0/8", action: "allow" } },
+      token: secret("s3cret"),
+    };
+    const req = new provproto.CheckRequest()
+      .setUrn("urn:x")
+      .setOlds(structproto.Struct.fromJavaScript({}))
+      .setNews(structproto.Struct.fromJavaScript(news as never))
+      .setName("r");
     const split = wire.deserialize(provproto.CheckRequest, ["olds", "news"], Buffer.from(req.serializeBinary()));
     expect(split.getUrn()).toBe("urn:x");
     expect(split.getName()).toBe("r");

@@ -22,8 +22,10 @@ describe("the registry of resources", () => {
       expect(entry.token).toBe(`accessctl:index:${name}`);
       expect(entry.dynamicType).toBe(`pulumi-nodejs:dynamic/accessctl:${name}`);
       expect(modules).toContain(entry.load());
-      for (const fn of ["check", "diff", "create", "read", "update", "delete"]) expect(typeof entry.load()[fn], `${name}.${fn}`).toBe("function");
-      for (const key of Object.keys(entry.example.exports)) expect([...entry.outputs, "id"], `${name}'s example exports ${key}`).toContain(entry.example.exports[key]);
+      for (const fn of ["check", "diff", "create", "read", "update", "delete"])
+        expect(typeof entry.load()[fn], `${name}.${fn}`).toBe("function");
+      for (const key of Object.keys(entry.example.exports))
+        expect([...entry.outputs, "id"], `${name}'s example exports ${key}`).toContain(entry.example.exports[key]);
     }
     for (const [name, entry] of Object.entries<any>(FUNCTIONS)) {
       expect(entry.token).toBe(`accessctl:index:${name}`);
@@ -32,15 +34,31 @@ describe("the registry of resources", () => {
   });
 
   it("is what the plugin serves: one module per type token, one function per token", () => {
-    expect(Object.keys(server.RESOURCES).sort()).toEqual(Object.values<any>(RESOURCES).map((r) => r.token).sort());
-    expect(Object.keys(server.FUNCTIONS).sort()).toEqual(Object.values<any>(FUNCTIONS).map((f) => f.token).sort());
+    expect(Object.keys(server.RESOURCES).sort()).toEqual(
+      Object.values<any>(RESOURCES)
+        .map((r) => r.token)
+        .sort(),
+    );
+    expect(Object.keys(server.FUNCTIONS).sort()).toEqual(
+      Object.values<any>(FUNCTIONS)
+        .map((f) => f.token)
+        .sort(),
+    );
   });
 
   it("and the plugin SDK load no provider module when imported", () => {
     for (const entry of ["provider/resources.js", "sdk/plugin.js"]) {
-      const loaded = execFileSync(process.execPath, ["-e", `require(${JSON.stringify(path.join(REPO, "dist", entry))}); console.log(JSON.stringify(Object.keys(require.cache)))`]).toString();
-      const ours = (JSON.parse(loaded) as string[]).filter((f) => f.startsWith(path.join(REPO, "dist/provider/"))).map((f) => path.basename(f, ".js"));
-      expect(ours.filter((m) => PROVIDER_MODULES.includes(m)), entry).toEqual([]);
+      const loaded = execFileSync(process.execPath, [
+        "-e",
+        `require(${JSON.stringify(path.join(REPO, "dist", entry))}); console.log(JSON.stringify(Object.keys(require.cache)))`,
+      ]).toString();
+      const ours = (JSON.parse(loaded) as string[])
+        .filter((f) => f.startsWith(path.join(REPO, "dist/provider/")))
+        .map((f) => path.basename(f, ".js"));
+      expect(
+        ours.filter((m) => PROVIDER_MODULES.includes(m)),
+        entry,
+      ).toEqual([]);
     }
   });
 });

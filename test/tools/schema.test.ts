@@ -71,7 +71,9 @@ describe("Pulumi package schema", () => {
 
   it("says willReplaceOnChanges on exactly the inputs whose change replaces the object", () => {
     const replacing = Object.entries<any>(schema.resources).flatMap(([token, r]) =>
-      Object.entries<any>(r.inputProperties).filter(([, p]) => p.willReplaceOnChanges).map(([name]) => `${token.split(":")[2]}.${name}`),
+      Object.entries<any>(r.inputProperties)
+        .filter(([, p]) => p.willReplaceOnChanges)
+        .map(([name]) => `${token.split(":")[2]}.${name}`),
     );
     expect(replacing.sort()).toEqual(
       [
@@ -88,7 +90,8 @@ describe("Pulumi package schema", () => {
       ].sort(),
     );
     // No property of a nested type replaces the resource (a rule's action replaces that rule only).
-    for (const t of Object.values<any>(schema.types)) for (const p of Object.values<any>(t.properties)) expect(p.willReplaceOnChanges).toBeUndefined();
+    for (const t of Object.values<any>(schema.types))
+      for (const p of Object.values<any>(t.properties)) expect(p.willReplaceOnChanges).toBeUndefined();
   });
 
   it("takes the rule set's rules as a list and gives them back as a map keyed by CIDR", () => {
@@ -96,19 +99,37 @@ describe("Pulumi package schema", () => {
     expect(set.inputProperties.rules).toMatchObject({ type: "array", items: ref("IpPolicyRuleSetRule") });
     expect(set.properties.rules).toMatchObject({ type: "object", additionalProperties: ref("IpPolicyRuleSetMember") });
     expect(set.requiredInputs).toEqual(["ipPolicyId", "rules"]);
-    expect(set.inputProperties.rules.language.accessctl).toEqual({ onChange: "update", note: "one request per changed rule" });
+    expect(set.inputProperties.rules.language.accessctl).toEqual({
+      onChange: "update",
+      note: "one request per changed rule",
+    });
     const rule = schema.types[T("IpPolicyRuleSetRule")];
     expect(Object.keys(rule.properties)).toEqual(["cidr", "action", "description", "metadata"]);
     expect(rule.required).toEqual(["cidr", "action"]);
     // A preview's map holds the declared rules ({cidr, action, description?, metadata?}): only those two are always there.
     const member = schema.types[T("IpPolicyRuleSetMember")];
-    expect(Object.keys(member.properties).sort()).toEqual(["action", "cidr", "createdAt", "description", "id", "metadata", "uri"]);
+    expect(Object.keys(member.properties).sort()).toEqual([
+      "action",
+      "cidr",
+      "createdAt",
+      "description",
+      "id",
+      "metadata",
+      "uri",
+    ]);
     expect(member.required).toEqual(["cidr", "action"]);
   });
 
   it("has the inputs and outputs of each resource, camelCase as in the TypeScript SDK", () => {
     const key = schema.resources[T("ApiKey")];
-    expect(Object.keys(key.inputProperties).sort()).toEqual(["adoptId", "description", "metadata", "ownerId", "profile", "triggers"]);
+    expect(Object.keys(key.inputProperties).sort()).toEqual([
+      "adoptId",
+      "description",
+      "metadata",
+      "ownerId",
+      "profile",
+      "triggers",
+    ]);
     expect(key.inputProperties.triggers).toMatchObject({ type: "array", items: { $ref: "pulumi.json#/Any" } });
     expect(key.required.sort()).toEqual(["createdAt", "description", "metadata", "ownerId", "uri"]);
     expect(Object.keys(key.properties)).toEqual(expect.arrayContaining(["token", "adoptId", "profile", "triggers"]));
@@ -118,8 +139,14 @@ describe("Pulumi package schema", () => {
     const mtls = schema.resources[T("TlsEdgeMutualTls")];
     expect(mtls.properties.certificateAuthorities).toMatchObject({ type: "array", items: ref("Reference") });
     expect(mtls.requiredInputs).toEqual(["edgeId", "certificateAuthorityIds"]);
-    expect(schema.types[T("Reference")]).toMatchObject({ properties: { id: { type: "string" }, uri: { type: "string" } }, required: ["id", "uri"] });
-    expect(schema.resources[T("IpPolicyRuleSet")].inputProperties.takeOver).toMatchObject({ type: "boolean", language: { accessctl: { onChange: "none" } } });
+    expect(schema.types[T("Reference")]).toMatchObject({
+      properties: { id: { type: "string" }, uri: { type: "string" } },
+      required: ["id", "uri"],
+    });
+    expect(schema.resources[T("IpPolicyRuleSet")].inputProperties.takeOver).toMatchObject({
+      type: "boolean",
+      language: { accessctl: { onChange: "none" } },
+    });
   });
 
   it("has the list functions: a result of one property, a list of info objects", () => {
@@ -127,24 +154,61 @@ describe("Pulumi package schema", () => {
     const rules = schema.functions[T("listIpPolicyRules")];
     expect(rules.inputs.properties).toEqual({ ipPolicyId: expect.objectContaining({ type: "string" }) });
     expect(rules.inputs.required).toBeUndefined();
-    expect(rules.outputs).toEqual({ properties: { rules: { type: "array", items: ref("IpPolicyRuleInfo") } }, required: ["rules"] });
+    expect(rules.outputs).toEqual({
+      properties: { rules: { type: "array", items: ref("IpPolicyRuleInfo") } },
+      required: ["rules"],
+    });
     const keys = schema.functions[T("listApiKeys")];
     expect(keys.inputs).toBeUndefined();
-    expect(keys.outputs).toEqual({ properties: { keys: { type: "array", items: ref("ApiKeyInfo") } }, required: ["keys"] });
-    expect(Object.keys(schema.types[T("IpPolicyRuleInfo")].properties).sort()).toEqual(["action", "cidr", "createdAt", "description", "id", "ipPolicy", "ipPolicyId", "metadata", "uri"]);
+    expect(keys.outputs).toEqual({
+      properties: { keys: { type: "array", items: ref("ApiKeyInfo") } },
+      required: ["keys"],
+    });
+    expect(Object.keys(schema.types[T("IpPolicyRuleInfo")].properties).sort()).toEqual([
+      "action",
+      "cidr",
+      "createdAt",
+      "description",
+      "id",
+      "ipPolicy",
+      "ipPolicyId",
+      "metadata",
+      "uri",
+    ]);
     expect(schema.types[T("ApiKeyInfo")].properties.token).toBeUndefined();
   });
 
   it("configures the provider from ProviderConfig", () => {
-    expect(Object.keys(schema.config.variables).sort()).toEqual(["apiKey", "apiUrl", "maxRequestsPerMinute", "maxRetries", "planKey", "profiles", "teamKey"]);
+    expect(Object.keys(schema.config.variables).sort()).toEqual([
+      "apiKey",
+      "apiUrl",
+      "maxRequestsPerMinute",
+      "maxRetries",
+      "planKey",
+      "profiles",
+      "teamKey",
+    ]);
     expect(schema.provider.inputProperties).toEqual(schema.config.variables);
     expect(schema.config.variables.maxRetries.type).toBe("integer");
-    expect(schema.config.variables.profiles).toMatchObject({ type: "object", additionalProperties: ref("AccountProfile"), secret: true });
+    expect(schema.config.variables.profiles).toMatchObject({
+      type: "object",
+      additionalProperties: ref("AccountProfile"),
+      secret: true,
+    });
   });
 
   it("is what the committed SDKs were generated from (`npm run sdks`)", () => {
     const readme = fs.readFileSync(path.join(REPO, "sdks/README.md"), "utf8");
-    expect(readme, "sdks/: run npm run sdks").toContain(`Schema sha256: \`${schemaHash(fs.readFileSync(SCHEMA, "utf8"))}\``);
-    for (const f of ["nodejs/package.json", "python/pyproject.toml", "go/go.mod", "go/go.sum", "go/accessctl/apiKey.go"]) expect(fs.existsSync(path.join(REPO, "sdks", f)), f).toBe(true);
+    expect(readme, "sdks/: run npm run sdks").toContain(
+      `Schema sha256: \`${schemaHash(fs.readFileSync(SCHEMA, "utf8"))}\``,
+    );
+    for (const f of [
+      "nodejs/package.json",
+      "python/pyproject.toml",
+      "go/go.mod",
+      "go/go.sum",
+      "go/accessctl/apiKey.go",
+    ])
+      expect(fs.existsSync(path.join(REPO, "sdks", f)), f).toBe(true);
   });
 });

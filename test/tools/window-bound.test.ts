@@ -17,7 +17,13 @@ it("a window the command before filled at 2 a second: N more take N/2 s, not a b
   const prior = Array.from({ length: 120 }, (_, i) => -60_000 + 500 * (i + 1));
   expect(windowBound(prior, 204, 0)).toBe(102);
   // Requests that left the window before the start do not count.
-  expect(windowBound(prior.map((t) => t - 60_000), 120, 0)).toBe(0);
+  expect(
+    windowBound(
+      prior.map((t) => t - 60_000),
+      120,
+      0,
+    ),
+  ).toBe(0);
 });
 
 it("reads the emulator's log: arrivals are answers less their ms; 429s are not counted by the window", () => {
