@@ -6,6 +6,7 @@
 // `--turbofan`: the HTTP parser's WebAssembly recompiled by TurboFan, as before provider/memory.ts
 // liftoffOnly (its process state marked as set, the flag left alone), to show what that costs.
 //   node --expose-gc bench/memory-parts.js [--rules N] [--turbofan]
+/* global gc -- node --expose-gc defines it */
 "use strict";
 const path = require("node:path");
 const v8 = require("node:v8");

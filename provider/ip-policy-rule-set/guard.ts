@@ -50,13 +50,19 @@ export function holdToShown(p: Plan, promises: Shown[][], see: (s: Step) => Step
   const deleteOrKeep = (rule: Member) =>
     isShown({ op: "delete", rule }) ? steps.push({ op: "delete", rule }) : kept.push(rule);
   for (const s of of("delete")) deleteOrKeep(s.rule);
-  for (const s of of("flip"))
+  for (const s of of("flip")) {
     if (isShown(s)) steps.push(s);
-    else (kept.push(s.rule), (closingLeft ||= s.to.action === "deny"));
+    else {
+      kept.push(s.rule);
+      closingLeft ||= s.to.action === "deny";
+    }
+  }
   for (const s of [...of("retext"), ...of("move")]) {
     if (promised(s)) steps.push(s);
-    else if (s.op === "retext") (left.push({ step: s }), kept.push(s.rule));
-    else if (s.op === "move") {
+    else if (s.op === "retext") {
+      left.push({ step: s });
+      kept.push(s.rule);
+    } else if (s.op === "move") {
       deleteOrKeep(s.rule);
       const create: Step = { op: "create", to: s.to };
       if (isShown(create)) steps.push(create);

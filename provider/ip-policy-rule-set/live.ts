@@ -6,6 +6,7 @@ import { liveInputs, outputsOf } from "../fields";
 import { api } from "../http/api";
 import { canonicalCidr, rulePath } from "../ip-policy-rule";
 import { policyRulesOf } from "../list-reads";
+import type { Props } from "../module";
 import { ConfigSource } from "../config";
 import { adoptExistingAllowed, claimed } from "../ownership";
 import {
@@ -98,7 +99,7 @@ export function declaredForms(rules: IpPolicyRuleSetMember[]): Record<string, Ip
 export function outputs(
   inputs: { ipPolicyId: string },
   rules: IpPolicyRuleSetMember[],
-  kept: Record<string, any>,
+  kept: Props,
 ): IpPolicyRuleSetOutputs {
   return {
     ipPolicyId: inputs.ipPolicyId,

@@ -84,19 +84,17 @@ describe("a set's drift and plans read as the rules that changed", () => {
       { cidr: "::ffff:192.0.2.0/120", action: "allow" },
     ];
     await stack.ok("up", setSpec(p, rules));
-    const respelled = [...rules]
-      .reverse()
-      .map((r) => ({
-        ...r,
-        cidr:
-          r.cidr === "2001:DB8:AB::/48"
-            ? "2001:db8:ab:0::/48"
-            : r.cidr === "198.51.100.7"
-              ? "198.51.100.7/32"
-              : r.cidr === "::ffff:192.0.2.0/120"
-                ? "192.0.2.0/24"
-                : r.cidr,
-      }));
+    const respelled = [...rules].reverse().map((r) => ({
+      ...r,
+      cidr:
+        r.cidr === "2001:DB8:AB::/48"
+          ? "2001:db8:ab:0::/48"
+          : r.cidr === "198.51.100.7"
+            ? "198.51.100.7/32"
+            : r.cidr === "::ffff:192.0.2.0/120"
+              ? "192.0.2.0/24"
+              : r.cidr,
+    }));
     expect(
       (await stack.ok("preview", setSpec(p, respelled), { refresh: true, expectNoChanges: true })).changeSummary,
     ).toEqual({ same: 2 });

@@ -2,12 +2,12 @@
 // after the host's answer); a small one costs nothing.
 import * as http from "node:http";
 import { describe, expect, it, vi } from "vitest";
+import v8 from "node:v8";
 import { compiled } from "../helpers/provider";
 
 const memory = compiled("provider/memory.js");
 const { inOperation } = compiled("provider/operation.js");
 const { processState } = compiled("provider/state.js");
-const v8 = require("node:v8") as typeof import("node:v8");
 
 const used = () => v8.getHeapStatistics().used_heap_size;
 type Collector = { base: number; pending?: boolean; oldBase?: number };
@@ -33,6 +33,7 @@ describe("collecting after a large operation", () => {
     const base = record().base;
     let answer: unknown[] | undefined = junk(40); // the host's messages of the result, in the same turn
     expect(answer.length).toBeGreaterThan(0);
+    // eslint-disable-next-line no-useless-assignment -- dropping the reference is the point: it becomes garbage
     answer = undefined;
     await new Promise((r) => setImmediate(r));
     expect(record().pending).toBe(false);
