@@ -95,26 +95,12 @@ export async function previewUnknownCreate(inputs: CheckedRuleSetInputs, urn: st
 export async function previewCreate(inputs: CheckedRuleSetInputs): Promise<CheckFailure[]> {
   const declared = declaredRules(inputs.rules) as DeclaredRule[];
   const urn = inputs.__urn;
-  const terms = promiseTerms(inputs.profile);
   const takeover = inputs.takeOver === true;
   const listing = await listForPreview(inputs);
   const found = listing.live ? sortOut(listing.live, urn) : undefined;
   // a listing that failed promised to take none
   const taken = takeover ? (found?.rest ?? []).map((r) => r.id) : undefined;
-  if (urn) {
-    await showPlan(
-      urn,
-      {
-        policy: inputs.ipPolicyId,
-        from: [],
-        declared: declared.map(terms.seeDeclared),
-        shown: { steps: plan([], declared).steps.map(terms.see) },
-        ...(taken ? { takeover: taken } : {}),
-      },
-      `create IP policy rule set of ${inputs.ipPolicyId}`,
-    );
-    if (taken) noteTakeoverShown(urn, taken);
-  }
+  if (urn) await promiseCreate(urn, inputs, declared, taken);
   const head = `plan for ${inputs.ipPolicyId}`;
   if (!found) {
     if (takeover)
@@ -144,15 +130,34 @@ export async function previewCreate(inputs: CheckedRuleSetInputs): Promise<Check
     ];
   reportOthers(urn, `${head}`, found.others);
   if (!takeover) return (previewAdoption(inputs, declared, found.rest), []);
-  const current = found.rest;
-  if (!current.length)
-    return (
-      report(
-        urn,
-        `${head}: takeOver: the policy holds no rule; create ${declared.length}: ${requests(declared.length)}`,
-      ),
-      []
-    );
+  previewTakeover(inputs, declared, found.rest, head);
+  return [];
+}
+
+/** What this create's preview shows, as this command's promise (promise.ts showPlan), and the takeover it named. */
+async function promiseCreate(urn: string, inputs: CheckedRuleSetInputs, declared: DeclaredRule[], taken?: string[]) {
+  const terms = promiseTerms(inputs.profile);
+  await showPlan(
+    urn,
+    {
+      policy: inputs.ipPolicyId,
+      from: [],
+      declared: declared.map(terms.seeDeclared),
+      shown: { steps: plan([], declared).steps.map(terms.see) },
+      ...(taken ? { takeover: taken } : {}),
+    },
+    `create IP policy rule set of ${inputs.ipPolicyId}`,
+  );
+  if (taken) noteTakeoverShown(urn, taken);
+}
+
+/** A takeover's preview: what it takes (writing nothing now) and what the next up then does. */
+function previewTakeover(inputs: CheckedRuleSetInputs, declared: DeclaredRule[], current: Member[], head: string) {
+  const urn = inputs.__urn;
+  if (!current.length) {
+    const creates = `create ${declared.length}: ${requests(declared.length)}`;
+    return report(urn, `${head}: takeOver: the policy holds no rule; ${creates}`);
+  }
   const asIs = current.filter((r) => exactlyAsDeclared(declared, r)).length;
   const undeclared = current.filter((r) => !declared.some((d) => d.cidr === canonicalCidr(r.cidr))).length;
   const then = describe(plan(Object.values(keyed(current)), declared), secretRules(inputs));
@@ -162,7 +167,6 @@ export async function previewCreate(inputs: CheckedRuleSetInputs): Promise<Check
       `(${asIs} as declared, ${undeclared} not declared), ` +
       `writing nothing now; ${then ? `the next up then: ${then}` : "nothing more to do"}`,
   );
-  return [];
 }
 
 /** The policy's rules, for a preview that says what a create takes over; or why they could not be listed. */
