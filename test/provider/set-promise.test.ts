@@ -157,16 +157,17 @@ it.each([false, true])(
 
 describe("another stack's allow on the policy", () => {
   const ownership = compiled("provider/ownership.js");
-  /** Stack promise/b's allow, its marker signed with the team key (as its provider writes it); `forged`: the same claim, unsigned. */
-  const theirs = (p: string, cidr: string, forged = false) => {
+  /**
+   * Stack promise/b's allow, its marker signed onto the rule's id with the team key (as its provider
+   * writes it: the create, then the marker bound to the id it got); `forged`: the same claim, unsigned.
+   */
+  const theirs = async (p: string, cidr: string, forged = false) => {
     const m = { stack: "promise/b", resource: "IpPolicyRule::partner", attempt: "0" };
-    const sig = forged ? {} : { sig: ownership.markerMac(TEAM_KEY, m, ownership.ruleIdentity(p, cidr, "allow")) };
-    return api().post("/ip_policy_rules", {
-      ip_policy_id: p,
-      cidr,
-      action: "allow",
-      metadata: JSON.stringify({ "managed-by": "pulumi-accessctl", ...m, ...sig }),
-    });
+    const body = { ip_policy_id: p, cidr, action: "allow", metadata: ownership.markerText(m) };
+    const made = await api().post("/ip_policy_rules", body);
+    if (forged) return made;
+    const bound = ownership.idBoundMarker(m, ownership.ruleIdentity(p, cidr, "allow"), made.body.id);
+    return api().patch(`/ip_policy_rules/${made.body.id}`, { metadata: ownership.markerText(bound) });
   };
   const rules = [
     { cidr: "10.0.0.0/8", action: "allow" },
