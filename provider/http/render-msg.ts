@@ -1,44 +1,72 @@
-// What a server's `msg` may show, by construction (issue 39): words and id-shaped tokens, small numbers,
-// punctuation, and what the provider itself already said of the request (a CIDR, an id of `what`); every
-// other run becomes "[…]". Patterns (redact.ts scrub) find a key only in the encodings they know, at 12
-// characters or more: decimal byte codes ("104 101 108 …") or 11-character pieces between words pass
-// them. Here a run is kept for its shape, whatever it encodes:
+// What a server's `msg` may show, by construction (issue 39): words, small numbers, punctuation, and what
+// the provider itself already said of the request (a CIDR, an id of `what` or of the request's path and
+// body); every other run becomes "[…]". Patterns (redact.ts scrub) find a key only in the encodings they
+// know, at 12 characters or more: decimal byte codes ("104 101 108 …"), 11-character pieces between words,
+// 7 characters per id-shaped token or per word split at case changes pass them. Here a run is kept for its
+// shape, whatever it encodes:
 // - a word: letters only, at most 15, written as words are (lower case, Capitalized or UPPER CASE), or
-//   snake_case words (field names); a mixed-case or longer run is what keys are made of;
-// - an id of the contract's shapes (`ipr_…`, `ak_…`, …; `op_…` for operation ids);
+//   snake_case words (field names); a mixed-case or longer run is what keys are made of; and no word that
+//   shares a run of KEY_RUN (4) characters, in any case, with an encoding of a credential in use;
+// - an id of the contract's shapes (`ipr_…`, `ak_…`, …) only when the provider named it for this request
+//   (`ids`): any other id-shaped token may carry 7 characters of a key and is "[…]";
 // - a number of at most 4 digits, and at most MAX_DIGITS digits of numbers in a whole msg: every
 //   character a key is made of has a code of 2 or 3 digits (decimal or octal), so 7 digits decode to
 //   3 bytes at most, whatever separates them;
-// - at most MAX_TOKENS tokens in all.
-// A key's letters can still fall into word shapes (a lower-case run of it, a piece of its hex between
-// digits): so, last, the kept tokens joined (as a reader would join them, across everything between)
-// are checked against every 8-character window of the credentials' encodings (text, hex, base64 at each
-// alignment, decimal and octal codes), and the tokens of a window found become "[…]" too.
-// Pure: no I/O, no process state (failures.ts gives it the credentials' windows).
+// - at most MAX_TOKENS tokens in all, and at most MAX_KEY_CHARS characters of credentials in all: a token
+//   counts the longest run it shares with a credential as it is (3 or more in any case, 2 or more in its
+//   case; a one-letter word but "a"/"I" counts 1); a token past the budget is "[…]".
+// The kept tokens joined (as a reader would join them, across everything between) are checked last against
+// every 8-character window of the credentials' encodings (text, hex, base64 at each alignment, decimal and
+// octal codes), and the tokens of a window found become "[…]" too.
+// What no rendering of free text can exclude: a hostile server choosing among ordinary words to spell a
+// key (one bit per choice, steganography). What is enforced is the bound per error above: at most
+// MAX_KEY_CHARS characters of a credential, literally. The service's error_code and msg are still shown
+// because they are its reason for refusing, which a user needs to act.
+// Pure: no I/O, no process state (failures.ts gives it the credentials' material).
 
 /** A number run of the msg: at most this many digits in all (outside what the provider said itself). */
 export const MAX_DIGITS = 7;
 /** Words, ids and numbers kept: at most this many; the rest is cut ("…"). */
-export const MAX_TOKENS = 60;
+export const MAX_TOKENS = 30;
+/** Characters of the credentials (runs a token shares with one, literally) a whole msg may show. */
+export const MAX_KEY_CHARS = 6;
+/** A word sharing a run of this many characters (any case) with an encoding of a credential is "[…]". */
+export const KEY_RUN = 4;
 /** The width of a credential's window that the joined tokens may not hold. */
 export const KEY_WINDOW = 8;
 export const PLACEHOLDER = "[…]";
 const MAX_WORD = 15;
 
-/**
- * The 8-character windows (lower case) of `secrets`' encodings, for renderMsg; but those of `open`: public
- * parts of them (a key's token begins with its id, which messages name).
- */
-export function keyWindows(secrets: string[], open: string[] = []): Set<string> {
+/** What renderMsg keeps out of a msg, made of the credentials in use (keyWindows). */
+export interface KeyMaterial {
+  /** The KEY_WINDOW-character windows (lower case) of every encoding. */
+  windows: Set<string>;
+  /** The KEY_RUN-character windows (lower case) of every encoding: a word holding one is "[…]". */
+  runs: Set<string>;
+  /** The credentials as they are (their public parts cut out): what a token's shared run is counted against. */
+  texts: string[];
+}
+
+/** Every window of `width` characters of each of `texts`. */
+function windowsOf(texts: string[], width: number): Set<string> {
   const out = new Set<string>();
-  for (const secret of secrets) {
-    if (secret.length < KEY_WINDOW) continue;
-    for (const form of encodings(secret)) {
-      for (let i = 0; i + KEY_WINDOW <= form.length; i++) out.add(form.slice(i, i + KEY_WINDOW));
-    }
-  }
-  for (const part of open) for (const window of keyWindows([part])) out.delete(window);
+  for (const text of texts) for (let i = 0; i + width <= text.length; i++) out.add(text.slice(i, i + width));
   return out;
+}
+
+/**
+ * The material of `secrets` for renderMsg: windows of their encodings; but those of `open`, public parts of
+ * them (a key's token begins with its id, which messages name).
+ */
+export function keyWindows(secrets: string[], open: string[] = []): KeyMaterial {
+  const used = secrets.filter((s) => s.length >= KEY_WINDOW);
+  const forms = used.flatMap(encodings);
+  const openForms = open.flatMap(encodings);
+  const minus = (all: Set<string>, out: Set<string>) => [...all].filter((w) => !out.has(w));
+  const windows = new Set(minus(windowsOf(forms, KEY_WINDOW), windowsOf(openForms, KEY_WINDOW)));
+  const runs = new Set(minus(windowsOf(forms, KEY_RUN), windowsOf(openForms, KEY_RUN)));
+  const texts = used.map((s) => open.reduce((t, part) => (part.length >= 3 ? t.split(part).join("\u0000") : t), s));
+  return { windows, runs, texts };
 }
 
 /** `value`'s encodings, letters and digits only, lower case: as it is, hex, base64 at 3 alignments, codes. */
@@ -57,8 +85,10 @@ function encodings(value: string): string[] {
 type Kind = "word" | "id" | "number" | "known";
 
 /** What a run of letters, digits and `_` is: kept as a kind, or not (undefined). */
-function kindOf(run: string): Kind | undefined {
-  if (/^(ak|ipr|ipp|ca|usr|bot|edgtls|op)_[A-Za-z0-9]{1,64}$/.test(run)) return "id";
+function kindOf(run: string, ids: string[] | "any"): Kind | undefined {
+  if (/^(ak|ipr|ipp|ca|usr|bot|edgtls|op)_[A-Za-z0-9]{1,64}$/.test(run)) {
+    return ids === "any" || ids.includes(run) ? "id" : undefined;
+  }
   if (/^[0-9]{1,4}$/.test(run)) return "number";
   if (/^(IPv[46]|v[0-9])$/.test(run)) return "word";
   const parts = run.split("_");
@@ -74,7 +104,7 @@ interface Piece {
 }
 
 /** `msg` (control characters already gone) as pieces: kept runs, placeholders, punctuation and spaces. */
-function pieces(msg: string, known: string[]): Piece[] {
+function pieces(msg: string, known: string[], ids: string[] | "any"): Piece[] {
   const out: Piece[] = [];
   for (const chunk of msg.match(/\S+|\s+/g) ?? []) {
     // What the provider said of the request (its CIDR, an id), repeated by the server, tells nothing new.
@@ -84,7 +114,7 @@ function pieces(msg: string, known: string[]): Piece[] {
       continue;
     }
     for (const run of chunk.match(/[A-Za-z0-9_]+|[^A-Za-z0-9_]/g) ?? []) {
-      const kind = /^[A-Za-z0-9_]/.test(run) ? kindOf(run) : undefined;
+      const kind = /^[A-Za-z0-9_]/.test(run) ? kindOf(run, ids) : undefined;
       if (kind) out.push({ text: run, kind });
       else if (/^[A-Za-z0-9_]/.test(run)) out.push({ text: PLACEHOLDER });
       else out.push({ text: /^\s+$/.test(run) ? " " : /^[!-~…→]$/.test(run) ? run : PLACEHOLDER });
@@ -111,36 +141,74 @@ function tokensInWindows(tokens: Piece[], windows: Set<string>): Set<number> {
   return hit;
 }
 
-/**
- * A server's msg as an error shows it: only words, ids, small numbers (MAX_DIGITS in all), punctuation
- * and the tokens of `known` (what the provider says of the request itself), at most MAX_TOKENS of them;
- * and none that, joined with the others, holds a window of `windows` (keyWindows of the credentials).
- */
-export function renderMsg(msg: string, known: string, windows: Set<string>): string {
-  const said = (known.match(/\S+/g) ?? []).map((w) => w.replace(/^[("'`]+|[)"'`.,;:!?]+$/g, ""));
-  const all = pieces(msg, said);
-  let digits = 0;
-  let kept = 0;
-  let cut = all.length;
+/** The longest run of `token` that one of `texts` holds (`fold`: in any case). */
+function longestShared(token: string, texts: string[], fold: boolean): number {
+  const t = fold ? token.toLowerCase() : token;
+  const hay = fold ? texts.map((x) => x.toLowerCase()) : texts;
+  let best = 0;
+  for (let i = 0; i < t.length; i++) {
+    for (let n = best + 1; i + n <= t.length && hay.some((h) => h.includes(t.slice(i, i + n))); n++) best = n;
+  }
+  return best;
+}
+
+/** How many characters of a credential `p` shows (see the head of this file); 0 for what the provider said. */
+function keyChars(p: Piece, texts: string[]): number {
+  if (p.kind === "known" || p.kind === "id") return 0;
+  if (p.text.length === 1) return /^[A-Za-z]$/.test(p.text) && !/^[aAI]$/.test(p.text) ? 1 : 0;
+  const anyCase = longestShared(p.text, texts, true);
+  const sameCase = longestShared(p.text, texts, false);
+  return Math.max(anyCase >= 3 ? anyCase : 0, sameCase >= 2 ? sameCase : 0);
+}
+
+/** Whether a word holds a KEY_RUN-character window (any case) of a credential's encodings. */
+export function sharesKeyRun(word: string, material: KeyMaterial): boolean {
+  const w = word.toLowerCase().replace(/[^a-z0-9]/g, "");
+  for (let i = 0; i + KEY_RUN <= w.length; i++) if (material.runs.has(w.slice(i, i + KEY_RUN))) return true;
+  return false;
+}
+
+/** Each token in turn, "[…]" past the limits: MAX_TOKENS (cut there), MAX_DIGITS, KEY_RUN, MAX_KEY_CHARS. */
+function bound(all: Piece[], material: KeyMaterial): number {
+  let [digits, kept, shown] = [0, 0, 0];
   for (let i = 0; i < all.length; i++) {
     const p = all[i];
     if (!p.kind) continue;
-    if (++kept > MAX_TOKENS) {
-      cut = i;
-      break;
-    }
+    if (++kept > MAX_TOKENS) return i;
+    const chars = keyChars(p, material.texts);
     if (p.kind === "number" && (digits += p.text.length) > MAX_DIGITS) all[i] = { text: PLACEHOLDER };
+    else if (p.kind === "word" && sharesKeyRun(p.text, material)) all[i] = { text: PLACEHOLDER };
+    else if ((shown += chars) > MAX_KEY_CHARS) all[i] = { text: PLACEHOLDER };
   }
+  return all.length;
+}
+
+/**
+ * A server's msg as an error shows it: only words, small numbers (MAX_DIGITS in all), punctuation, the
+ * tokens of `known` (what the provider says of the request itself) and the ids of `ids` (those it named
+ * for this request; "any": a single field of an id's shape, such as an operation id), at most MAX_TOKENS
+ * of them and MAX_KEY_CHARS characters of a credential in all; and none that, joined with the others,
+ * holds a window of the credentials (keyWindows).
+ */
+export function renderMsg(msg: string, known: string, material: KeyMaterial, ids: string[] | "any" = []): string {
+  const said = (known.match(/\S+/g) ?? []).map((w) => w.replace(/^[("'`]+|[)"'`.,;:!?]+$/g, ""));
+  const all = pieces(msg, said, ids === "any" ? ids : [...ids, ...said]);
+  const cut = bound(all, material);
   const shown = all.slice(0, cut);
   // Until no window is left: a placeholder joins what stood on its two sides, as a reader would.
   for (let round = 0; round <= MAX_TOKENS; round++) {
     const tokens = shown.filter((p) => p.kind);
-    const hit = tokensInWindows(tokens, windows);
+    const hit = tokensInWindows(tokens, material.windows);
     if (!hit.size) break;
     for (const i of hit) tokens[i].text = PLACEHOLDER;
     for (const t of tokens) if (t.text === PLACEHOLDER) t.kind = undefined;
   }
   return joinPieces(shown) + (cut < all.length ? " …" : "");
+}
+
+/** The ids of the contract's shapes that `text` (a request's path and body) names. */
+export function idsIn(text: string): string[] {
+  return text.match(/\b(?:ak|ipr|ipp|ca|usr|bot|edgtls|op)_[A-Za-z0-9]{1,64}\b/g) ?? [];
 }
 
 /** The pieces as text, each run of placeholders and what stands between them as one placeholder. */
