@@ -17,6 +17,7 @@ import { adoptExistingAllowed, adoptGone, claim, claimed, claimPolicy, heldBySet
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
 import { ConfigSource, profileSource, teamKeySetting } from "./config";
 import { processState } from "./state";
+import { refuseRuleDeleteWhenHolding } from "./plan-hold";
 import { CheckFailure, id, isUnknown, limitedText, oneOf, sameText, text } from "./validate";
 
 export { configure } from "./config";
@@ -277,6 +278,7 @@ async function remove(id: string, props: IpPolicyRuleOutputs & { __urn?: string 
     return;
   }
   const what = `delete IP policy rule ${id}`;
+  refuseRuleDeleteWhenHolding(what);
   const source = profileSource(props.profile);
   const now = await api<IpPolicyRuleBody>("GET", rulePath(id), { what, allow404: true, expect: IP_POLICY_RULE_ANSWER, source });
   if (now.status === 404) return; // gone already (a believed 404: http/trust.ts)

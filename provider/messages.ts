@@ -10,6 +10,13 @@ export function holdRefusesDeleteWords(what: string, setting: string, file: stri
     `without the set) from a job that does not set ${setting}, after that job's own review`;
 }
 
+/** An IpPolicyRule's Delete refused in a job that holds to a reviewed plan (plan-hold.ts ruleDeleteUnderRole). */
+export function holdRefusesRuleDeleteWords(what: string, setting: string, file: string): string {
+  return `${what}: ${setting} (${file}) is set: this job deploys a reviewed plan, and a plan holds IP policy rule ` +
+    "sets only, none of an IpPolicyRule's changes; nothing was deleted. Delete it (`pulumi destroy`, or `pulumi up` " +
+    `without the rule) from a job that does not set ${setting}, after that job's own review`;
+}
+
 /** `1 rule`, `2 rules`: the one plural helper. */
 export const plural = (n: number | bigint, noun: string, nouns = `${noun}s`) =>
   `${grouped(n)} ${n === 1 || n === 1n ? noun : nouns}`;

@@ -210,11 +210,11 @@ describe("against the emulator", () => {
   });
 
   // The plan hold binds sets only (docs/guides/rule-sets.md says so): a job holding to a reviewed plan
-  // creates an IpPolicyRule `0.0.0.0/0 allow` and deletes an IpPolicyRule deny that no preview showed
-  // it, without reading the file at all (here it does not even exist). Documented, but the provider is
-  // asked at the preview (check, diff) of each IpPolicyRule, and a rule's Delete could be refused as a
-  // set's is (saved-plan.ts refuseDeleteWhenHolding).
-  it.fails("a job holding to a plan creates an unreviewed IpPolicyRule allow and deletes a deny", async () => {
+  // created an IpPolicyRule `0.0.0.0/0 allow` and deleted an IpPolicyRule deny that no preview showed it,
+  // without reading the file at all (here it does not even exist). Now a rule's Delete is refused in the
+  // hold role as a set's is (plan-hold.ts ruleDeleteUnderRole), before any request; its create is not (no
+  // plan holds a rule resource: documented, still done).
+  it("a job holding to a plan deletes no IpPolicyRule (its create is still done: no plan holds one)", async () => {
     await withKey(emu.adminToken);
     p = emu.fixtures.ipPolicies[1];
     await cleanUp(p);
@@ -224,15 +224,23 @@ describe("against the emulator", () => {
     const deny = await rule.create((await rule.check({}, denyInputs)).inputs);
     process.env.ACCESSCTL_PLAN_HOLD = "/nonexistent/reviewed-plan.json";
     const tried: string[] = [];
+    let refusal = "";
     try {
       fresh();
       const allow = (await rule.check({}, { ipPolicyId: p, cidr: "0.0.0.0/0", action: "allow", __urn: URN_B })).inputs;
       await rule.create(allow).then(() => tried.push("created 0.0.0.0/0 allow"), () => undefined);
-      await rule.delete(deny.id, deny.outs).then(() => tried.push("deleted 203.0.113.0/24 deny"), () => undefined);
+      await rule.delete(deny.id, deny.outs).then(
+        () => tried.push("deleted 203.0.113.0/24 deny"),
+        (e: Error) => (refusal = e.message),
+      );
     } finally {
       delete process.env.ACCESSCTL_PLAN_HOLD;
     }
-    expect(tried).toEqual([]); // fails: both done
+    expect(tried).toEqual(["created 0.0.0.0/0 allow"]); // (fails before: the deny deleted too)
+    expect(refusal.split("\n")).toHaveLength(1);
+    expect(refusal).toContain(`delete IP policy rule ${deny.id}: ACCESSCTL_PLAN_HOLD (/nonexistent/reviewed-plan.json)`);
+    const live = ((await api().get("/ip_policy_rules")).body.ip_policy_rules as any[]).map((r) => r.id);
+    expect(live).toContain(deny.id);
   });
 
   // A rule's texts as the service lists them go to the state as they are, and to a refresh's drift line
