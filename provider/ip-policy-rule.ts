@@ -17,6 +17,7 @@ import { adoptExistingAllowed, adoptGone, claim, claimed, claimPolicy, heldBySet
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
 import { ConfigSource, profileSource, teamKeySetting } from "./config";
 import { processState } from "./state";
+import { sayWithheld, withheldTexts } from "./server-text";
 import { refuseRuleDeleteWhenHolding } from "./plan-hold";
 import { CheckFailure, id, isUnknown, limitedText, oneOf, sameText, text } from "./validate";
 
@@ -91,7 +92,8 @@ export const FIELDS: Fields<IpPolicyRuleInputs, keyof IpPolicyRuleCreateBody | k
 export const rulePath = (id: string) => IP_POLICY_RULES_PATH + apiPath`/${id}`;
 
 /** The outputs of a rule the service showed: the table's fields, and what is not an input. */
-export function toOutputs(body: IpPolicyRuleBody): IpPolicyRuleOutputs {
+export function toOutputs(answer: IpPolicyRuleBody): IpPolicyRuleOutputs {
+  const body = withheldTexts(answer).body; // (no server text that carries credential material: server-text.ts)
   const fields = outputsOf<Omit<IpPolicyRuleOutputs, "ipPolicy" | "uri" | "createdAt">>(FIELDS, body);
   return { ...fields, ipPolicy: { id: body.ip_policy.id, uri: body.ip_policy.uri }, uri: body.uri, createdAt: body.created_at };
 }
@@ -257,6 +259,8 @@ export async function read(id: string, props: Partial<IpPolicyRuleOutputs> = {})
   const found = await readObject<IpPolicyRuleBody>(id, list);
   if (typeof props.ipPolicyId === "string") shareListing(list.source, props.ipPolicyId);
   if (!found) return {}; // deleted outside Pulumi: refresh drops it
+  const urn = (props as { __urn?: string }).__urn;
+  sayWithheld(urn, list.what, withheldTexts(found).fields.map((f) => `${f} of ${id}`));
   const outs = toOutputs(found);
   // Inputs as the live object would declare them: after a refresh, the engine's diff of these
   // against the program's shows which properties drifted (our diff() sends no property list).

@@ -123,3 +123,10 @@ export function againstPlanWords(policy: string, a: AgainstPlan): string {
   const verdict = a.verdict === "less" ? "did less than the plan showed" : "did more than the plan showed";
   return `access of ${policy}: ${verdict}: ${held ? `held back ${held}; ` : ""}did: ${done}${also}`;
 }
+
+/** A read that found server texts carrying credential material (server-text.ts): one line, never the texts. */
+export function withheldTextsWords(what: string, found: string[], placeholder: string): string {
+  const shown = found.slice(0, 5).join(", ") + (found.length > 5 ? ` and ${found.length - 5} more` : "");
+  return `${what}: the service returned a text containing credential material (${shown}); ` +
+    `it is not shown, nor stored: "${placeholder}" stands for it`;
+}

@@ -55,9 +55,9 @@ export function describeError(
 }
 
 /** What renderMsg keeps out: of the request's credentials and of every one the process holds (cached). */
-function credentialWindows(secrets: (string | undefined)[]): KeyMaterial {
+export function credentialWindows(secrets: (string | undefined)[] = []): KeyMaterial {
   type Cache = { of: string; windows: KeyMaterial };
-  const empty = { windows: new Set<string>(), runs: new Set<string>(), texts: [] };
+  const empty = { windows: new Set<string>(), runs: new Set<string>(), texts: [], plainRuns: new Set<string>() };
   const cache = processState<Cache>("msg-key-material", () => ({ of: "", windows: empty }));
   const held = heldValues();
   const all = [...new Set([...secrets.filter((s): s is string => typeof s === "string"), ...held.values])].sort();

@@ -45,6 +45,8 @@ export interface KeyMaterial {
   runs: Set<string>;
   /** The credentials as they are (their public parts cut out): what a token's shared run is counted against. */
   texts: string[];
+  /** The KEY_RUN-character windows (lower case) of their text and base64 forms alone (carriesKeyMaterial). */
+  plainRuns: Set<string>;
 }
 
 /** Every window of `width` characters of each of `texts`. */
@@ -66,7 +68,9 @@ export function keyWindows(secrets: string[], open: string[] = []): KeyMaterial 
   const windows = new Set(minus(windowsOf(forms, KEY_WINDOW), windowsOf(openForms, KEY_WINDOW)));
   const runs = new Set(minus(windowsOf(forms, KEY_RUN), windowsOf(openForms, KEY_RUN)));
   const texts = used.map((s) => open.reduce((t, part) => (part.length >= 3 ? t.split(part).join("\u0000") : t), s));
-  return { windows, runs, texts };
+  const plain = used.flatMap((s) => encodings(s).filter((_, i) => i !== 1 && i < 5)); // (not hex nor codes)
+  const plainRuns = new Set(minus(windowsOf(plain, KEY_RUN), windowsOf(openForms, KEY_RUN)));
+  return { windows, runs, texts, plainRuns };
 }
 
 /** `value`'s encodings, letters and digits only, lower case: as it is, hex, base64 at 3 alignments, codes. */
@@ -204,6 +208,35 @@ export function renderMsg(msg: string, known: string, material: KeyMaterial, ids
     for (const t of tokens) if (t.text === PLACEHOLDER) t.kind = undefined;
   }
   return joinPieces(shown) + (cut < all.length ? " …" : "");
+}
+
+/**
+ * Whether a server's free text (a rule's description, its metadata) carries credential material: its
+ * letters and digits joined hold a KEY_WINDOW-character window of an encoding, or its runs of letters and
+ * digits show more than MAX_KEY_CHARS characters of the credentials. `words` (a description: words for
+ * people): each run counts as in a msg (keyChars: 2 in its case, 3 in any, a stray letter 1) or by the
+ * KEY_RUN windows of the text and base64 forms it holds, whichever is more. Else (metadata: JSON of
+ * names, hashes, signatures) only runs that are not plain words count, by their KEY_RUN windows (a
+ * random signature shares 2 characters with any key). What passes: in metadata, a key's letters as plain
+ * words of 1 to 3 between fillers; a hex encoding cut into pieces of 7 between words. Pure.
+ */
+export function carriesKeyMaterial(text: string, material: KeyMaterial, words: boolean): boolean {
+  const joined = text.toLowerCase().replace(/[^a-z0-9]/g, "");
+  for (let i = 0; i + KEY_WINDOW <= joined.length; i++) {
+    if (material.windows.has(joined.slice(i, i + KEY_WINDOW))) return true;
+  }
+  let shown = 0;
+  for (const run of text.match(/[A-Za-z0-9]+/g) ?? []) {
+    if (!words && /^([A-Z]?[a-z]+|[A-Z]+)$/.test(run)) continue;
+    const lower = run.toLowerCase();
+    const covered = new Set<number>();
+    for (let i = 0; i + KEY_RUN <= lower.length; i++) {
+      if (material.plainRuns.has(lower.slice(i, i + KEY_RUN))) for (let k = i; k < i + KEY_RUN; k++) covered.add(k);
+    }
+    const chars = words ? Math.max(covered.size, keyChars({ text: run, kind: "word" }, material.texts)) : covered.size;
+    if ((shown += chars) > MAX_KEY_CHARS) return true;
+  }
+  return false;
 }
 
 /** The ids of the contract's shapes that `text` (a request's path and body) names. */
