@@ -57,12 +57,13 @@ export function describeError(
 /** What renderMsg keeps out: of the request's credentials and of every one the process holds (cached). */
 export function credentialWindows(secrets: (string | undefined)[] = []): KeyMaterial {
   type Cache = { of: string; windows: KeyMaterial };
-  const empty = { windows: new Set<string>(), runs: new Set<string>(), texts: [], plainRuns: new Set<string>() };
+  const empty = keyWindows([]);
   const cache = processState<Cache>("msg-key-material", () => ({ of: "", windows: empty }));
   const held = heldValues();
-  const all = [...new Set([...secrets.filter((s): s is string => typeof s === "string"), ...held.values])].sort();
-  const of = `${all.join("\u0000")}\u0001${held.open.join("\u0000")}`;
-  if (cache.of !== of) Object.assign(cache, { of, windows: keyWindows(all, held.open) });
+  const own = [...new Set(secrets.filter((s): s is string => typeof s === "string"))].sort();
+  const all = [...new Set([...own, ...held.values])].sort();
+  const of = `${all.join("\u0000")}\u0001${held.open.join("\u0000")}\u0001${own.join("\u0000")}`;
+  if (cache.of !== of) Object.assign(cache, { of, windows: keyWindows(all, held.open, own) });
   return cache.windows;
 }
 

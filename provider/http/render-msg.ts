@@ -43,10 +43,12 @@ export interface KeyMaterial {
   windows: Set<string>;
   /** The KEY_RUN-character windows (lower case) of every encoding: a word holding one is "[…]". */
   runs: Set<string>;
-  /** The credentials as they are (their public parts cut out): what a token's shared run is counted against. */
-  texts: string[];
+  /** Their forms (encodings), lower case, letters and digits: where runs of tokens are followed (overBudget). */
+  forms: string[];
   /** The KEY_RUN-character windows (lower case) of their text and base64 forms alone (carriesKeyMaterial). */
   plainRuns: Set<string>;
+  /** The request's own credentials as they are, and their base64 forms (lower case): what a token is counted in. */
+  own: { texts: string[]; base64: string[] };
 }
 
 /** Every window of `width` characters of each of `texts`. */
@@ -60,17 +62,19 @@ function windowsOf(texts: string[], width: number): Set<string> {
  * The material of `secrets` for renderMsg: windows of their encodings; but those of `open`, public parts of
  * them (a key's token begins with its id, which messages name).
  */
-export function keyWindows(secrets: string[], open: string[] = []): KeyMaterial {
+export function keyWindows(secrets: string[], open: string[] = [], ownKeys = secrets): KeyMaterial {
   const used = secrets.filter((s) => s.length >= KEY_WINDOW);
   const forms = used.flatMap(encodings);
   const openForms = open.flatMap(encodings);
   const minus = (all: Set<string>, out: Set<string>) => [...all].filter((w) => !out.has(w));
   const windows = new Set(minus(windowsOf(forms, KEY_WINDOW), windowsOf(openForms, KEY_WINDOW)));
   const runs = new Set(minus(windowsOf(forms, KEY_RUN), windowsOf(openForms, KEY_RUN)));
-  const texts = used.map((s) => open.reduce((t, part) => (part.length >= 3 ? t.split(part).join("\u0000") : t), s));
+  const cut = (s: string) => open.reduce((t, part) => (part.length >= 3 ? t.split(part).join(" ") : t), s);
   const plain = used.flatMap((s) => encodings(s).filter((_, i) => i !== 1 && i < 5)); // (not hex nor codes)
   const plainRuns = new Set(minus(windowsOf(plain, KEY_RUN), windowsOf(openForms, KEY_RUN)));
-  return { windows, runs, texts, plainRuns };
+  const mine = ownKeys.filter((s) => s.length >= KEY_WINDOW).map(cut);
+  const own = { texts: mine, base64: mine.flatMap((s) => encodings(s).slice(2, 5)) };
+  return { windows, runs, forms: used.map(cut).flatMap(encodings), plainRuns, own };
 }
 
 /** `value`'s encodings, letters and digits only, lower case: as it is, hex, base64 at 3 alignments, codes. */
@@ -145,24 +149,54 @@ function tokensInWindows(tokens: Piece[], windows: Set<string>): Set<number> {
   return hit;
 }
 
-/** The longest run of `token` that one of `texts` holds (`fold`: in any case). */
-function longestShared(token: string, texts: string[], fold: boolean): number {
-  const t = fold ? token.toLowerCase() : token;
-  const hay = fold ? texts.map((x) => x.toLowerCase()) : texts;
-  let best = 0;
-  for (let i = 0; i < t.length; i++) {
-    for (let n = best + 1; i + n <= t.length && hay.some((h) => h.includes(t.slice(i, i + n))); n++) best = n;
-  }
-  return best;
+/**
+ * Key characters in a row: where `token` (lower case) stands in a credential's forms, continuing a run of
+ * earlier tokens that ended just there (`ends`: form and place → characters so far), whatever stood
+ * between them in the msg. Returns the longest run it makes and the ends it would add.
+ */
+function chainOf(token: string, forms: string[], ends: Map<string, number>): { run: number; next: [string, number][] } {
+  const t = token.toLowerCase();
+  const next: [string, number][] = [];
+  let run = 0;
+  forms.forEach((form, f) => {
+    for (let at = form.indexOf(t); at >= 0; at = form.indexOf(t, at + 1)) {
+      const n = (ends.get(`${f}:${at}`) ?? 0) + t.length;
+      next.push([`${f}:${at + t.length}`, n]);
+      run = Math.max(run, n);
+    }
+  });
+  return { run, next };
 }
 
-/** How many characters of a credential `p` shows (see the head of this file); 0 for what the provider said. */
-function keyChars(p: Piece, texts: string[]): number {
-  if (p.kind === "known" || p.kind === "id") return 0;
-  if (p.text.length === 1) return /^[A-Za-z]$/.test(p.text) && !/^[aAI]$/.test(p.text) ? 1 : 0;
-  const anyCase = longestShared(p.text, texts, true);
-  const sameCase = longestShared(p.text, texts, false);
-  return Math.max(anyCase >= 3 ? anyCase : 0, sameCase >= 2 ? sameCase : 0);
+/** The key characters a msg has shown so far: runs of tokens (chainOf), and tokens found in the request's key. */
+interface Budget {
+  ends: Map<string, number>;
+  shown: number;
+}
+const newBudget = (): Budget => ({ ends: new Map(), shown: 0 });
+
+/**
+ * Whether `t` is a piece of the request's own credentials: 2 or more characters in its case, 3 in any; a
+ * one-letter word but `a` and `I` (words of people's text) in its case.
+ */
+function ownPiece(t: string, own: KeyMaterial["own"]): boolean {
+  const lower = t.toLowerCase();
+  if (t.length === 1) return /^[B-Zb-z]$/.test(t) && t !== "I" && own.texts.some((k) => k.includes(t));
+  return own.texts.some((k) => k.includes(t)) ||
+    (t.length >= 3 && [...own.texts.map((k) => k.toLowerCase()), ...own.base64].some((k) => k.includes(lower)));
+}
+
+/**
+ * Whether a token (a word) would show more than MAX_KEY_CHARS key characters: in a run of tokens that
+ * stand in a row in a credential's form, or in all with the pieces of the request's own key; else noted.
+ */
+function overBudget(token: string, material: KeyMaterial, budget: Budget): boolean {
+  const { run, next } = chainOf(token, material.forms, budget.ends);
+  const shown = budget.shown + (ownPiece(token, material.own) ? token.length : 0);
+  if (run > MAX_KEY_CHARS || shown > MAX_KEY_CHARS) return true;
+  for (const [end, n] of next) budget.ends.set(end, Math.max(budget.ends.get(end) ?? 0, n));
+  budget.shown = shown;
+  return false;
 }
 
 /** Whether a word holds a KEY_RUN-character window (any case) of a credential's encodings. */
@@ -174,15 +208,15 @@ export function sharesKeyRun(word: string, material: KeyMaterial): boolean {
 
 /** Each token in turn, "[…]" past the limits: MAX_TOKENS (cut there), MAX_DIGITS, KEY_RUN, MAX_KEY_CHARS. */
 function bound(all: Piece[], material: KeyMaterial): number {
-  let [digits, kept, shown] = [0, 0, 0];
+  let [digits, kept] = [0, 0];
+  const budget = newBudget();
   for (let i = 0; i < all.length; i++) {
     const p = all[i];
     if (!p.kind) continue;
     if (++kept > MAX_TOKENS) return i;
-    const chars = keyChars(p, material.texts);
     if (p.kind === "number" && (digits += p.text.length) > MAX_DIGITS) all[i] = { text: PLACEHOLDER };
-    else if (p.kind === "word" && sharesKeyRun(p.text, material)) all[i] = { text: PLACEHOLDER };
-    else if ((shown += chars) > MAX_KEY_CHARS) all[i] = { text: PLACEHOLDER };
+    else if (p.kind !== "word") continue;
+    else if (sharesKeyRun(p.text, material) || overBudget(p.text, material, budget)) all[i] = { text: PLACEHOLDER };
   }
   return all.length;
 }
@@ -226,6 +260,7 @@ export function carriesKeyMaterial(text: string, material: KeyMaterial, words: b
     if (material.windows.has(joined.slice(i, i + KEY_WINDOW))) return true;
   }
   let shown = 0;
+  const budget = newBudget();
   for (const run of text.match(/[A-Za-z0-9]+/g) ?? []) {
     if (!words && /^([A-Z]?[a-z]+|[A-Z]+)$/.test(run)) continue;
     const lower = run.toLowerCase();
@@ -233,8 +268,8 @@ export function carriesKeyMaterial(text: string, material: KeyMaterial, words: b
     for (let i = 0; i + KEY_RUN <= lower.length; i++) {
       if (material.plainRuns.has(lower.slice(i, i + KEY_RUN))) for (let k = i; k < i + KEY_RUN; k++) covered.add(k);
     }
-    const chars = words ? Math.max(covered.size, keyChars({ text: run, kind: "word" }, material.texts)) : covered.size;
-    if ((shown += chars) > MAX_KEY_CHARS) return true;
+    if (words && overBudget(run, material, budget)) return true;
+    if ((shown += covered.size) > MAX_KEY_CHARS) return true;
   }
   return false;
 }

@@ -95,7 +95,7 @@ describe("what a server's msg shows: words, ids, small numbers", () => {
     [`bad key ${Buffer.from(KEY).toString("hex").match(/.{1,16}/g)!.join("-")}`, "", "bad key […]"],
     // Lower-case runs of the key, each a word: one that shares 4 characters with the key is "[…]".
     ["the mnopq and rstuv", "", "the […] and […]"],
-    ["the mno and rst and uvw and xyz", "", "the mno and rst and […]"],
+    ["the mno and rst and uvw and xyz", "", "the mno and rst and […] and xyz"],
     [`k ${"abcdefGHIJK".toLowerCase()}`, "", "k […]"],
     // Mixed case, long runs, non-ASCII: "[…]"; consecutive ones are one.
     ["token aB3kL9 zzzzzzzzzzzzzzzzzzzzzz Ωmega next", "", "token […]mega next"],
