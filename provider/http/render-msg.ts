@@ -12,16 +12,19 @@
 // - a number of at most 4 digits, and at most MAX_DIGITS digits of numbers in a whole msg: every
 //   character a key is made of has a code of 2 or 3 digits (decimal or octal), so 7 digits decode to
 //   3 bytes at most, whatever separates them;
-// - at most MAX_TOKENS tokens in all, and at most MAX_KEY_CHARS characters of credentials in all: a token
-//   counts the longest run it shares with a credential as it is (3 or more in any case, 2 or more in its
-//   case; a one-letter word but "a"/"I" counts 1); a token past the budget is "[…]".
+// - at most MAX_TOKENS tokens in all, and at most MAX_KEY_CHARS characters of credentials in all, counted
+//   two ways (overBudget): words that stand in a row in a credential's form (its text, hex, base64, codes),
+//   whatever the msg puts between them; and words that are pieces of the request's own key (2 characters
+//   or more in its case, 3 in any; a one-letter word but `a`/`I`). A word past the budget is "[…]".
+//   (Every key the process holds is in the first count, only the request's in the second: with a dozen
+//   keys held, ordinary words of 2 or 3 letters are pieces of one of them all the time.)
 // The kept tokens joined (as a reader would join them, across everything between) are checked last against
 // every 8-character window of the credentials' encodings (text, hex, base64 at each alignment, decimal and
 // octal codes), and the tokens of a window found become "[…]" too.
 // What no rendering of free text can exclude: a hostile server choosing among ordinary words to spell a
-// key (one bit per choice, steganography). What is enforced is the bound per error above: at most
-// MAX_KEY_CHARS characters of a credential, literally. The service's error_code and msg are still shown
-// because they are its reason for refusing, which a user needs to act.
+// key (a bit per choice, steganography), or pieces of another key the process holds, out of order. What
+// is enforced is the bound per error above. The service's error_code and msg are still shown because
+// they are its reason for refusing, which a user needs to act on.
 // Pure: no I/O, no process state (failures.ts gives it the credentials' material).
 
 /** A number run of the msg: at most this many digits in all (outside what the provider said itself). */
