@@ -152,14 +152,16 @@ function tokensInWindows(tokens: Piece[], windows: Set<string>): Set<number> {
   return hit;
 }
 
+type Ends = [string, number][];
+
 /**
  * Key characters in a row: where `token` (lower case) stands in a credential's forms, continuing a run of
  * earlier tokens that ended just there (`ends`: form and place → characters so far), whatever stood
  * between them in the msg. Returns the longest run it makes and the ends it would add.
  */
-function chainOf(token: string, forms: string[], ends: Map<string, number>): { run: number; next: [string, number][] } {
+function chainOf(token: string, forms: string[], ends: Map<string, number>): { run: number; next: Ends } {
   const t = token.toLowerCase();
-  const next: [string, number][] = [];
+  const next: Ends = [];
   let run = 0;
   forms.forEach((form, f) => {
     for (let at = form.indexOf(t); at >= 0; at = form.indexOf(t, at + 1)) {

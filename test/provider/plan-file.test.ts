@@ -249,7 +249,7 @@ describe("a set's delete under a job's role (setDeleteUnderRole): no plan shows 
   });
 });
 
-describe("an IpPolicyRule's delete under a job's role (plan-hold.ts ruleDeleteUnderRole): no plan holds a rule", () => {
+describe("an IpPolicyRule's delete under a job's role (plan-hold.ts ruleDeleteUnderRole)", () => {
   const { ruleDeleteUnderRole } = compiled("provider/plan-hold.js");
   it("refused when the job holds to a reviewed plan; else the delete goes on", () => {
     expect(ruleDeleteUnderRole("hold")).toEqual({ kind: "refuse", because: "no-plan-holds-a-rule" });

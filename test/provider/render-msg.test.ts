@@ -64,7 +64,11 @@ describe("what a server's msg shows: words, ids, small numbers", () => {
     // An id is shown when the provider named it for the request (in `what`, or its path and body: failures.ts).
     ["IP policy ipp_abc123 already has a rule for 10.0.0.0/8: ipr_x7Yz", "create rule ipp_abc123 ipr_x7Yz", SAME],
     // One it did not name may carry 7 characters of a key (attack2.test.ts): "[…]".
-    ["IP policy ipp_abc123 already has a rule for 10.0.0.0/8: ipr_x7Yz", "ipp_abc123", "IP policy ipp_abc123 already has a rule for 10.0.0.0/8: […]"],
+    [
+      "IP policy ipp_abc123 already has a rule for 10.0.0.0/8: ipr_x7Yz",
+      "ipp_abc123",
+      "IP policy ipp_abc123 already has a rule for 10.0.0.0/8: […]",
+    ],
     // (7 digits in all, the CIDR the provider named aside: the last one is cut.)
     [
       'cidr "10.0.0.5/8" has host bits set; did you mean 10.0.0.0/8?',
