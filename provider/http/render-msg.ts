@@ -6,7 +6,7 @@
 // shape, whatever it encodes:
 // - a word: letters only, at most 15, written as words are (lower case, Capitalized or UPPER CASE), or
 //   snake_case words (field names); a mixed-case or longer run is what keys are made of; and no word that
-//   shares a run of KEY_RUN (4) characters, in any case, with an encoding of a credential in use;
+//   shares a run of KEY_RUN (4) characters, in any case, with an encoding of the request's own key;
 // - an id of the contract's shapes (`ipr_…`, `ak_…`, …) only when the provider named it for this request
 //   (`ids`): any other id-shaped token may carry 7 characters of a key and is "[…]";
 // - a number of at most 4 digits, and at most MAX_DIGITS digits of numbers in a whole msg: every
@@ -44,7 +44,7 @@ const MAX_WORD = 15;
 export interface KeyMaterial {
   /** The KEY_WINDOW-character windows (lower case) of every encoding. */
   windows: Set<string>;
-  /** The KEY_RUN-character windows (lower case) of every encoding: a word holding one is "[…]". */
+  /** The KEY_RUN-character windows (lower case) of the request's own keys' encodings: a word holding one is "[…]". */
   runs: Set<string>;
   /** Their forms (encodings), lower case, letters and digits: where runs of tokens are followed (overBudget). */
   forms: string[];
@@ -71,7 +71,9 @@ export function keyWindows(secrets: string[], open: string[] = [], ownKeys = sec
   const openForms = open.flatMap(encodings);
   const minus = (all: Set<string>, out: Set<string>) => [...all].filter((w) => !out.has(w));
   const windows = new Set(minus(windowsOf(forms, KEY_WINDOW), windowsOf(openForms, KEY_WINDOW)));
-  const runs = new Set(minus(windowsOf(forms, KEY_RUN), windowsOf(openForms, KEY_RUN)));
+  // (the request's own keys only: with a dozen keys held, one of them shares 4 letters with a word of most msgs)
+  const ownForms = ownKeys.filter((s) => s.length >= KEY_WINDOW).flatMap(encodings);
+  const runs = new Set(minus(windowsOf(ownForms, KEY_RUN), windowsOf(openForms, KEY_RUN)));
   const cut = (s: string) => open.reduce((t, part) => (part.length >= 3 ? t.split(part).join(" ") : t), s);
   const plain = used.flatMap((s) => encodings(s).filter((_, i) => i !== 1 && i < 5)); // (not hex nor codes)
   const plainRuns = new Set(minus(windowsOf(plain, KEY_RUN), windowsOf(openForms, KEY_RUN)));
