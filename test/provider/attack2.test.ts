@@ -1,7 +1,7 @@
 // Insider attacks on what integration2 built (issue 39, second round): each case reproduces a way an
 // insider (console/API with the account's key, rules' metadata, a hostile server's answers) gets past
-// the id-bound markers, the msg rendering or the plan hold. `it.fails`: the attack works today (the
-// assertion that it does not fails); it flips to a plain `it` with the fix.
+// the id-bound markers, the msg rendering or the plan hold. Each was an `it.fails` (the attack worked);
+// each is a plain `it` with its fix ("fails before" says what it showed).
 import * as http from "node:http";
 import { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
