@@ -41,6 +41,7 @@ import { ConfigSource, profileSource } from "./config";
 import { CheckFailure, id, limitedText, listOfValues, sameJson, sameText, text } from "./validate";
 import { holdSecret } from "./http/redact";
 import { processState } from "./state";
+import { sayWithheld, withheldTexts } from "./server-text";
 
 export { configure } from "./config";
 
@@ -127,7 +128,8 @@ export const FIELDS: Fields<ApiKeyInputs, keyof ApiKeyCreateBody | keyof ApiKeyU
 const keyPath = (id: string) => API_KEYS_PATH + apiPath`/${id}`;
 
 /** The outputs of a key the service showed: the table's fields, and what is not an input. */
-export function toOutputs(body: ApiKeyBody, token: string | undefined): ApiKeyOutputs {
+export function toOutputs(answer: ApiKeyBody, token: string | undefined): ApiKeyOutputs {
+  const body = withheldTexts(answer).body; // (no server text that carries credential material: server-text.ts)
   const fields = outputsOf<Pick<ApiKeyOutputs, "description" | "metadata" | "ownerId">>(FIELDS, body);
   return { ...fields, uri: body.uri, createdAt: body.created_at, ...(token ? { token } : {}) };
 }
@@ -350,6 +352,8 @@ export async function read(id: string, props: Partial<ApiKeyOutputs> = {}) {
   };
   const found = await readObject<ApiKeyBody>(id, list);
   if (!found) return {}; // deleted outside Pulumi: refresh drops it
+  const urn = (props as { __urn?: string }).__urn;
+  sayWithheld(urn, list.what, withheldTexts(found).fields.map((f) => `${f} of ${id}`));
   const outs = toOutputs(found, props.token);
   // Inputs as the live key would declare them, so that `preview --diff` after a refresh marks the
   // drifted properties (see ip-policy-rule.ts).

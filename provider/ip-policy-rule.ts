@@ -59,6 +59,8 @@ import {
 import { checkConnection, keptInputs, PROFILE_FIELD, ProfileInput } from "./profiles";
 import { ConfigSource, profileSource, teamKeySetting } from "./config";
 import { processState } from "./state";
+import { sayWithheld, withheldTexts } from "./server-text";
+import { refuseRuleDeleteWhenHolding } from "./plan-hold";
 import { CheckFailure, id, isUnknown, limitedText, oneOf, sameText, text } from "./validate";
 
 export { configure } from "./config";
@@ -166,7 +168,8 @@ export const FIELDS: Fields<IpPolicyRuleInputs, keyof IpPolicyRuleCreateBody | k
 export const rulePath = (id: string) => IP_POLICY_RULES_PATH + apiPath`/${id}`;
 
 /** The outputs of a rule the service showed: the table's fields, and what is not an input. */
-export function toOutputs(body: IpPolicyRuleBody): IpPolicyRuleOutputs {
+export function toOutputs(answer: IpPolicyRuleBody): IpPolicyRuleOutputs {
+  const body = withheldTexts(answer).body; // (no server text that carries credential material: server-text.ts)
   const fields = outputsOf<Omit<IpPolicyRuleOutputs, "ipPolicy" | "uri" | "createdAt">>(FIELDS, body);
   return {
     ...fields,
@@ -403,6 +406,8 @@ export async function read(id: string, props: Partial<IpPolicyRuleOutputs> = {})
   const found = await readObject<IpPolicyRuleBody>(id, list);
   if (typeof props.ipPolicyId === "string") shareListing(list.source, props.ipPolicyId);
   if (!found) return {}; // deleted outside Pulumi: refresh drops it
+  const urn = (props as { __urn?: string }).__urn;
+  sayWithheld(urn, list.what, withheldTexts(found).fields.map((f) => `${f} of ${id}`));
   const outs = toOutputs(found);
   // Inputs as the live object would declare them: after a refresh, the engine's diff of these
   // against the program's shows which properties drifted (our diff() sends no property list).
@@ -429,6 +434,7 @@ async function remove(id: string, props: IpPolicyRuleOutputs & { __urn?: string 
     return;
   }
   const what = `delete IP policy rule ${id}`;
+  refuseRuleDeleteWhenHolding(what);
   const source = profileSource(props.profile);
   const now = await api<IpPolicyRuleBody>("GET", rulePath(id), {
     what,

@@ -3,7 +3,7 @@
 import { plainError, setMessage } from "../errors";
 import { processState } from "../state";
 import { heldValues, quote, redact } from "./redact";
-import { keyWindows, renderMsg } from "./render-msg";
+import { idsIn, KeyMaterial, keyWindows, renderMsg } from "./render-msg";
 
 /** An API failure. */
 export interface ApiFailure extends Error {
@@ -27,6 +27,7 @@ export const failure = (message: string, fields: Partial<ApiFailure>): ApiFailur
 /**
  * A server's error answer as an error: its status and the fields of the service's error shape, each
  * checked and bounded (error_code, msg quoted, details.operation_id); nothing else of the body is shown.
+ * `request`: the request's path and body, whose ids (and those of `what`) the msg may name.
  */
 export function describeError(
   what: string,
@@ -34,13 +35,14 @@ export function describeError(
   body: unknown,
   text: string,
   secrets: (string | undefined)[],
+  request = "",
 ): ApiFailure {
   type Known = { error_code?: unknown; msg?: unknown; details?: { operation_id?: unknown } };
   const b = (body !== null && typeof body === "object" ? body : {}) as Known;
   // A code or an operation id is server text too: shown only when renderMsg keeps it whole (words, an id
   // of the contract's shapes, no window of a credential); a free 64-character field held the whole key.
   const whole = (v: unknown, shape: RegExp): v is string =>
-    typeof v === "string" && shape.test(v) && renderMsg(v, "", credentialWindows(secrets)) === v;
+    typeof v === "string" && shape.test(v) && renderMsg(v, "", credentialWindows(secrets), "any") === v;
   const code = b.error_code;
   const errorCode = whole(code, /^[A-Za-z][A-Za-z0-9_.]{0,63}$/) ? code : undefined;
   const id = b.details?.operation_id;
@@ -48,7 +50,7 @@ export function describeError(
   // Redact before truncating (quote): a key cut in half at the limit would leave its first characters.
   const size = Buffer.byteLength(text);
   const unknown = text ? `an answer that is not the service's error (${size} bytes, not shown)` : "empty answer";
-  const render = (plain: string) => renderMsg(plain, what, credentialWindows(secrets));
+  const render = (plain: string) => renderMsg(plain, what, credentialWindows(secrets), idsIn(request));
   const detail = typeof b.msg === "string" ? quote(b.msg, secrets, undefined, render) : unknown;
   const message =
     `${what}: HTTP ${status}${errorCode ? ` ${errorCode}` : ""}: ${detail}` +
@@ -56,14 +58,16 @@ export function describeError(
   return failure(redact(message, secrets), { status, errorCode, operationId });
 }
 
-/** The windows renderMsg keeps out: of the request's credentials and of every one the process holds (cached). */
-function credentialWindows(secrets: (string | undefined)[]): Set<string> {
-  type Cache = { of: string; windows: Set<string> };
-  const cache = processState<Cache>("msg-key-windows", () => ({ of: "", windows: new Set() }));
+/** What renderMsg keeps out: of the request's credentials and of every one the process holds (cached). */
+export function credentialWindows(secrets: (string | undefined)[] = []): KeyMaterial {
+  type Cache = { of: string; windows: KeyMaterial };
+  const empty = keyWindows([]);
+  const cache = processState<Cache>("msg-key-material", () => ({ of: "", windows: empty }));
   const held = heldValues();
-  const all = [...new Set([...secrets.filter((s): s is string => typeof s === "string"), ...held.values])].sort();
-  const of = `${all.join("\u0000")}\u0001${held.open.join("\u0000")}`;
-  if (cache.of !== of) Object.assign(cache, { of, windows: keyWindows(all, held.open) });
+  const own = [...new Set(secrets.filter((s): s is string => typeof s === "string"))].sort();
+  const all = [...new Set([...own, ...held.values])].sort();
+  const of = `${all.join("\u0000")}\u0001${held.open.join("\u0000")}\u0001${own.join("\u0000")}`;
+  if (cache.of !== of) Object.assign(cache, { of, windows: keyWindows(all, held.open, own) });
   return cache.windows;
 }
 

@@ -197,11 +197,8 @@ export async function attempt<T>(
     }
     if (res.statusCode === 404 && options.allow404) return { response: { status: 404, body: body as T } };
     const header = res.headers["retry-after"];
-    return {
-      error: describeError(options.what, res.statusCode, body, text, secrets),
-      status: res.statusCode,
-      retryAfter: Array.isArray(header) ? header[0] : header,
-    };
+    const error = describeError(options.what, res.statusCode, body, text, secrets, `${url.pathname} ${payload ?? ""}`);
+    return { error, status: res.statusCode, retryAfter: Array.isArray(header) ? header[0] : header };
   } catch (e) {
     return networkFailure(e, url, options, deadline, deadlineMs, secrets);
   }

@@ -8,6 +8,7 @@
 // promise and the policy as it is now (guard.ts, pure), and applies what is left in phases that
 // close before they open (apply.ts). The verbs below only read, call those, and report.
 import { ID_PREFIX } from "../../contract/common";
+import { sayWithheld } from "../server-text";
 import { report } from "../engine";
 import { policyAccessWords } from "../messages";
 import { plainError } from "../errors";
@@ -171,14 +172,10 @@ export async function read(id: string, props: Partial<IpPolicyRuleSetOutputs> = 
   const ipPolicyId = props.ipPolicyId ?? id;
   // Rules other stacks' resources made (their markers verify) are theirs: named, never recorded. A
   // marker that does not verify is a claim: its rule is drift, recorded, and named with its claim.
-  const {
-    rest: rules,
-    others,
-    claims,
-  } = byStack(
-    await policyRules(ipPolicyId, props.profile, `read IP policy rule set of ${ipPolicyId}`, members(props.rules)),
-    props.__urn,
-  );
+  const what = `read IP policy rule set of ${ipPolicyId}`;
+  const live = await policyRules(ipPolicyId, props.profile, what, members(props.rules));
+  sayWithheld(props.__urn, what, live.withheld);
+  const { rest: rules, others, claims } = byStack(live, props.__urn);
   // Inputs as the live policy would declare them: after a refresh, `preview --diff` shows a rule
   // added, changed or deleted by hand as that rule. Read with nothing known of the set (an import),
   // they are what a program writes: a list (Pulumi writes the program from them).

@@ -1,6 +1,7 @@
 // The rules of a policy as they stand: what the account's rule list says of one policy, each rule
 // as the set's output `rules` holds it (keyed by canonical CIDR), and the outputs.
 import { IP_POLICY_RULE_ANSWER, IpPolicyRuleBody, RuleAction } from "../../contract/ip-policy-rule";
+import { withheldTexts } from "../server-text";
 import { profileSource, teamKeySetting } from "../config";
 import { liveInputs, outputsOf } from "../fields";
 import { api } from "../http/api";
@@ -118,6 +119,8 @@ export interface LivePolicy {
   rules: IpPolicyRuleSetMember[];
   markers: Record<string, Marker>;
   verdicts: Record<string, MarkerVerdict>;
+  /** The texts withheld from the rules (server-text.ts): "description of ipr_…". */
+  withheld: string[];
 }
 
 /**
@@ -163,7 +166,13 @@ export function livePolicy(bodies: IpPolicyRuleBody[], source?: ConfigSource): L
     const on = ruleIdentity(b.ip_policy.id, canonicalCidr(b.cidr), b.action);
     verdicts[b.id] = markerVerdict(teamKey, m, on, { id: b.id, createdAt: b.created_at }, now);
   }
-  return { rules: bodies.map(member), markers, verdicts };
+  const withheld: string[] = [];
+  const rules = bodies.map((b) => {
+    const clean = withheldTexts(b);
+    for (const f of clean.fields) withheld.push(`${f} of ${b.id}`);
+    return member(clean.body);
+  });
+  return { rules, markers, verdicts, withheld };
 }
 
 /**

@@ -344,3 +344,12 @@ describe("a set's delete under a job's role (setDeleteUnderRole): no plan shows 
     expect(setDeleteUnderRole("save")).toEqual({ kind: "delete" });
   });
 });
+
+describe("an IpPolicyRule's delete under a job's role (plan-hold.ts ruleDeleteUnderRole)", () => {
+  const { ruleDeleteUnderRole } = compiled("provider/plan-hold.js");
+  it("refused when the job holds to a reviewed plan; else the delete goes on", () => {
+    expect(ruleDeleteUnderRole("hold")).toEqual({ kind: "refuse", because: "no-plan-holds-a-rule" });
+    expect(ruleDeleteUnderRole(undefined)).toEqual({ kind: "delete" });
+    expect(ruleDeleteUnderRole("save")).toEqual({ kind: "delete" });
+  });
+});
