@@ -353,7 +353,11 @@ export async function read(id: string, props: Partial<ApiKeyOutputs> = {}) {
   const found = await readObject<ApiKeyBody>(id, list);
   if (!found) return {}; // deleted outside Pulumi: refresh drops it
   const urn = (props as { __urn?: string }).__urn;
-  sayWithheld(urn, list.what, withheldTexts(found).fields.map((f) => `${f} of ${id}`));
+  sayWithheld(
+    urn,
+    list.what,
+    withheldTexts(found).fields.map((f) => `${f} of ${id}`),
+  );
   const outs = toOutputs(found, props.token);
   // Inputs as the live key would declare them, so that `preview --diff` after a refresh marks the
   // drifted properties (see ip-policy-rule.ts).

@@ -407,7 +407,11 @@ export async function read(id: string, props: Partial<IpPolicyRuleOutputs> = {})
   if (typeof props.ipPolicyId === "string") shareListing(list.source, props.ipPolicyId);
   if (!found) return {}; // deleted outside Pulumi: refresh drops it
   const urn = (props as { __urn?: string }).__urn;
-  sayWithheld(urn, list.what, withheldTexts(found).fields.map((f) => `${f} of ${id}`));
+  sayWithheld(
+    urn,
+    list.what,
+    withheldTexts(found).fields.map((f) => `${f} of ${id}`),
+  );
   const outs = toOutputs(found);
   // Inputs as the live object would declare them: after a refresh, the engine's diff of these
   // against the program's shows which properties drifted (our diff() sends no property list).

@@ -15,9 +15,11 @@ export function holdRefusesDeleteWords(what: string, setting: string, file: stri
 
 /** An IpPolicyRule's Delete refused in a job that holds to a reviewed plan (plan-hold.ts ruleDeleteUnderRole). */
 export function holdRefusesRuleDeleteWords(what: string, setting: string, file: string): string {
-  return `${what}: ${setting} (${file}) is set: this job deploys a reviewed plan, and a plan holds IP policy rule ` +
+  return (
+    `${what}: ${setting} (${file}) is set: this job deploys a reviewed plan, and a plan holds IP policy rule ` +
     "sets only, none of an IpPolicyRule's changes; nothing was deleted. Delete it (`pulumi destroy`, or `pulumi up` " +
-    `without the rule) from a job that does not set ${setting}, after that job's own review`;
+    `without the rule) from a job that does not set ${setting}, after that job's own review`
+  );
 }
 
 /** `1 rule`, `2 rules`: the one plural helper. */
@@ -130,6 +132,8 @@ export function againstPlanWords(policy: string, a: AgainstPlan): string {
 /** A read that found server texts carrying credential material (server-text.ts): one line, never the texts. */
 export function withheldTextsWords(what: string, found: string[], placeholder: string): string {
   const shown = found.slice(0, 5).join(", ") + (found.length > 5 ? ` and ${found.length - 5} more` : "");
-  return `${what}: the service returned a text containing credential material (${shown}); ` +
-    `it is not shown, nor stored: "${placeholder}" stands for it`;
+  return (
+    `${what}: the service returned a text containing credential material (${shown}); ` +
+    `it is not shown, nor stored: "${placeholder}" stands for it`
+  );
 }

@@ -189,8 +189,10 @@ const newBudget = (): Budget => ({ ends: new Map(), shown: 0 });
 function ownPiece(t: string, own: KeyMaterial["own"]): boolean {
   const lower = t.toLowerCase();
   if (t.length === 1) return /^[B-Zb-z]$/.test(t) && t !== "I" && own.texts.some((k) => k.includes(t));
-  return own.texts.some((k) => k.includes(t)) ||
-    (t.length >= 3 && [...own.texts.map((k) => k.toLowerCase()), ...own.base64].some((k) => k.includes(lower)));
+  return (
+    own.texts.some((k) => k.includes(t)) ||
+    (t.length >= 3 && [...own.texts.map((k) => k.toLowerCase()), ...own.base64].some((k) => k.includes(lower)))
+  );
 }
 
 /**

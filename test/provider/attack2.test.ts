@@ -237,7 +237,10 @@ describe("against the emulator", () => {
     try {
       fresh();
       const allow = (await rule.check({}, { ipPolicyId: p, cidr: "0.0.0.0/0", action: "allow", __urn: URN_B })).inputs;
-      await rule.create(allow).then(() => tried.push("created 0.0.0.0/0 allow"), () => undefined);
+      await rule.create(allow).then(
+        () => tried.push("created 0.0.0.0/0 allow"),
+        () => undefined,
+      );
       await rule.delete(deny.id, deny.outs).then(
         () => tried.push("deleted 203.0.113.0/24 deny"),
         (e: Error) => (refusal = e.message),
@@ -287,7 +290,10 @@ describe("against the emulator", () => {
     const shown = (t: string) => pieces.filter((piece) => piece.length === 11 && t.includes(piece)).length;
     expect([shown(written.join("")), shown(state)]).toEqual([0, 0]); // (fails before: every piece, in both)
     // The read says so in one line, and a fixed placeholder stands for the text (server-text.ts).
-    const said = written.join("").split("\n").filter((l) => l.includes("returned a text containing"));
+    const said = written
+      .join("")
+      .split("\n")
+      .filter((l) => l.includes("returned a text containing"));
     expect(said).toHaveLength(1);
     expect(said[0]).toMatch(/^read IP policy rule set of ipp_\w+: the service returned a text containing credential /);
     expect(said[0]).toMatch(/\(description of ipr_\w+\)/);

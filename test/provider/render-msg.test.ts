@@ -101,7 +101,14 @@ describe("what a server's msg shows: words, ids, small numbers", () => {
       "",
       "seen […] and […] and […] and […] and […] and q",
     ],
-    [`bad key ${Buffer.from(KEY).toString("hex").match(/.{1,16}/g)!.join("-")}`, "", "bad key […]"],
+    [
+      `bad key ${Buffer.from(KEY)
+        .toString("hex")
+        .match(/.{1,16}/g)!
+        .join("-")}`,
+      "",
+      "bad key […]",
+    ],
     // Lower-case runs of the key, each a word: one that shares 4 characters with the key is "[…]".
     ["the mnopq and rstuv", "", "the […] and […]"],
     ["the mno and rst and uvw and xyz", "", "the mno and rst and […] and xyz"],
@@ -126,7 +133,10 @@ describe("what a server's msg shows: words, ids, small numbers", () => {
   it(`at most ${render.MAX_KEY_CHARS} characters of the key, one letter or a short word at a time`, () => {
     const letters = KEY.replace(/[^A-Za-z]/g, "");
     for (const msg of [letters.split("").join(" q "), letters.match(/[a-z]+|[A-Z][a-z]*/g)!.join(" and ")]) {
-      const shown = render.renderMsg(msg, "", windows).split(/[^A-Za-z]+/).filter((w: string) => w && w !== "q");
+      const shown = render
+        .renderMsg(msg, "", windows)
+        .split(/[^A-Za-z]+/)
+        .filter((w: string) => w && w !== "q");
       const fromKey = shown.filter((w: string) => !["and", "a", "I"].includes(w) && KEY.includes(w));
       expect(fromKey.join("").length, msg).toBeLessThanOrEqual(render.MAX_KEY_CHARS);
     }

@@ -16,7 +16,13 @@ describe("which texts are withheld (textsToWithhold): the key's pieces, not ordi
   const check = (body: object) => serverText.textsToWithhold(body, material, redact.scrub);
   it("withholds the key in 11- and 7-character pieces between words, in either field", () => {
     expect(check({ description: KEY.match(/.{1,11}/g)!.join(" and ") })).toEqual(["description"]);
-    expect(check({ description: KEY.replace(/[-_]/g, "").match(/.{1,7}/g)!.join(" q ") })).toEqual(["description"]);
+    expect(
+      check({
+        description: KEY.replace(/[-_]/g, "")
+          .match(/.{1,7}/g)!
+          .join(" q "),
+      }),
+    ).toEqual(["description"]);
     expect(check({ metadata: JSON.stringify({ note: KEY.match(/.{1,7}/g)!.join(" q ") }) })).toEqual(["metadata"]);
   });
   it("keeps ordinary texts and a marker with its signature", () => {
