@@ -8,7 +8,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { client, listAll, RunningEmulator, startEmulator } from "../helpers/emulator";
-import { alive, interrupt, killJob, Spec, testStack } from "../helpers/stack";
+import { alive, interruptWhileWaiting, killJob, Spec, testStack, writes } from "../helpers/stack";
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {
@@ -220,11 +220,6 @@ describe("wrong account, wrong rights", () => {
 });
 
 describe("Ctrl-C of a run on the dynamic host", () => {
-  const writes = async (emu: RunningEmulator) => {
-    const m = (await emu.stats()).byMethod;
-    return (m["POST 2xx"] ?? 0) + (m["PATCH 2xx"] ?? 0) + (m["DELETE 2xx"] ?? 0);
-  };
-
   // Pulumi sends its Cancel call to every provider; the dynamic-provider host ignores it, and the
   // set's creates went on to the operation's time bound. Heard now (provider/engine.ts hearCancel).
   it.each(["terminal", "ci"] as const)(
@@ -244,14 +239,7 @@ describe("Ctrl-C of a run on the dynamic host", () => {
       const spec: Spec = { sets: { s: { ipPolicyId: p, rules } }, idsOnly: true };
       const running = stack.start("up", spec);
       // About 40 requests go in the first minute (a page of the list, creates); then every create waits.
-      let before = -1;
-      for (let now = await writes(emu); now < 30 || now !== before; now = await writes(emu)) {
-        before = now;
-        await new Promise((r) => setTimeout(r, 1500));
-      }
-      const sentAt = interrupt(running.child, how);
-      const cancelled = await running.done;
-      const tookMs = Date.now() - sentAt;
+      const { before, cancelled, tookMs } = await interruptWhileWaiting(emu, running, how);
       expect(cancelled.ok).toBe(false);
       expect(tookMs, cancelled.output.slice(-2000)).toBeLessThan(5_000); // was 110 s: the operation's time bound
       expect(cancelled.output).toMatch(/not sent: the operation was cancelled/);

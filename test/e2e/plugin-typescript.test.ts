@@ -6,18 +6,13 @@ import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { client, listAll, RunningEmulator, startEmulator } from "../helpers/emulator";
-import { alive, descendants, interrupt, packedPlugin, Spec, testStack } from "../helpers/stack";
+import { client, listAll, startEmulator } from "../helpers/emulator";
+import { alive, descendants, interruptWhileWaiting, packedPlugin, Spec, testStack, writes } from "../helpers/stack";
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
-
-async function writes(emu: RunningEmulator) {
-  const m = (await emu.stats()).byMethod;
-  return (m["POST 2xx"] ?? 0) + (m["PATCH 2xx"] ?? 0) + (m["PUT 2xx"] ?? 0) + (m["DELETE 2xx"] ?? 0);
-}
 
 describe("@accessctl/pulumi/plugin", () => {
   it("a dynamic stack moves to the plugin by its import line: nothing replaced or written, tokens kept, preview --refresh clean; then drift, up --refresh, the list functions, destroy", async () => {
@@ -210,14 +205,7 @@ describe("the plugin, cancelled or left without its engine", () => {
       const spec: Spec = { sets: { s: { ipPolicyId: p, rules } }, plugin: true, idsOnly: true };
       const running = stack.start("up", spec);
       // 40 requests go in the first minute (a page of the list, creates); then every create waits.
-      let before = -1;
-      for (let now = await writes(emu); now < 30 || now !== before; now = await writes(emu)) {
-        before = now;
-        await new Promise((r) => setTimeout(r, 1500));
-      }
-      const sentAt = interrupt(running.child, how);
-      const cancelled = await running.done;
-      const tookMs = Date.now() - sentAt;
+      const { before, cancelled, tookMs } = await interruptWhileWaiting(emu, running, how);
       expect(cancelled.ok).toBe(false);
       expect(tookMs).toBeLessThan(5_000); // was 52 and 58 s: the wait for the next minute
       expect(cancelled.output).toMatch(/not sent: the operation was cancelled/);

@@ -109,6 +109,31 @@ export function interrupt(child: ChildProcess, how: "terminal" | "ci"): number {
   return Date.now();
 }
 
+/** The writes the emulator answered with success (creates, updates, deletes): what runs did to the account. */
+export async function writes(emu: RunningEmulator): Promise<number> {
+  const m = (await emu.stats()).byMethod;
+  return (m["POST 2xx"] ?? 0) + (m["PATCH 2xx"] ?? 0) + (m["PUT 2xx"] ?? 0) + (m["DELETE 2xx"] ?? 0);
+}
+
+/**
+ * Ctrl-C (interrupt) of a running job once its writes wait in the rate limiter (30 or more made, none
+ * for 1.5 s): the writes made before the signal, the job's result, and how long it took to end after it.
+ */
+export async function interruptWhileWaiting(
+  emu: RunningEmulator,
+  running: { child: ChildProcess; done: Promise<RunResult> },
+  how: "terminal" | "ci",
+): Promise<{ before: number; cancelled: RunResult; tookMs: number }> {
+  let before = -1;
+  for (let now = await writes(emu); now < 30 || now !== before; now = await writes(emu)) {
+    before = now;
+    await new Promise((r) => setTimeout(r, 1500));
+  }
+  const sentAt = interrupt(running.child, how);
+  const cancelled = await running.done;
+  return { before, cancelled, tookMs: Date.now() - sentAt };
+}
+
 /** Whether `pid` runs (a zombie, dead but not yet reaped, does not). */
 export function alive(pid: number): boolean {
   try {
